@@ -1,0 +1,45 @@
+/* graph_util.h - small helpers shared by the graph module's files: formatted
+ * errors with file/variant/node context, and growable string buffers. */
+#ifndef PASSFS_GRAPH_UTIL_H
+#define PASSFS_GRAPH_UTIL_H
+
+#include <stdarg.h>
+#include <stddef.h>
+
+/* Where an error happened; any field may be NULL. */
+struct gctx {
+	const char *label;      /* file name or label */
+	const char *variant;
+	const char *node;
+	const char *op;
+	char *err;
+	size_t errlen;
+};
+
+/* Writes "label: variant 'v', node 'n' (op): <msg>" into c->err; returns -1. */
+int gerr(struct gctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Appends printf output to a malloc'd buffer; returns 0 or -1 (out of memory). */
+int sbuf_printf(char **buf, size_t *len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+
+/* Internal to the graph module (graph.c, graph_ops.c). */
+#ifdef PASSFS_GRAPH_INTERNAL
+#include "graph.h"
+
+#define GRAPH_MAX_RESULTS 1024   /* most tensors a split/chunk may produce */
+#define GRAPH_MAX_NUMEL (INT64_C(1) << 40)
+
+/* Checks a node's attributes against its op (unknown names, types, ranges),
+ * fills in defaults, normalises them (dims wrapped, index resolved) and infers
+ * the result(s) into res[0..*nres-1] (name, node and elem left to the caller).
+ * The node's operands are already resolved.  Returns 0 or -1 via gerr(). */
+int graph_infer_node(struct gctx *c, const struct graph_variant *v, struct graph_node *n,
+		     struct graph_value *res, int *nres);
+
+/* Minimum/maximum operand counts (max -1 = any) and whether number literals
+ * may stand for operands. */
+void graph_op_arity(enum graph_op op, int *min_in, int *max_in, int *scalars_ok);
+#endif
+
+#endif

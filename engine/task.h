@@ -1,0 +1,19 @@
+/* task.h - a tasks directory: one subdirectory per task, named by its id,
+ * holding graph.json. */
+#ifndef PASSFS_TASK_H
+#define PASSFS_TASK_H
+
+#include <stddef.h>
+#include "graph.h"
+
+/* Lists the task ids under dir (subdirectories with a graph.json), sorted.
+ * Returns 0 and a malloc'd array of malloc'd strings in *ids (free with
+ * task_ids_free), or -1 with a message naming dir in err. */
+int task_scan(const char *dir, char ***ids, int *n, char *err, size_t errlen);
+void task_ids_free(char **ids, int n);
+
+/* Loads dir/id/graph.json and checks that its "id" field is the directory
+ * name.  Returns 0 with *out set (graph_task_free), or -1 with a message. */
+int task_load(const char *dir, const char *id, struct graph_task **out, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,16 @@
+/* cmd.h - the passfs subcommands.  Each takes the arguments after its own
+ * name (argv[0] is the subcommand name), prints errors as one line on stderr
+ * and returns the process exit status: 0 success, 1 failure, 2 bad usage or
+ * bad input. */
+#ifndef PASSFS_CMD_H
+#define PASSFS_CMD_H
+
+int cmd_tasks(int argc, char **argv);
+int cmd_import(int argc, char **argv);
+int cmd_es_t(int argc, char **argv);
+
+/* The default tasks directory: $PASSFS_TASKS, else the tasks/ of the source
+ * tree this binary was built from, else the installed share/passfs/tasks. */
+const char *cmd_default_tasks_dir(void);
+
+#endif

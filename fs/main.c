@@ -1,0 +1,60 @@
+/* main.c - the passfs command: dispatches to one subcommand per table row. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "cmd.h"
+
+static const struct {
+	const char *name;
+	int (*run)(int, char **);
+	const char *summary;
+} commands[] = {
+	{"tasks", cmd_tasks, "list the tasks (id, ops, variants), or show one"},
+	{"import", cmd_import, "convert GraphNet/PassNet samples into a task"},
+	{"es-t", cmd_es_t, "score per-variant records with ES_t"},
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: passfs COMMAND [OPTIONS]\n\n"
+		   "passfs turns a compiler-pass benchmark into files: one directory per task\n"
+		   "(a fusible subgraph of a real model), a pass.c to write, and its score.\n\n"
+		   "commands:\n");
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		fprintf(f, "  %-8s %s\n", commands[i].name, commands[i].summary);
+	fprintf(f, "\n'passfs COMMAND --help' describes a command.  passfs %s\n", PASSFS_VERSION);
+}
+
+const char *cmd_default_tasks_dir(void)
+{
+	struct stat st;
+	const char *env = getenv("PASSFS_TASKS");
+	if (env && *env)
+		return env;
+	if (stat(PASSFS_SOURCE_TASKS, &st) == 0 && S_ISDIR(st.st_mode))
+		return PASSFS_SOURCE_TASKS;
+	return PASSFS_INSTALLED_TASKS;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		usage(stderr);
+		return 2;
+	}
+	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "help") == 0) {
+		usage(stdout);
+		return 0;
+	}
+	if (strcmp(argv[1], "--version") == 0) {
+		printf("passfs %s\n", PASSFS_VERSION);
+		return 0;
+	}
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		if (strcmp(argv[1], commands[i].name) == 0)
+			return commands[i].run(argc - 1, argv + 1);
+	fprintf(stderr, "passfs: unknown command '%s' (try 'passfs --help')\n", argv[1]);
+	return 2;
+}
