@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Installs the Debian packages passfs needs to build and test.  Only missing
+# packages are installed, so a second run costs nothing.  The CUDA toolkit is
+# optional (found at /usr/local/cuda when present) and never installed here.
+set -euo pipefail
+pkgs=(build-essential cmake pkg-config libjansson-dev libfuse3-dev fuse3
+      clang libclang-rt-14-dev python3 python3-torch)
+missing=()
+for p in "${pkgs[@]}"; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+sudo=""
+[ "$(id -u)" -eq 0 ] || sudo=sudo
+echo "passfs: installing ${missing[*]}" >&2
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get install -y --no-install-recommends "${missing[@]}" ||
+	{ $sudo apt-get update && $sudo apt-get install -y --no-install-recommends "${missing[@]}"; }
