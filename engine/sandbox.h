@@ -1,0 +1,31 @@
+/* sandbox.h - confine the current process before it runs untrusted pass code.
+ *
+ * Called in a worker child after everything it needs is set up (threads
+ * created, the pass object loaded, memory mapped): afterwards the process can
+ * compute, use memory, wait on futexes, read the clock and talk over the file
+ * descriptors it already holds, and nothing else: no files, no network, no
+ * processes, no new threads, no signal handlers, no clock changes.  A
+ * forbidden system call ends the process with SIGSYS after it writes one
+ * line naming the call to the report fd. */
+#ifndef PASSFS_SANDBOX_H
+#define PASSFS_SANDBOX_H
+
+#include <stddef.h>
+
+struct sandbox_limits {
+	size_t address_space;   /* RLIMIT_AS bytes; 0 = leave */
+	unsigned cpu_seconds;   /* RLIMIT_CPU; 0 = leave */
+	int report_fd;          /* where the SIGSYS handler writes its line (-1: none) */
+	const int *io_fds;      /* fds the process may read and write (IPC), besides 1 and 2 */
+	int n_io_fds;
+};
+
+/* Applies the rlimits and installs the seccomp filter.  Returns 0, or -1 with
+ * a message (the caller must then exit: running unconfined is not an option). */
+int sandbox_enter(const struct sandbox_limits *lim, char *err, size_t errlen);
+
+/* The name of a system call number, for messages ("openat"); "syscall N" for
+ * ones not in the table.  Returns a static string or fills buf. */
+const char *sandbox_syscall_name(long nr, char *buf, size_t len);
+
+#endif

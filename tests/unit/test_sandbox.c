@@ -1,0 +1,117 @@
+/* test_sandbox.c - the seccomp sandbox stops files, sockets, processes and a
+ * raw `syscall` instruction, and lets computing, memory and the IPC fd work. */
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "sandbox.h"
+
+static int passed, failed;
+#define CHECK(cond, ...) do { if (cond) passed++; else { failed++; fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
+	fprintf(stderr, __VA_ARGS__); fputc('\n', stderr); } } while (0)
+
+enum action { A_COMPUTE, A_OPEN, A_SOCKET, A_FORK, A_RAW_OPENAT, A_WRITE_FILE_FD, A_SIGACTION, A_SETTIME };
+
+/* Runs `act` in a sandboxed child; returns its exit status and what it wrote
+ * to the report pipe. */
+static int run(enum action act, char *report, size_t len, const char *probe)
+{
+	int rp[2], ipc[2];
+	if (pipe(rp) || socketpair(AF_UNIX, SOCK_STREAM, 0, ipc))
+		return -1;
+	int fd_file = open("/dev/null", O_WRONLY);
+	pid_t pid = fork();
+	if (pid == 0) {
+		close(rp[0]);
+		char err[256];
+		struct sandbox_limits lim = {.address_space = (size_t)4 << 30, .cpu_seconds = 10,
+					     .report_fd = rp[1], .io_fds = &ipc[1], .n_io_fds = 1};
+		if (sandbox_enter(&lim, err, sizeof(err))) {
+			fprintf(stderr, "%s\n", err);
+			_exit(3);
+		}
+		switch (act) {
+		case A_COMPUTE: {
+			char *m = mmap(NULL, 1 << 20, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+			struct timespec ts;
+			clock_gettime(CLOCK_MONOTONIC, &ts);
+			memset(m, 1, 1 << 20);
+			char *h = malloc(1000);
+			free(h);
+			(void)!write(ipc[1], "ok", 2);
+			_exit(m[5] == 1 ? 0 : 4);
+		}
+		case A_OPEN:
+			open(probe, O_WRONLY | O_CREAT, 0600);
+			_exit(0);
+		case A_SOCKET:
+			socket(AF_INET, SOCK_STREAM, 0);
+			_exit(0);
+		case A_FORK:
+			if (fork() == 0) {
+				int f = open(probe, O_WRONLY | O_CREAT, 0600);
+				close(f);
+			}
+			_exit(0);
+		case A_RAW_OPENAT: {
+			long ret;
+			/* openat(AT_FDCWD, probe, O_WRONLY|O_CREAT, 0600) with no libc. */
+			__asm__ volatile("syscall" : "=a"(ret)
+					 : "a"(257L), "D"(-100L), "S"(probe), "d"(0101L), "r"(0600L)
+					 : "rcx", "r11", "memory");
+			_exit(0);
+		}
+		case A_WRITE_FILE_FD:
+			(void)!write(fd_file, "x", 1);
+			_exit(0);
+		case A_SIGACTION:
+			signal(SIGSYS, SIG_IGN);
+			_exit(0);
+		case A_SETTIME: {
+			struct timespec ts = {0, 0};
+			syscall(SYS_clock_settime, CLOCK_REALTIME, &ts);
+			_exit(0);
+		}
+		}
+		_exit(0);
+	}
+	close(rp[1]);
+	close(ipc[1]);
+	close(fd_file);
+	int st;
+	waitpid(pid, &st, 0);
+	ssize_t n = read(rp[0], report, len - 1);
+	report[n > 0 ? n : 0] = 0;
+	close(rp[0]);
+	close(ipc[0]);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+int main(void)
+{
+	char rep[256], probe[64];
+	snprintf(probe, sizeof(probe), "/tmp/passfs-sandbox-probe-%d", (int)getpid());
+	unlink(probe);
+	CHECK(run(A_COMPUTE, rep, sizeof(rep), probe) == 0, "compute: %s", rep);
+	static const struct { enum action a; const char *want; } bad[] = {
+		{A_OPEN, "openat"}, {A_SOCKET, "socket"}, {A_FORK, "clone"}, {A_RAW_OPENAT, "openat"},
+		{A_WRITE_FILE_FD, "write"}, {A_SIGACTION, "rt_sigaction"}, {A_SETTIME, "clock_settime"},
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		int st = run(bad[i].a, rep, sizeof(rep), probe);
+		CHECK(st == 159 && strstr(rep, "forbidden system call") && strstr(rep, bad[i].want),
+		      "action %zu: status %d, report '%s' (want %s)", i, st, rep, bad[i].want);
+		CHECK(access(probe, F_OK) != 0, "action %zu: the probe file was created", i);
+		unlink(probe);
+	}
+	printf("%d passed, %d failed\n", passed, failed);
+	return failed ? 1 : 0;
+}
