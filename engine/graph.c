@@ -793,8 +793,8 @@ static int render_node(const struct graph_variant *v, const struct graph_node *n
 		json_t *val;
 		int first = n->n_operands == 0;
 		json_object_foreach(n->attrs, key, val) {
-			if (strcmp(key, "sizes") == 0)  /* derived, shown in the result */
-				continue;
+			if (strcmp(key, "sizes") == 0 || graph_attr_is_default(n->op, key, val))
+				continue;       /* derived (shown in the result), or the default */
 			char *s = json_dumps(val, JSON_COMPACT | JSON_ENCODE_ANY | JSON_REAL_PRECISION(9));
 			int bad = s == NULL || sbuf_printf(&line, &ll, "%s%s=%s", first ? "" : ", ", key, s);
 			free(s);

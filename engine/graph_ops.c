@@ -1389,6 +1389,22 @@ void graph_op_arity(enum graph_op op, int *min_in, int *max_in, int *scalars_ok)
 	*scalars_ok = ops[op].scalars_ok;
 }
 
+int graph_attr_is_default(enum graph_op op, const char *key, json_t *val)
+{
+	for (const struct aspec *a = ops[op].attrs; a->name; a++) {
+		if (strcmp(a->name, key) != 0 || a->dflt == NULL)
+			continue;
+		json_t *d = json_loads(a->dflt, JSON_DECODE_ANY, NULL);
+		int same = d && json_equal(d, val);
+		/* 1 and 1.0 are the same default */
+		if (!same && d && json_is_number(d) && json_is_number(val))
+			same = json_number_value(d) == json_number_value(val);
+		json_decref(d);
+		return same;
+	}
+	return 0;
+}
+
 static int kind_ok(enum akind k, json_t *j)
 {
 	switch (k) {

@@ -37,6 +37,10 @@ int sbuf_printf(char **buf, size_t *len, const char *fmt, ...) __attribute__((fo
 int graph_infer_node(struct gctx *c, const struct graph_variant *v, struct graph_node *n,
 		     struct graph_value *res, int *nres);
 
+/* True when attribute `key` of op holds its default value (the rendering
+ * leaves those out). */
+int graph_attr_is_default(enum graph_op op, const char *key, json_t *val);
+
 /* Minimum/maximum operand counts (max -1 = any) and whether number literals
  * may stand for operands. */
 void graph_op_arity(enum graph_op op, int *min_in, int *max_in, int *scalars_ok);

@@ -48,6 +48,12 @@ struct gpu_kernel *gpu_module_kernel(struct gpu_module *m, const char *name);
 int gpu_launch(struct gpu_dev *d, struct gpu_kernel *k, pf_dim3 grid, pf_dim3 block, size_t smem,
 	       void **args, int nargs, char *err, size_t errlen);
 
+/* cpu backend: calls fn(ctx, block_idx) once per block of `grid`, spread over
+ * the device's threads, a block start to finish on one thread (this is what
+ * pf_runtime.run_blocks does for a loaded pass).  Returns 0, or -1 on a
+ * backend without host-run blocks. */
+int gpu_run_blocks(struct gpu_dev *d, pf_dim3 grid, void (*fn)(void *ctx, pf_dim3 block_idx), void *ctx);
+
 /* Device memory.  gpu_alloc returns NULL when out of memory. */
 void *gpu_alloc(struct gpu_dev *d, size_t bytes);
 void gpu_free(struct gpu_dev *d, void *p);

@@ -1,0 +1,220 @@
+/* eval_util.c - output comparison, poison, verdict names. */
+#define _GNU_SOURCE
+#include "eval_util.h"
+
+#include <math.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+
+#include "inputs.h"
+
+#define POISON_F32 0x7fa5a5a5u
+#define POISON_F16 0x7d5au
+#define POISON_BF16 0x7fa5u
+#define POISON_F64 0x7ff5a5a5a5a5a5a5ull
+
+void eval_fill_poison(void *buf, enum graph_dtype dt, size_t n)
+{
+	switch (dt) {
+	case DT_F32:
+		for (size_t i = 0; i < n; i++)
+			((uint32_t *)buf)[i] = POISON_F32;
+		break;
+	case DT_F16:
+		for (size_t i = 0; i < n; i++)
+			((uint16_t *)buf)[i] = POISON_F16;
+		break;
+	case DT_BF16:
+		for (size_t i = 0; i < n; i++)
+			((uint16_t *)buf)[i] = POISON_BF16;
+		break;
+	case DT_F64:
+		for (size_t i = 0; i < n; i++)
+			((uint64_t *)buf)[i] = POISON_F64;
+		break;
+	default:
+		memset(buf, 0xA5, n * graph_dtype_size(dt));
+	}
+}
+
+/* Element i as a double, and whether it is the poison pattern. */
+static double load(enum graph_dtype dt, const void *p, size_t i, int *poison)
+{
+	*poison = 0;
+	switch (dt) {
+	case DT_F32: {
+		uint32_t b;
+		memcpy(&b, (const char *)p + 4 * i, 4);
+		*poison = b == POISON_F32;
+		float f;
+		memcpy(&f, &b, 4);
+		return f;
+	}
+	case DT_F16: {
+		uint16_t h = ((const uint16_t *)p)[i];
+		*poison = h == POISON_F16;
+		return inputs_f16_to_f32(h);
+	}
+	case DT_BF16: {
+		uint16_t h = ((const uint16_t *)p)[i];
+		*poison = h == POISON_BF16;
+		return inputs_bf16_to_f32(h);
+	}
+	case DT_F64: {
+		uint64_t b;
+		memcpy(&b, (const char *)p + 8 * i, 8);
+		*poison = b == POISON_F64;
+		double d;
+		memcpy(&d, &b, 8);
+		return d;
+	}
+	case DT_I64: {
+		int64_t v;
+		memcpy(&v, (const char *)p + 8 * i, 8);
+		return (double)v;
+	}
+	case DT_I32: {
+		int32_t v;
+		memcpy(&v, (const char *)p + 4 * i, 4);
+		return v;
+	}
+	case DT_BOOL:
+		return ((const unsigned char *)p)[i] != 0;
+	default:
+		return 0;
+	}
+}
+
+/* Does (pass, eager) pass at level idx (t = SCORE_T_MIN + idx)? */
+static int within(double pv, double ev, const double *atol, const double *rtol, int idx)
+{
+	if (isnan(ev) || isnan(pv))
+		return isnan(ev) && isnan(pv);
+	if (isinf(ev) || isinf(pv))
+		return pv == ev;
+	return fabs(pv - ev) <= atol[idx] + rtol[idx] * fabs(ev);
+}
+
+void eval_compare(enum graph_dtype dt, const void *pass, const void *eager, size_t n, struct eval_cmp *out)
+{
+	double atol[SCORE_N_T], rtol[SCORE_N_T];
+	int exact = !graph_dtype_is_float(dt);
+	enum score_dtype sd = eval_score_dtype(dt);
+	for (int k = 0; k < SCORE_N_T; k++)
+		score_tolerance(sd, SCORE_T_MIN + k, &atol[k], &rtol[k]);
+	memset(out, 0, sizeof(*out));
+	out->poison_at = out->first_bad = -1;
+	int level = 0;                  /* index of the smallest t still possible */
+	for (size_t i = 0; i < n; i++) {
+		int pp, ep;
+		double pv = load(dt, pass, i, &pp), ev = load(dt, eager, i, &ep);
+		if (pp && !exact) {
+			out->poison_at = (long long)i;
+			out->min_t = SCORE_T_NEVER;
+			return;
+		}
+		if (isfinite(pv) && isfinite(ev)) {
+			double a = fabs(pv - ev);
+			if (a > out->max_abs)
+				out->max_abs = a;
+			if (ev != 0 && a / fabs(ev) > out->max_rel)
+				out->max_rel = a / fabs(ev);
+		}
+		if (level >= SCORE_N_T)
+			continue;
+		if (exact) {
+			if (pv != ev) {
+				level = SCORE_N_T;
+				out->first_bad = (long long)i;
+				out->bad_pass = pv;
+				out->bad_eager = ev;
+			}
+			continue;
+		}
+		while (level < SCORE_N_T && !within(pv, ev, atol, rtol, level))
+			level++;
+		if (level == SCORE_N_T) {
+			out->first_bad = (long long)i;
+			out->bad_pass = pv;
+			out->bad_eager = ev;
+		}
+	}
+	out->min_t = level >= SCORE_N_T ? SCORE_T_NEVER : SCORE_T_MIN + level;
+}
+
+const char *eval_verdict_name(enum score_status st, int min_t)
+{
+	if (st == SCORE_OK && min_t == SCORE_T_NEVER)
+		return "mismatch";
+	return score_status_name(st);
+}
+
+/* Most serious first: integrity, then crashes, then declines. */
+static int rank(enum score_status s)
+{
+	switch (s) {
+	case SCORE_REJECTED: return 9;
+	case SCORE_COMPILE_ERROR: return 8;
+	case SCORE_RUNTIME_ERROR: return 7;
+	case SCORE_TIMEOUT: return 6;
+	case SCORE_MISMATCH: return 5;
+	case SCORE_UNSUPPORTED: return 4;
+	case SCORE_NOT_IMPLEMENTED: return 3;
+	case SCORE_PASS_MISS: return 2;
+	default: return 0;
+	}
+}
+
+enum score_status eval_worse(enum score_status a, enum score_status b)
+{
+	return rank(b) > rank(a) ? b : a;
+}
+
+enum score_dtype eval_score_dtype(enum graph_dtype dt)
+{
+	switch (dt) {
+	case DT_F16: return SCORE_F16;
+	case DT_BF16: return SCORE_BF16;
+	case DT_F64: return SCORE_F64;
+	case DT_I64: return SCORE_I64;
+	case DT_I32: return SCORE_I32;
+	case DT_BOOL: return SCORE_BOOL;
+	default: return SCORE_F32;
+	}
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
+void eval_sort(double *a, int n)
+{
+	qsort(a, (size_t)n, sizeof(double), cmp_double);
+}
+
+double eval_round(double x, int digits)
+{
+	if (!isfinite(x) || x == 0)
+		return x;
+	double m = pow(10, digits - 1 - (int)floor(log10(fabs(x))));
+	return round(x * m) / m;
+}
+
+const char *eval_tail(const char *s, size_t max)
+{
+	size_t n = strlen(s);
+	if (n <= max)
+		return s;
+	const char *t = s + n - max;
+	const char *nl = strchr(t, '\n');
+	return nl && nl[1] ? nl + 1 : t;
+}
+
+void prctl_pdeathsig_kill(void)
+{
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+}

@@ -1,0 +1,46 @@
+/* eval_util.h - the pieces of an evaluation that need no processes:
+ * comparing outputs at every tolerance level, poison patterns, verdict names,
+ * trial counts.  Separate so tests can hit them directly. */
+#ifndef PASSFS_EVAL_UTIL_H
+#define PASSFS_EVAL_UTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "graph.h"
+#include "score.h"
+
+#define GRAPH_MAX_IO 64         /* most inputs or outputs a variant may have to be evaluated */
+
+/* Fills n elements of dtype with the poison pattern: a NaN with a payload no
+ * arithmetic produces (float types), 0xA5 bytes otherwise. */
+void eval_fill_poison(void *buf, enum graph_dtype dt, size_t n);
+
+struct eval_cmp {
+	int min_t;              /* smallest t (-10..4) at which every element passes, or SCORE_T_NEVER */
+	long long poison_at;    /* first element still holding the poison, or -1 */
+	long long first_bad;    /* first element failing at every t, or -1 */
+	double bad_pass, bad_eager;
+	double max_abs, max_rel;  /* over finite pairs */
+};
+
+/* Compares n elements of pass output against eager at every tolerance level
+ * of DESIGN.md section 7 (integers and bools must be equal; NaN and Inf must
+ * match exactly). */
+void eval_compare(enum graph_dtype dt, const void *pass, const void *eager, size_t n, struct eval_cmp *out);
+
+/* "ok", "mismatch", ... for a variant (status ok with min_t never is "mismatch"). */
+const char *eval_verdict_name(enum score_status st, int min_t);
+/* The more serious of two verdicts (for a task's overall verdict). */
+enum score_status eval_worse(enum score_status a, enum score_status b);
+enum score_dtype eval_score_dtype(enum graph_dtype dt);
+
+void eval_sort(double *a, int n);
+double eval_round(double x, int digits);
+/* The last `max` bytes of s, starting at a line boundary when possible. */
+const char *eval_tail(const char *s, size_t max);
+
+/* Makes the calling (child) process die with its parent. */
+void prctl_pdeathsig_kill(void);
+
+#endif
