@@ -448,10 +448,9 @@ def _(g, B, S, D):
     t3 = g.op("add", t2, 1e-6)
     t4 = g.op("rsqrt", t3)
     t5 = g.op("mul", x, t4)
-    if g.dt != F32:
-        t5 = g.op("to", t5, dtype=g.dt)
-    t6 = g.op("mul", w, t5)
-    return [t6]
+    t6 = g.op("to", t5, dtype=g.dt)  # HF skips it for float32 weights; kept so variants share one op sequence
+    t7 = g.op("mul", w, t6)
+    return [t7]
 
 
 # HF T5Attention eager (t5-small: 8 heads x 64): scores = matmul(q, k.transpose(3, 2));
