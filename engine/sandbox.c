@@ -33,7 +33,7 @@ static const struct {
 	{SYS_execveat, "execveat"}, {SYS_kill, "kill"},     {SYS_tgkill, "tgkill"},
 	{SYS_unlink, "unlink"},   {SYS_unlinkat, "unlinkat"}, {SYS_rename, "rename"},
 	{SYS_ptrace, "ptrace"},   {SYS_rt_sigaction, "rt_sigaction"}, {SYS_clock_settime, "clock_settime"},
-	{SYS_settimeofday, "settimeofday"}, {SYS_sendto, "sendto"}, {SYS_bind, "bind"},
+	{SYS_settimeofday, "settimeofday"}, {SYS_sendto, "sendto"}, {SYS_recvfrom, "recvfrom"}, {SYS_bind, "bind"},
 	{SYS_mkdir, "mkdir"},     {SYS_stat, "stat"},       {SYS_newfstatat, "newfstatat"},
 	{SYS_getdents64, "getdents64"}, {SYS_ioctl, "ioctl"}, {SYS_prctl, "prctl"},
 	{SYS_clone3, "clone3"},   {SYS_mount, "mount"},     {SYS_chdir, "chdir"},
@@ -151,6 +151,7 @@ int sandbox_enter(const struct sandbox_limits *lim, char *err, size_t errlen)
 		EMIT(ALLOW((unsigned)plain[i]));
 	/* read/write and friends on permitted descriptors only. */
 	static const long fdcalls[] = {SYS_read, SYS_write, SYS_readv, SYS_writev, SYS_recvmsg, SYS_sendmsg,
+				       SYS_sendto, SYS_recvfrom,
 				       SYS_fsync, SYS_poll};
 	for (size_t i = 0; i < sizeof(fdcalls) / sizeof(fdcalls[0]); i++) {
 		int nfd = 3 + lim->n_io_fds;

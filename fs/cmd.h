@@ -8,6 +8,8 @@
 int cmd_tasks(int argc, char **argv);
 int cmd_import(int argc, char **argv);
 int cmd_es_t(int argc, char **argv);
+int cmd_eager(int argc, char **argv);
+int cmd_eval(int argc, char **argv);
 
 /* The default tasks directory: $PASSFS_TASKS, else the tasks/ of the source
  * tree this binary was built from, else the installed share/passfs/tasks. */

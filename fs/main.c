@@ -13,7 +13,9 @@ static const struct {
 } commands[] = {
 	{"tasks", cmd_tasks, "list the tasks (id, ops, variants), or show one"},
 	{"import", cmd_import, "convert GraphNet/PassNet samples into a task"},
+	{"eval", cmd_eval, "compile, verify, benchmark and score a pass on a task"},
 	{"es-t", cmd_es_t, "score per-variant records with ES_t"},
+	{"eager", cmd_eager, "run a task's variants with the eager baseline, write the tensors"},
 };
 
 static void usage(FILE *f)

@@ -1,0 +1,43 @@
+/* eval.h - one evaluation: a pass against every variant of a task.
+ *
+ * The job is a value (task graph + pass source + options) so it can cross a
+ * process or network boundary.  eval_run() compiles the pass once, then for
+ * each variant generates the inputs (the public seed 123 and a secret seed),
+ * runs eager in a trusted worker process and the pass in a sandboxed worker
+ * process, compares every output at every tolerance level, times both
+ * (interleaved), checks the integrity rules, and scores the whole with ES_t.
+ * The result is the result.json document (docs/result-format.md). */
+#ifndef PASSFS_EVAL_H
+#define PASSFS_EVAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <jansson.h>
+
+#include "graph.h"
+
+struct eval_opts {
+	const char *backend;        /* "auto" (default), "cpu", "cuda" */
+	int warmup;                 /* 0: the backend's default */
+	int trials;                 /* 0: the backend's default */
+	double variant_timeout_s;   /* wall clock for one worker step; 0: 20 s */
+	uint64_t secret_seed;       /* 0: drawn from getrandom */
+	double b, p;                /* ES_t parameters; b 0 means the default 0.1 */
+	int quiet;                  /* no progress lines on stderr */
+};
+
+struct eval_job {
+	const struct graph_task *task;
+	const char *pass_label;     /* "pass.c" in messages */
+	const char *pass_src;
+	size_t pass_len;
+	struct eval_opts opts;
+};
+
+/* Runs the evaluation.  Returns 0 with the result document in *result
+ * (caller decrefs); the verdict inside may be any failure: a pass that does
+ * not compile still yields a result.  Returns -1 with a message only when
+ * passfs itself cannot evaluate (no backend, out of memory, eager failed). */
+int eval_run(const struct eval_job *job, json_t **result, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,249 @@
+/* inputs.c - deterministic input generation (inputs.h). */
+#include "inputs.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- 16-bit float conversions ------------------------------------------- */
+
+static uint32_t f2u(float f)
+{
+	uint32_t u;
+	memcpy(&u, &f, 4);
+	return u;
+}
+
+static float u2f(uint32_t u)
+{
+	float f;
+	memcpy(&f, &u, 4);
+	return f;
+}
+
+/* Round-to-nearest-even float32 -> float16 (F. Giesen's float_to_half_rtne). */
+uint16_t inputs_f32_to_f16(float ff)
+{
+	const uint32_t f32infty = 255u << 23, f16max = (127u + 16) << 23;
+	const uint32_t denorm_magic = ((127u - 15) + (23 - 10) + 1) << 23;
+	uint32_t f = f2u(ff), sign = f & 0x80000000u;
+	uint16_t o;
+	f ^= sign;
+	if (f >= f16max) {
+		o = f > f32infty ? 0x7e00 : 0x7c00;     /* NaN stays NaN, the rest is inf */
+	} else if (f < (113u << 23)) {                  /* subnormal or zero */
+		o = (uint16_t)(f2u(u2f(f) + u2f(denorm_magic)) - denorm_magic);
+	} else {
+		uint32_t mant_odd = (f >> 13) & 1;
+		f += (uint32_t)((15 - 127) * (1 << 23)) + 0xfff + mant_odd;
+		o = (uint16_t)(f >> 13);
+	}
+	return (uint16_t)(o | (sign >> 16));
+}
+
+uint16_t inputs_f32_to_bf16(float f)
+{
+	uint32_t u = f2u(f);
+	if ((u & 0x7fffffffu) > 0x7f800000u)
+		return (uint16_t)((u >> 16) | 0x40);    /* quiet NaN */
+	u += 0x7fffu + ((u >> 16) & 1);
+	return (uint16_t)(u >> 16);
+}
+
+float inputs_f16_to_f32(uint16_t h)
+{
+	uint32_t sign = (uint32_t)(h & 0x8000) << 16, exp = (h >> 10) & 0x1f, man = h & 0x3ff;
+	if (exp == 0x1f)
+		return u2f(sign | 0x7f800000u | (man << 13));
+	if (exp == 0) {
+		float v = ldexpf((float)man, -24);
+		return sign ? -v : v;
+	}
+	return u2f(sign | ((exp + 112) << 23) | (man << 13));
+}
+
+float inputs_bf16_to_f32(uint16_t b)
+{
+	return u2f((uint32_t)b << 16);
+}
+
+/* ---- the generator ------------------------------------------------------- */
+
+struct rng {
+	uint64_t s[4];
+	int have_spare;
+	double spare;
+};
+
+static uint64_t splitmix64(uint64_t *x)
+{
+	uint64_t z = (*x += 0x9e3779b97f4a7c15ull);
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+static uint64_t rotl(uint64_t x, int k)
+{
+	return (x << k) | (x >> (64 - k));
+}
+
+static uint64_t next_u64(struct rng *r)     /* xoshiro256** */
+{
+	uint64_t *s = r->s, result = rotl(s[1] * 5, 7) * 9, t = s[1] << 17;
+	s[2] ^= s[0];
+	s[3] ^= s[1];
+	s[1] ^= s[2];
+	s[0] ^= s[3];
+	s[2] ^= t;
+	s[3] = rotl(s[3], 45);
+	return result;
+}
+
+static void rng_seed(struct rng *r, uint64_t seed, uint64_t stream)
+{
+	uint64_t x = seed ^ splitmix64(&stream);
+	for (int i = 0; i < 4; i++)
+		r->s[i] = splitmix64(&x);
+	r->have_spare = 0;
+}
+
+/* Uniform in [0, 1). */
+static double uniform(struct rng *r)
+{
+	return (double)(next_u64(r) >> 11) * 0x1.0p-53;
+}
+
+static double normal(struct rng *r)
+{
+	if (r->have_spare) {
+		r->have_spare = 0;
+		return r->spare;
+	}
+	double u1 = 1.0 - uniform(r), u2 = uniform(r);   /* u1 in (0, 1] */
+	double rad = sqrt(-2.0 * log(u1)), th = 2.0 * M_PI * u2;
+	r->spare = rad * sin(th);
+	r->have_spare = 1;
+	return rad * cos(th);
+}
+
+/* Uniform integer in [lo, hi] (hi >= lo), without modulo bias. */
+static int64_t uniform_int(struct rng *r, int64_t lo, int64_t hi)
+{
+	uint64_t span = (uint64_t)hi - (uint64_t)lo + 1;
+	if (span == 0)                  /* the whole 64-bit range */
+		return (int64_t)next_u64(r);
+	uint64_t limit = UINT64_MAX - UINT64_MAX % span, x;
+	do
+		x = next_u64(r);
+	while (x >= limit);
+	return (int64_t)((uint64_t)lo + x % span);
+}
+
+/* ---- storing ------------------------------------------------------------- */
+
+static void store(void *buf, enum graph_dtype dt, size_t i, double v)
+{
+	switch (dt) {
+	case DT_F32: ((float *)buf)[i] = (float)v; break;
+	case DT_F16: ((uint16_t *)buf)[i] = inputs_f32_to_f16((float)v); break;
+	case DT_BF16: ((uint16_t *)buf)[i] = inputs_f32_to_bf16((float)v); break;
+	case DT_F64: ((double *)buf)[i] = v; break;
+	case DT_I64: ((int64_t *)buf)[i] = (int64_t)v; break;
+	case DT_I32: ((int32_t *)buf)[i] = (int32_t)v; break;
+	case DT_BOOL: ((uint8_t *)buf)[i] = v != 0; break;
+	default: break;
+	}
+}
+
+static void store_int(void *buf, enum graph_dtype dt, size_t i, int64_t v)
+{
+	if (dt == DT_I64)
+		((int64_t *)buf)[i] = v;
+	else
+		((int32_t *)buf)[i] = (int32_t)v;
+}
+
+static double clamp_int_bound(double b)
+{
+	if (!(b > -9.2e18))
+		return -9.2e18;
+	if (b > 9.2e18)
+		return 9.2e18;
+	return b;
+}
+
+static void generate_one(const struct graph_input_gen *g, enum graph_dtype dt, size_t n,
+			 uint64_t seed, int index, void *buf)
+{
+	struct rng r;
+	rng_seed(&r, seed, (uint64_t)index);
+	if (g->data) {
+		for (size_t i = 0; i < n; i++)
+			store(buf, dt, i, i < g->n_data ? g->data[i] : 0.0);
+		return;
+	}
+	if (dt == DT_BOOL) {
+		for (size_t i = 0; i < n; i++)
+			((uint8_t *)buf)[i] = uniform(&r) > 0.5;
+		return;
+	}
+	if (dt == DT_I64 || dt == DT_I32) {
+		int64_t lo = g->has_min ? (int64_t)ceil(clamp_int_bound(g->min)) : 0;
+		int64_t hi = g->has_max ? (int64_t)floor(clamp_int_bound(g->max)) : lo + 9;
+		if (dt == DT_I32) {
+			lo = lo < INT32_MIN ? INT32_MIN : lo > INT32_MAX ? INT32_MAX : lo;
+			hi = hi < INT32_MIN ? INT32_MIN : hi > INT32_MAX ? INT32_MAX : hi;
+		}
+		if (hi < lo)
+			hi = lo;
+		for (size_t i = 0; i < n; i++)
+			store_int(buf, dt, i, uniform_int(&r, lo, hi));
+		return;
+	}
+	double std = g->has_std ? g->std : 0.1, mean = g->has_mean ? g->mean : 0.0;
+	for (size_t i = 0; i < n; i++) {
+		double v = normal(&r) * std * 0.2 + mean;
+		if (g->has_min && v < g->min)
+			v = g->min;
+		if (g->has_max && v > g->max)
+			v = g->max;
+		if (!isfinite(v))
+			v = 0.0;
+		if (v < -100.0)
+			v = -100.0;
+		if (v > 100.0)
+			v = 100.0;
+		store(buf, dt, i, v);
+	}
+}
+
+void inputs_free(void **host_bufs, int n)
+{
+	for (int i = 0; i < n; i++) {
+		free(host_bufs[i]);
+		host_bufs[i] = NULL;
+	}
+}
+
+int inputs_generate(const struct graph_variant *v, uint64_t seed, void **host_bufs,
+		    char *err, size_t errlen)
+{
+	for (int i = 0; i < v->n_inputs; i++)
+		host_bufs[i] = NULL;
+	for (int i = 0; i < v->n_inputs; i++) {
+		const struct graph_value *x = &v->values[i];
+		size_t n = (size_t)graph_shape_numel(&x->shape);
+		size_t bytes = n * graph_dtype_size(x->dtype);
+		host_bufs[i] = malloc(bytes ? bytes : 1);
+		if (host_bufs[i] == NULL) {
+			inputs_free(host_bufs, i);
+			snprintf(err, errlen, "variant '%s': out of memory generating input '%s' (%zu bytes)",
+				 v->name, x->name, bytes);
+			return -1;
+		}
+		generate_one(&v->gen[i], x->dtype, n, seed, i, host_bufs[i]);
+	}
+	return 0;
+}

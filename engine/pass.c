@@ -1,0 +1,617 @@
+/* pass.c - the pass compiler (see pass.h). */
+#define _GNU_SOURCE
+#include "pass.h"
+
+#include <dlfcn.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "elfcheck.h"
+#include "hostcc.h"
+#include "nvrtc.h"
+
+/* What a pass may #include: the pass API, the CUDA half/bfloat16 types, and
+ * C headers whose content both compilers provide (NVRTC gets passfs.h's
+ * stand-ins).  No file system, no libraries. */
+static const char *const include_allow[] = {
+	"passfs.h", "passfs_abi.h", "cuda_fp16.h", "cuda_bf16.h", "cuda_runtime.h",
+	"stdint.h", "cstdint", "math.h", "cmath", "float.h", "cfloat", "limits.h", "climits",
+	"stddef.h", "cstddef", NULL
+};
+#define INCLUDE_ALLOW_TEXT \
+	"passfs.h, cuda_fp16.h, cuda_bf16.h, cuda_runtime.h, stdint.h, cstdint, math.h, cmath, " \
+	"float.h, cfloat, limits.h, climits, stddef.h, cstddef"
+
+const char *pass_verdict_name(enum pass_verdict v)
+{
+	switch (v) {
+	case PASS_OK: return "ok";
+	case PASS_COMPILE_ERROR: return "compile_error";
+	case PASS_UNSUPPORTED: return "unsupported";
+	case PASS_REJECTED: return "rejected";
+	case PASS_NOT_IMPLEMENTED: return "not_implemented";
+	case PASS_INTERNAL_ERROR: return "runtime_error";
+	}
+	return "runtime_error";
+}
+
+__attribute__((format(printf, 4, 5)))
+static int fail(struct pass_diag *d, enum pass_verdict v, int line, const char *fmt, ...)
+{
+	d->verdict = v;
+	d->line = line;
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(d->message, sizeof d->message, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+/* Keeps the last PASS_LOG_TAIL bytes of log, starting at a line. */
+static void set_log(struct pass_diag *d, const char *log)
+{
+	d->log[0] = '\0';
+	if (log == NULL)
+		return;
+	size_t n = strlen(log);
+	const char *p = log;
+	if (n > PASS_LOG_TAIL) {
+		p = log + n - PASS_LOG_TAIL;
+		const char *nl = strchr(p, '\n');
+		if (nl != NULL && nl[1] != '\0')
+			p = nl + 1;
+	}
+	snprintf(d->log, sizeof d->log, "%s", p);
+}
+
+/* --- scanning ------------------------------------------------------------- */
+
+static int is_ident(int c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+}
+
+static int is_space(int c)
+{
+	return c == ' ' || c == '\t' || c == '\r' || c == '\f' || c == '\v';
+}
+
+/* Line of offset off (1-based): *cursor and *line carry the last answer, so
+ * increasing offsets cost one pass over the text. */
+static int line_at(const char *m, size_t off, size_t *cursor, int *line)
+{
+	if (off < *cursor) {
+		*cursor = 0;
+		*line = 1;
+	}
+	for (; *cursor < off; (*cursor)++)
+		if (m[*cursor] == '\n')
+			(*line)++;
+	return *line;
+}
+
+/* Identifiers that name what only a GPU can run. */
+static const struct {
+	const char *word;
+	const char *what;
+} device_only[] = {
+	{"asm", "inline PTX (asm)"},
+	{"__asm__", "inline PTX (asm)"},
+	{"__asm", "inline PTX (asm)"},
+	{"wmma", "wmma (tensor core matrix operations)"},
+	{"nvcuda", "wmma (tensor core matrix operations)"},
+	{"mma_sync", "mma (tensor core matrix operations)"},
+	{"cooperative_groups", "cooperative groups"},
+	{"this_grid", "cooperative groups"},
+};
+
+static int in_list(const char *const *list, const char *s, size_t n)
+{
+	for (int i = 0; list[i] != NULL; i++)
+		if (strlen(list[i]) == n && memcmp(list[i], s, n) == 0)
+			return 1;
+	return 0;
+}
+
+/* Checks a preprocessor directive starting at m[i] ('#' or the digraph
+ * '%:'); src holds the unmasked text (the header name is inside quotes,
+ * which the mask blanks).  Returns 0 or -1 with diag. */
+static int check_directive(const char *label, const char *src, const char *m, size_t len, size_t i,
+			   int line, struct pass_diag *diag)
+{
+	i += m[i] == '#' ? 1 : 2;
+	while (i < len && (is_space(m[i]) || (m[i] == '\\' && i + 1 < len && m[i + 1] == '\n')))
+		i += m[i] == '\\' ? 2 : 1;
+	size_t w = i;
+	while (i < len && is_ident(m[i]))
+		i++;
+	size_t wl = i - w;
+	int is_include = (wl == 7 && memcmp(m + w, "include", 7) == 0) ||
+			 (wl == 12 && memcmp(m + w, "include_next", 12) == 0) ||
+			 (wl == 6 && memcmp(m + w, "import", 6) == 0) ||
+			 (wl == 5 && memcmp(m + w, "embed", 5) == 0);
+	if (!is_include)
+		return 0;
+	while (i < len && is_space(m[i]))
+		i++;
+	char close = i < len && src[i] == '<' ? '>' : i < len && src[i] == '"' ? '"' : 0;
+	if (close == 0)
+		return fail(diag, PASS_UNSUPPORTED, line,
+			    "%s:%d: #include with a computed name is not allowed (a pass may include only "
+			    INCLUDE_ALLOW_TEXT ")", label, line);
+	size_t b = i + 1, e = b;
+	while (e < len && src[e] != close && src[e] != '\n')
+		e++;
+	if (e >= len || src[e] != close)
+		return fail(diag, PASS_COMPILE_ERROR, line, "%s:%d: unterminated #include", label, line);
+	if (!in_list(include_allow, src + b, e - b))
+		return fail(diag, PASS_UNSUPPORTED, line,
+			    "%s:%d: #include %c%.*s%c is not allowed (a pass may include only "
+			    INCLUDE_ALLOW_TEXT ")", label, line, src[i], (int)(e - b > 200 ? 200 : e - b),
+			    src + b, close);
+	return 0;
+}
+
+/* Appends to out the kernel expression m[b, e), normalised: white space
+ * dropped except one space between identifier characters and after a
+ * comma; a leading '&' and enclosing parentheses removed. */
+static int normalise_expr(const char *m, size_t b, size_t e, char *out, size_t outlen)
+{
+	for (;;) {
+		while (b < e && (is_space(m[b]) || m[b] == '\n'))
+			b++;
+		while (e > b && (is_space(m[e - 1]) || m[e - 1] == '\n'))
+			e--;
+		if (b < e && m[b] == '&') {
+			b++;
+			continue;
+		}
+		if (b < e && m[b] == '(' && m[e - 1] == ')') {
+			/* only when the parentheses enclose everything */
+			int depth = 0, whole = 1;
+			for (size_t k = b; k < e; k++) {
+				depth += m[k] == '(';
+				depth -= m[k] == ')';
+				if (depth == 0 && k + 1 < e) {
+					whole = 0;
+					break;
+				}
+			}
+			if (whole) {
+				b++;
+				e--;
+				continue;
+			}
+		}
+		break;
+	}
+	size_t k = 0;
+	char prev = 0;
+	int pending_space = 0;
+	for (size_t i = b; i < e; i++) {
+		char c = m[i];
+		if (is_space(c) || c == '\n' || c == '\\') {
+			pending_space = 1;
+			continue;
+		}
+		if (k + 3 >= outlen)
+			return -1;
+		if ((pending_space && is_ident(prev) && is_ident(c)) || prev == ',')
+			out[k++] = ' ';
+		/* characters a kernel name expression never holds */
+		if (strchr(";{}\"'#`@$", c) != NULL)
+			return -1;
+		out[k++] = c;
+		prev = c;
+		pending_space = 0;
+	}
+	out[k] = '\0';
+	return k > 0 ? 0 : -1;
+}
+
+void pass_names_free(struct pass_names *nm)
+{
+	for (int i = 0; i < nm->n; i++)
+		free(nm->expr[i]);
+	free(nm->expr);
+	free(nm->line);
+	memset(nm, 0, sizeof *nm);
+}
+
+static int names_add(struct pass_names *nm, const char *expr, int line)
+{
+	for (int i = 0; i < nm->n; i++)
+		if (strcmp(nm->expr[i], expr) == 0)
+			return 0;
+	char **e = realloc(nm->expr, sizeof(char *) * (size_t)(nm->n + 1));
+	if (e == NULL)
+		return -1;
+	nm->expr = e;
+	int *l = realloc(nm->line, sizeof(int) * (size_t)(nm->n + 1));
+	if (l == NULL)
+		return -1;
+	nm->line = l;
+	if ((nm->expr[nm->n] = strdup(expr)) == NULL)
+		return -1;
+	nm->line[nm->n] = line;
+	nm->n++;
+	return 0;
+}
+
+/* The kernel argument of the pf_launch whose '(' is at m[i].  Returns 0 and
+ * the expression's extent, 1 when the call has no kernel argument, -1 when
+ * the parentheses do not balance. */
+static int launch_kernel_arg(const char *m, size_t len, size_t i, size_t *kb, size_t *ke)
+{
+	int depth = 0;
+	size_t k = i + 1;
+	/* first argument: the call */
+	for (; k < len; k++) {
+		char c = m[k];
+		if (c == '(' || c == '[' || c == '{')
+			depth++;
+		else if (c == ')' || c == ']' || c == '}') {
+			if (depth == 0)
+				return 1;
+			depth--;
+		} else if (c == ',' && depth == 0)
+			break;
+	}
+	if (k >= len)
+		return -1;
+	*kb = ++k;
+	/* second argument: the kernel; angle brackets nest here */
+	int angle = 0;
+	depth = 0;
+	for (; k < len; k++) {
+		char c = m[k];
+		if (c == '(' || c == '[' || c == '{')
+			depth++;
+		else if (c == ')' || c == ']' || c == '}') {
+			if (depth == 0)
+				break;
+			depth--;
+		} else if (depth == 0 && c == '<')
+			angle++;
+		else if (depth == 0 && c == '>' && angle > 0)
+			angle--;
+		else if (c == ',' && depth == 0 && angle == 0)
+			break;
+	}
+	if (k >= len)
+		return -1;
+	*ke = k;
+	return 0;
+}
+
+int pass_scan(const char *label, const char *src, size_t len, int allow_device_only,
+	      struct pass_names *names, struct pass_diag *diag)
+{
+	memset(names, 0, sizeof *names);
+	memset(diag, 0, sizeof *diag);
+	if (len > PASS_MAX_BYTES)
+		return fail(diag, PASS_COMPILE_ERROR, 0, "%s: %zu bytes; a pass may have at most %u bytes "
+			    "(1 MiB)", label, len, PASS_MAX_BYTES);
+	const char *nul = memchr(src, '\0', len);
+	if (nul != NULL) {
+		int line = 1;
+		for (const char *p = src; p < nul; p++)
+			line += *p == '\n';
+		return fail(diag, PASS_COMPILE_ERROR, line, "%s:%d: a NUL byte; a pass is text", label, line);
+	}
+	char *m = hostcc_mask(src, len);
+	if (m == NULL)
+		return fail(diag, PASS_INTERNAL_ERROR, 0, "%s: out of memory", label);
+
+	size_t cursor = 0;
+	int cur_line = 1, line_start = 1, has_replacement = 0, rc = 0;
+	for (size_t i = 0; i < len && rc == 0;) {
+		char c = m[i];
+		if (c == '\n') {
+			line_start = 1;
+			i++;
+			continue;
+		}
+		if (is_space(c)) {
+			i++;
+			continue;
+		}
+		if (line_start && (c == '#' || (c == '%' && i + 1 < len && m[i + 1] == ':'))) {
+			int line = line_at(m, i, &cursor, &cur_line);
+			rc = check_directive(label, src, m, len, i, line, diag);
+			/* skip the rest of the logical line: pf_launch inside a
+			 * #define is not a launch of a known kernel */
+			while (i < len && !(m[i] == '\n' && m[i - 1] != '\\'))
+				i++;
+			continue;
+		}
+		line_start = 0;
+		if (c == '<' && i + 2 < len && m[i + 1] == '<' && m[i + 2] == '<') {
+			int line = line_at(m, i, &cursor, &cur_line);
+			rc = fail(diag, PASS_UNSUPPORTED, line,
+				  "%s:%d: a <<<...>>> launch; launch kernels with pf_launch from the "
+				  "replacement (device-side launches are not supported)", label, line);
+			break;
+		}
+		if (!is_ident(c)) {
+			i++;
+			continue;
+		}
+		size_t b = i;
+		while (i < len && is_ident(m[i]))
+			i++;
+		size_t n = i - b;
+		if (c >= '0' && c <= '9')
+			continue;
+		if (!allow_device_only) {
+			for (size_t k = 0; k < sizeof device_only / sizeof device_only[0]; k++)
+				if (strlen(device_only[k].word) == n && memcmp(device_only[k].word, m + b, n) == 0) {
+					int line = line_at(m, b, &cursor, &cur_line);
+					rc = fail(diag, PASS_UNSUPPORTED, line,
+						  "%s:%d: %s needs a GPU; the cpu backend cannot run it", label,
+						  line, device_only[k].what);
+					break;
+				}
+			if (rc != 0)
+				break;
+		}
+		if ((n == 16 && memcmp(m + b, "PASS_REPLACEMENT", 16) == 0) ||
+		    (n == 19 && memcmp(m + b, "pf_pass_replacement", 19) == 0))
+			has_replacement = 1;
+		if (n == 9 && memcmp(m + b, "pf_launch", 9) == 0) {
+			size_t p = i;
+			while (p < len && (is_space(m[p]) || m[p] == '\n'))
+				p++;
+			if (p >= len || m[p] != '(')
+				continue;
+			int line = line_at(m, b, &cursor, &cur_line);
+			size_t kb, ke;
+			int r = launch_kernel_arg(m, len, p, &kb, &ke);
+			if (r < 0) {
+				rc = fail(diag, PASS_COMPILE_ERROR, line,
+					  "%s:%d: pf_launch( without its closing parenthesis", label, line);
+				break;
+			}
+			if (r > 0)
+				continue;       /* the compilers will say what is missing */
+			char expr[512];
+			if (normalise_expr(m, kb, ke, expr, sizeof expr) != 0) {
+				rc = fail(diag, PASS_COMPILE_ERROR, line,
+					  "%s:%d: pf_launch's second argument '%.*s' does not name a kernel",
+					  label, line, (int)(ke - kb > 120 ? 120 : ke - kb), src + kb);
+				break;
+			}
+			if (names_add(names, expr, line) != 0) {
+				rc = fail(diag, PASS_INTERNAL_ERROR, 0, "%s: out of memory", label);
+				break;
+			}
+			i = p + 1;
+		}
+	}
+	free(m);
+	if (rc == 0 && !has_replacement)
+		rc = fail(diag, PASS_COMPILE_ERROR, 0,
+			  "%s: no replacement: a pass defines PASS_REPLACEMENT(pf_call *call) { ... }", label);
+	return rc;
+}
+
+/* --- compiling --------------------------------------------------------------- */
+
+/* The first error of a compiler log, as "pass.c:12: <text>", and its line.
+ * NVRTC writes "pass.c(12): error: text", g++ "pass.c:12:5: error: text";
+ * the linker "... undefined reference to `x'". */
+static void first_error(const char *label, const char *log, char *msg, size_t msglen, int *line)
+{
+	size_t ll = strlen(label);
+	*line = 0;
+	msg[0] = '\0';
+	for (const char *l = log; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+		const char *nl = strchr(l, '\n');
+		int n = nl ? (int)(nl - l) : (int)strlen(l);
+		const char *err = NULL;
+		int ln = 0;
+		if (strncmp(l, label, ll) == 0) {
+			const char *p = l + ll;
+			if (*p == '(' || *p == ':')
+				ln = atoi(p + 1);
+		}
+		const char *e1 = memmem(l, (size_t)n, "error: ", 7);
+		const char *e2 = memmem(l, (size_t)n, "undefined reference to", 22);
+		if (e1 != NULL)
+			err = e1 + 7;
+		else if (e2 != NULL)
+			err = e2;
+		if (err == NULL)
+			continue;
+		int rest = n - (int)(err - l);
+		if (ln > 0)
+			snprintf(msg, msglen, "%s:%d: %.*s", label, ln, rest, err);
+		else
+			snprintf(msg, msglen, "%s: %.*s", label, rest, err);
+		*line = ln;
+		return;
+	}
+}
+
+void pass_module_free(struct pass_module *m)
+{
+	if (m == NULL)
+		return;
+	if (m->lowered != NULL)
+		for (int i = 0; i < m->names.n; i++)
+			free(m->lowered[i]);
+	free(m->lowered);
+	pass_names_free(&m->names);
+	free(m->ptx);
+	free(m->host_log);
+	struct hostcc_output ho = {.dir = m->dir, .so_path = m->so_path};
+	hostcc_output_free(&ho);
+	free(m->label);
+	free(m);
+}
+
+int pass_compile(const char *label, const char *src, size_t len, struct gpu_dev *dev,
+		 struct pass_module **out, struct pass_diag *diag)
+{
+	struct pass_options o = {
+		.arch = dev ? gpu_arch(dev) : "sm_90",
+		.allow_device_only = dev != NULL && gpu_backend_of(dev) == GPU_BACKEND_CUDA,
+	};
+	return pass_compile_opts(label, src, len, &o, out, diag);
+}
+
+int pass_compile_opts(const char *label, const char *src, size_t len, const struct pass_options *opt,
+		      struct pass_module **out, struct pass_diag *diag)
+{
+	*out = NULL;
+	if (label == NULL)
+		label = "pass.c";
+	struct pass_module *m = calloc(1, sizeof *m);
+	if (m == NULL || (m->label = strdup(label)) == NULL) {
+		free(m);
+		memset(diag, 0, sizeof *diag);
+		return fail(diag, PASS_INTERNAL_ERROR, 0, "%s: out of memory", label);
+	}
+	if (pass_scan(label, src, len, opt->allow_device_only, &m->names, diag) != 0) {
+		pass_module_free(m);
+		return -1;
+	}
+	const char *inc = hostcc_include_dir();
+	char err[1024] = "";
+
+	/* (c) the device gate; NVRTC needs a NUL-terminated copy */
+	char why[256];
+	if (opt->skip_nvrtc) {
+		snprintf(m->note, sizeof m->note, "device compile skipped");
+	} else if (!nvrtc_available(why, sizeof why)) {
+		snprintf(m->note, sizeof m->note, "device compile skipped: NVRTC not available");
+	} else {
+		char *copy = malloc(len + 1);
+		if (copy == NULL) {
+			pass_module_free(m);
+			return fail(diag, PASS_INTERNAL_ERROR, 0, "%s: out of memory", label);
+		}
+		memcpy(copy, src, len);
+		copy[len] = '\0';
+		struct nvrtc_request nr = {
+			.label = label, .src = copy, .arch = opt->arch ? opt->arch : "sm_90",
+			.include_dir = inc, .pre_include = "passfs.h",
+			.names = (const char *const *)m->names.expr, .name_lines = m->names.line,
+			.n_names = m->names.n,
+		};
+		struct nvrtc_output no;
+		enum nvrtc_status st = nvrtc_compile(&nr, &no, err, sizeof err);
+		free(copy);
+		m->nvrtc_ms = no.ms;
+		if (st == NVRTC_GATE_COMPILE_ERROR || st == NVRTC_GATE_FAILED) {
+			char msg[512];
+			int line;
+			first_error(label, no.log ? no.log : "", msg, sizeof msg, &line);
+			set_log(diag, no.log);
+			if (st == NVRTC_GATE_COMPILE_ERROR)
+				fail(diag, PASS_COMPILE_ERROR, line, "%s", msg[0] ? msg : err);
+			else
+				fail(diag, PASS_INTERNAL_ERROR, 0, "%s", err);
+			nvrtc_output_free(&no);
+			pass_module_free(m);
+			return -1;
+		}
+		if (st == NVRTC_GATE_UNAVAILABLE) {
+			snprintf(m->note, sizeof m->note, "device compile skipped: NVRTC not available");
+		} else {
+			m->ptx = no.ptx;
+			m->lowered = no.lowered;
+			no.ptx = NULL;
+			no.lowered = NULL;
+			no.n_lowered = 0;
+		}
+		nvrtc_output_free(&no);
+	}
+
+	/* (d) the host compile, with trampolines and the kernel table */
+	struct hostcc_request hr = {
+		.label = label, .src = src, .len = len,
+		.names = (const char *const *)m->names.expr, .name_lines = m->names.line,
+		.n_names = m->names.n, .kernel_table = 1, .timeout_s = opt->host_timeout_s,
+		.include_dir = inc,
+	};
+	struct hostcc_output ho;
+	enum hostcc_status hs = hostcc_compile(&hr, &ho, err, sizeof err);
+	m->host_ms = ho.ms;
+	m->dir = ho.dir;
+	m->so_path = ho.so_path;
+	ho.dir = ho.so_path = NULL;
+	if (hs != HOSTCC_OK) {
+		char msg[512];
+		int line;
+		first_error(label, ho.log, msg, sizeof msg, &line);
+		set_log(diag, ho.log);
+		if (hs == HOSTCC_COMPILE_ERROR)
+			fail(diag, PASS_COMPILE_ERROR, line, "%s", ho.timed_out || !msg[0] ? err : msg);
+		else
+			fail(diag, PASS_INTERNAL_ERROR, 0, "%s", err);
+		hostcc_output_free(&ho);
+		pass_module_free(m);
+		return -1;
+	}
+	m->host_log = ho.log;
+	ho.log = NULL;
+	hostcc_output_free(&ho);
+	if (m->host_log == NULL && (m->host_log = strdup("")) == NULL) {
+		pass_module_free(m);
+		return fail(diag, PASS_INTERNAL_ERROR, 0, "%s: out of memory", label);
+	}
+
+	/* (e) what the object would do when loaded, and what it refers to */
+	char msg[1024];
+	enum elfcheck_result er = elfcheck_file(m->so_path, label, msg, sizeof msg);
+	if (er != ELFCHECK_OK) {
+		fail(diag, er == ELFCHECK_REFUSED ? PASS_REJECTED : PASS_INTERNAL_ERROR, 0, "%s", msg);
+		pass_module_free(m);
+		return -1;
+	}
+	diag->verdict = PASS_OK;
+	*out = m;
+	return 0;
+}
+
+/* --- loading (in the worker) ----------------------------------------------------- */
+
+int pass_load(const struct pass_module *m, struct pass_loaded *out, char *err, size_t errlen)
+{
+	memset(out, 0, sizeof *out);
+	char msg[1024];
+	if (elfcheck_file(m->so_path, m->label, msg, sizeof msg) != ELFCHECK_OK) {
+		snprintf(err, errlen, "%s", msg);
+		return -1;
+	}
+	void *h = dlopen(m->so_path, RTLD_NOW | RTLD_LOCAL);
+	if (h == NULL) {
+		const char *e = dlerror();
+		snprintf(err, errlen, "%s: cannot load the compiled pass: %s", m->label, e ? e : "?");
+		return -1;
+	}
+	void *fn = dlsym(h, "pf_pass_replacement");
+	const struct pf_kernel_entry *table = dlsym(h, "pf_kernel_table");
+	const int *count = dlsym(h, "pf_kernel_count");
+	if (fn == NULL || table == NULL || count == NULL) {
+		snprintf(err, errlen, "%s: the compiled pass has no %s", m->label,
+			 fn == NULL ? "pf_pass_replacement (PASS_REPLACEMENT)" : "kernel table");
+		dlclose(h);
+		return -1;
+	}
+	out->handle = h;
+	memcpy(&out->replacement, &fn, sizeof fn);
+	out->kernels = table;
+	out->n_kernels = *count;
+	return 0;
+}
+
+void pass_unload(struct pass_loaded *l)
+{
+	if (l->handle != NULL)
+		dlclose(l->handle);
+	memset(l, 0, sizeof *l);
+}

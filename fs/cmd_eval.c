@@ -1,0 +1,209 @@
+/* cmd_eval.c - `passfs eval`: evaluate one pass without a mount. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmd.h"
+#include "eval.h"
+#include "graph.h"
+#include "pass.h"
+#include "task.h"
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: passfs eval --task ID [--tasks DIR] [--pass FILE] [--backend auto|cpu|cuda] [--json]\n"
+		"                   [--warmup N] [--trials N] [--timeout S] [--secret-seed N]\n\n"
+		"Compiles FILE (default: the task's template pass.c), runs it against the eager\n"
+		"baseline on every variant of task ID (outputs checked on the public and a secret\n"
+		"input set, timed, integrity rules enforced) and prints a summary, or with --json\n"
+		"the result.json document (docs/result-format.md).  Exit status: 0 when the\n"
+		"evaluation ran (whatever the verdict), 1 when it could not run, 2 for bad usage.\n\n"
+		"  --tasks DIR       tasks directory (default: $PASSFS_TASKS, else the bundled tasks)\n"
+		"  --pass FILE       the pass source; '-' reads standard input\n"
+		"  --backend B       auto (default: cuda when a GPU exists), cpu or cuda\n"
+		"  --warmup N        warm-up calls per variant (default: 25 on cuda, 2 on cpu)\n"
+		"  --trials N        timed calls per variant (default: 100 on cuda, 10 on cpu)\n"
+		"  --timeout S       wall-clock limit of one worker step in seconds (default 20)\n"
+		"  --secret-seed N   fix the secret input seed (for reproducing a result)\n");
+}
+
+static char *read_all(const char *path, size_t *len, char *err, size_t errlen)
+{
+	FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
+	if (f == NULL) {
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		return NULL;
+	}
+	size_t cap = 65536, n = 0;
+	char *buf = malloc(cap + 1);
+	while (buf) {
+		size_t got = fread(buf + n, 1, cap - n, f);
+		n += got;
+		if (got == 0)
+			break;
+		if (n == cap) {
+			if (cap >= PASS_MAX_BYTES * 2)
+				break;
+			char *nb = realloc(buf, cap * 2 + 1);
+			if (nb == NULL) {
+				free(buf);
+				buf = NULL;
+				break;
+			}
+			buf = nb;
+			cap *= 2;
+		}
+	}
+	if (f != stdin)
+		fclose(f);
+	if (buf == NULL) {
+		snprintf(err, errlen, "%s: out of memory", path);
+		return NULL;
+	}
+	buf[n] = 0;
+	*len = n;
+	return buf;
+}
+
+static void print_summary(json_t *r)
+{
+	printf("task %s   backend %s\n", json_string_value(json_object_get(r, "task")),
+	       json_string_value(json_object_get(r, "device")));
+	printf("verdict %s   score %.6f\n", json_string_value(json_object_get(r, "verdict")),
+	       json_number_value(json_object_get(r, "score")));
+	const char *msg = json_string_value(json_object_get(r, "message"));
+	if (msg && *msg)
+		printf("%s\n", msg);
+	printf("\n%-14s %-9s %-15s %9s %10s %10s %6s\n", "VARIANT", "DTYPE", "VERDICT", "SPEEDUP", "EAGER ms",
+	       "PASS ms", "MIN_T");
+	size_t i;
+	json_t *v;
+	json_array_foreach(json_object_get(r, "variants"), i, v) {
+		json_t *mt = json_object_get(v, "min_t");
+		char mts[16] = "-";
+		if (json_is_integer(mt))
+			snprintf(mts, sizeof(mts), "%lld", (long long)json_integer_value(mt));
+		if (json_is_number(json_object_get(v, "speedup")))
+			printf("%-14s %-9s %-15s %9.3f %10.3f %10.3f %6s\n", json_string_value(json_object_get(v, "name")),
+			       json_string_value(json_object_get(v, "dtype")),
+			       json_string_value(json_object_get(v, "verdict")),
+			       json_number_value(json_object_get(v, "speedup")),
+			       json_number_value(json_object_get(v, "eager_ms")),
+			       json_number_value(json_object_get(v, "pass_ms")), mts);
+		else
+			printf("%-14s %-9s %-15s %9s %10s %10s %6s\n", json_string_value(json_object_get(v, "name")),
+			       json_string_value(json_object_get(v, "dtype")),
+			       json_string_value(json_object_get(v, "verdict")), "-", "-", "-", mts);
+	}
+	const char *log = json_string_value(json_object_get(json_object_get(r, "compile"), "log_tail"));
+	if (log && *log)
+		printf("\ncompile log (tail):\n%s%s", log, log[strlen(log) - 1] == '\n' ? "" : "\n");
+}
+
+int cmd_eval(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"task", required_argument, NULL, 'k'},   {"tasks", required_argument, NULL, 't'},
+		{"pass", required_argument, NULL, 'p'},   {"backend", required_argument, NULL, 'b'},
+		{"json", no_argument, NULL, 'j'},         {"warmup", required_argument, NULL, 'w'},
+		{"trials", required_argument, NULL, 'n'}, {"timeout", required_argument, NULL, 'T'},
+		{"secret-seed", required_argument, NULL, 's'}, {"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0}};
+	const char *dir = NULL, *id = NULL, *pass = NULL;
+	struct eval_opts eo = {.backend = "auto"};
+	int as_json = 0, c;
+	char *end;
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'k': id = optarg; break;
+		case 't': dir = optarg; break;
+		case 'p': pass = optarg; break;
+		case 'b':
+			if (strcmp(optarg, "auto") && strcmp(optarg, "cpu") && strcmp(optarg, "cuda")) {
+				fprintf(stderr, "passfs eval: --backend must be auto, cpu or cuda, not '%s'\n", optarg);
+				return 2;
+			}
+			eo.backend = optarg;
+			break;
+		case 'j': as_json = 1; break;
+		case 'w':
+		case 'n': {
+			long v = strtol(optarg, &end, 10);
+			if (*end || v < (c == 'w' ? 0 : 1) || v > 100000) {
+				fprintf(stderr, "passfs eval: --%s needs a whole number, not '%s'\n",
+					c == 'w' ? "warmup" : "trials", optarg);
+				return 2;
+			}
+			if (c == 'w')
+				eo.warmup = v ? (int)v : -1;    /* -1: explicitly none */
+			else
+				eo.trials = (int)v;
+			break;
+		}
+		case 'T':
+			eo.variant_timeout_s = strtod(optarg, &end);
+			if (*end || !(eo.variant_timeout_s > 0)) {
+				fprintf(stderr, "passfs eval: --timeout needs a positive number of seconds\n");
+				return 2;
+			}
+			break;
+		case 's':
+			eo.secret_seed = strtoull(optarg, &end, 0);
+			if (*end || eo.secret_seed == 0) {
+				fprintf(stderr, "passfs eval: --secret-seed needs a non-zero integer\n");
+				return 2;
+			}
+			break;
+		case 'h': usage(stdout); return 0;
+		default: usage(stderr); return 2;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "passfs eval: unexpected argument '%s'\n", argv[optind]);
+		return 2;
+	}
+	if (id == NULL) {
+		fprintf(stderr, "passfs eval: --task ID is required ('passfs tasks' lists them)\n");
+		return 2;
+	}
+	if (dir == NULL)
+		dir = cmd_default_tasks_dir();
+	char err[1024];
+	struct graph_task *t;
+	if (task_load(dir, id, &t, err, sizeof(err))) {
+		fprintf(stderr, "passfs eval: %s\n", err);
+		return 1;
+	}
+	size_t len = 0;
+	char *src = pass ? read_all(pass, &len, err, sizeof(err)) : pass_template(t);
+	if (src == NULL) {
+		fprintf(stderr, "passfs eval: %s\n", pass ? err : "out of memory");
+		graph_task_free(t);
+		return 1;
+	}
+	if (!pass)
+		len = strlen(src);
+	eo.quiet = as_json;
+	struct eval_job job = {.task = t, .pass_label = pass && strcmp(pass, "-") ? pass : "pass.c",
+			       .pass_src = src, .pass_len = len, .opts = eo};
+	json_t *res;
+	int rc = eval_run(&job, &res, err, sizeof(err));
+	if (rc) {
+		fprintf(stderr, "passfs eval: %s\n", err);
+	} else {
+		if (as_json) {
+			json_dumpf(res, stdout, JSON_INDENT(2) | JSON_REAL_PRECISION(10));
+			putchar('\n');
+		} else {
+			print_summary(res);
+		}
+		json_decref(res);
+	}
+	free(src);
+	graph_task_free(t);
+	return rc ? 1 : 0;
+}

@@ -1,0 +1,523 @@
+/* cpu.c - the cpu backend: CUDA C compiled by the host C++ compiler against
+ * the emulation layer (gpu/include/pf_emu.h), blocks spread over a thread
+ * pool, "device" memory in the process.
+ *
+ * A module is compiled in four steps: the NVRTC gate (when NVRTC can be
+ * loaded: the source must be CUDA C a GPU would take), the host compile
+ * with one trampoline per name expression (hostcc.c), the ELF check of the
+ * object (elfcheck.c), then dlopen and dlsym of each trampoline.  A launch
+ * calls the trampoline with a pf_call whose runtime runs the blocks on the
+ * pool and records the first failure message. */
+#include "backend.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "elfcheck.h"
+#include "hostcc.h"
+#include "nvrtc.h"
+#include "pool.h"
+
+#define CPU_ALIGN 256
+/* From this size on, memory comes from mmap: untouched pages cost nothing,
+ * and freeing returns them to the system at once. */
+#define CPU_MMAP_THRESHOLD (64u << 20)
+
+typedef int (*tramp_fn)(pf_call *c, pf_dim3 g, pf_dim3 b, size_t smem, void **args, int nargs);
+
+struct cpu_kernel {
+	struct gpu_kernel base;
+	char *name;             /* the name expression as given */
+	tramp_fn tramp;
+};
+
+struct cpu_module {
+	struct gpu_module base;
+	void *handle;
+	int n_kernels;
+	struct cpu_kernel *kernels;
+	struct cpu_module *prev, *next;
+};
+
+/* Live allocations: pointer -> size, open addressing (keys never move while
+ * present; a removed slot becomes a tombstone). */
+struct alloc_slot {
+	void *p;                /* NULL: empty; ALLOC_TOMB: removed */
+	size_t bytes;
+	int mapped;
+};
+#define ALLOC_TOMB ((void *)1)
+
+struct cpu_dev {
+	struct gpu_dev base;
+	struct pool *pool;
+	pthread_mutex_t mu;     /* guards modules and the allocation table */
+	struct cpu_module *modules;
+	struct alloc_slot *slots;
+	size_t cap, used;       /* used counts live entries and tombstones */
+};
+
+static struct cpu_dev *cpu_of(struct gpu_dev *d)
+{
+	return (struct cpu_dev *)d;
+}
+
+/* --- memory ------------------------------------------------------------ */
+
+static size_t slot_hash(const void *p, size_t cap)
+{
+	uint64_t x = (uint64_t)(uintptr_t)p >> 8;
+	x *= 0x9e3779b97f4a7c15ull;
+	return (size_t)(x >> 17) & (cap - 1);
+}
+
+static int table_grow(struct cpu_dev *c)
+{
+	size_t cap = c->cap ? c->cap * 2 : 256;
+	struct alloc_slot *s = calloc(cap, sizeof *s);
+	if (s == NULL)
+		return -1;
+	size_t used = 0;
+	for (size_t i = 0; i < c->cap; i++) {
+		void *p = c->slots[i].p;
+		if (p == NULL || p == ALLOC_TOMB)
+			continue;
+		size_t h = slot_hash(p, cap);
+		while (s[h].p != NULL)
+			h = (h + 1) & (cap - 1);
+		s[h] = c->slots[i];
+		used++;
+	}
+	free(c->slots);
+	c->slots = s;
+	c->cap = cap;
+	c->used = used;
+	return 0;
+}
+
+static struct alloc_slot *table_find(struct cpu_dev *c, const void *p)
+{
+	if (c->cap == 0)
+		return NULL;
+	size_t h = slot_hash(p, c->cap);
+	for (size_t n = 0; n < c->cap; n++) {
+		if (c->slots[h].p == NULL)
+			return NULL;
+		if (c->slots[h].p == p)
+			return &c->slots[h];
+		h = (h + 1) & (c->cap - 1);
+	}
+	return NULL;
+}
+
+static void release(void *p, size_t bytes, int mapped)
+{
+	if (mapped)
+		munmap(p, bytes);
+	else
+		free(p);
+}
+
+static void *cpu_alloc(struct gpu_dev *d, size_t bytes)
+{
+	struct cpu_dev *c = cpu_of(d);
+	size_t n = bytes ? bytes : 1;
+	if (n > SIZE_MAX - CPU_ALIGN)
+		return NULL;
+	n = (n + CPU_ALIGN - 1) & ~(size_t)(CPU_ALIGN - 1);
+	int mapped = n >= CPU_MMAP_THRESHOLD;
+	void *p;
+	if (mapped) {
+		p = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+		if (p == MAP_FAILED)
+			return NULL;
+	} else if ((p = aligned_alloc(CPU_ALIGN, n)) == NULL) {
+		return NULL;
+	}
+	pthread_mutex_lock(&c->mu);
+	if ((c->used + 1) * 2 > c->cap && table_grow(c) != 0) {
+		pthread_mutex_unlock(&c->mu);
+		release(p, n, mapped);
+		return NULL;
+	}
+	size_t h = slot_hash(p, c->cap);
+	while (c->slots[h].p != NULL && c->slots[h].p != ALLOC_TOMB)
+		h = (h + 1) & (c->cap - 1);
+	if (c->slots[h].p == NULL)
+		c->used++;
+	c->slots[h] = (struct alloc_slot){p, n, mapped};
+	pthread_mutex_unlock(&c->mu);
+	return p;
+}
+
+static void cpu_free(struct gpu_dev *d, void *p)
+{
+	struct cpu_dev *c = cpu_of(d);
+	pthread_mutex_lock(&c->mu);
+	struct alloc_slot *s = table_find(c, p);
+	if (s == NULL) {
+		/* not ours (or freed twice): leave it alone */
+		pthread_mutex_unlock(&c->mu);
+		return;
+	}
+	size_t bytes = s->bytes;
+	int mapped = s->mapped;
+	s->p = ALLOC_TOMB;
+	pthread_mutex_unlock(&c->mu);
+	release(p, bytes, mapped);
+}
+
+static int cpu_copy(struct gpu_dev *d, void *dst, const void *src, size_t bytes)
+{
+	(void)d;
+	memmove(dst, src, bytes);
+	return 0;
+}
+
+static int cpu_memset(struct gpu_dev *d, void *dst, int byte, size_t bytes)
+{
+	(void)d;
+	memset(dst, byte, bytes);
+	return 0;
+}
+
+static int cpu_sync(struct gpu_dev *d, char *err, size_t errlen)
+{
+	/* launches are synchronous here */
+	(void)d;
+	(void)err;
+	(void)errlen;
+	return 0;
+}
+
+/* --- blocks -------------------------------------------------------------- */
+
+struct grid_job {
+	pf_dim3 grid;
+	void (*block_fn)(void *ctx, pf_dim3 idx);
+	void *ctx;
+};
+
+static void grid_item(void *arg, uint64_t i)
+{
+	struct grid_job *j = arg;
+	pf_dim3 b;
+	b.x = (unsigned)(i % j->grid.x);
+	b.y = (unsigned)(i / j->grid.x % j->grid.y);
+	b.z = (unsigned)(i / ((uint64_t)j->grid.x * j->grid.y));
+	j->block_fn(j->ctx, b);
+}
+
+static int cpu_run_blocks(struct gpu_dev *d, pf_dim3 grid, void (*block_fn)(void *ctx, pf_dim3 idx),
+			  void *ctx)
+{
+	struct grid_job j = {grid, block_fn, ctx};
+	pool_run(cpu_of(d)->pool, (uint64_t)grid.x * grid.y * grid.z, grid_item, &j);
+	return 0;
+}
+
+/* --- the runtime a module's launches see ------------------------------------ */
+
+struct cpu_call {
+	pf_call call;
+	struct cpu_dev *dev;
+	char msg[512];
+	int failed;
+};
+
+static const pf_tensor *rt_in(pf_call *c, int i)
+{
+	(void)c;
+	(void)i;
+	return NULL;
+}
+
+static pf_tensor *rt_out(pf_call *c, int i)
+{
+	(void)c;
+	(void)i;
+	return NULL;
+}
+
+static int rt_count(pf_call *c)
+{
+	(void)c;
+	return 0;
+}
+
+static void *rt_scratch(pf_call *c, size_t bytes)
+{
+	(void)c;
+	(void)bytes;
+	return NULL;
+}
+
+static int rt_fail(pf_call *c, int code, const char *msg)
+{
+	struct cpu_call *cc = c->priv;
+	if (!cc->failed) {
+		cc->failed = 1;
+		snprintf(cc->msg, sizeof cc->msg, "%s", msg ? msg : "launch failed");
+	}
+	return code;
+}
+
+static const char *rt_variant(pf_call *c)
+{
+	(void)c;
+	return "";
+}
+
+static int rt_launch(pf_call *c, const void *kernel, pf_dim3 grid, pf_dim3 block, size_t smem,
+		     void **args, int nargs, const size_t *arg_sizes)
+{
+	(void)kernel;
+	(void)grid;
+	(void)block;
+	(void)smem;
+	(void)args;
+	(void)nargs;
+	(void)arg_sizes;
+	return rt_fail(c, PF_ERR_LAUNCH, "the cpu backend has no device launcher");
+}
+
+static int rt_run_blocks(pf_call *c, pf_dim3 grid, void (*block_fn)(void *ctx, pf_dim3 idx), void *ctx)
+{
+	struct cpu_call *cc = c->priv;
+	return cpu_run_blocks(&cc->dev->base, grid, block_fn, ctx);
+}
+
+static const struct pf_runtime cpu_runtime = {
+	.abi_version = PF_ABI_VERSION,
+	.in = rt_in,
+	.out = rt_out,
+	.num_in = rt_count,
+	.num_out = rt_count,
+	.scratch = rt_scratch,
+	.fail = rt_fail,
+	.variant = rt_variant,
+	.launch = rt_launch,
+	.run_blocks = rt_run_blocks,
+};
+
+static int cpu_launch(struct gpu_dev *d, struct gpu_kernel *k, pf_dim3 grid, pf_dim3 block,
+		      size_t smem, void **args, int nargs, char *err, size_t errlen)
+{
+	struct cpu_kernel *ck = (struct cpu_kernel *)k;
+	struct cpu_call cc = {.call = {.rt = &cpu_runtime, .backend = PF_BACKEND_CPU}, .dev = cpu_of(d)};
+	cc.call.priv = &cc;
+	int rc = ck->tramp(&cc.call, grid, block, smem, args, nargs);
+	if (rc == PF_OK && !cc.failed)
+		return 0;
+	snprintf(err, errlen, "%s: %s", ck->name, cc.failed ? cc.msg : "launch failed");
+	return -1;
+}
+
+/* --- modules ------------------------------------------------------------------ */
+
+static void module_release(struct cpu_module *m)
+{
+	for (int i = 0; i < m->n_kernels; i++)
+		free(m->kernels[i].name);
+	free(m->kernels);
+	if (m->handle != NULL)
+		dlclose(m->handle);
+	free(m);
+}
+
+static void cpu_module_free(struct gpu_module *gm)
+{
+	struct cpu_module *m = (struct cpu_module *)gm;
+	struct cpu_dev *c = cpu_of(gm->dev);
+	pthread_mutex_lock(&c->mu);
+	if (m->prev)
+		m->prev->next = m->next;
+	else
+		c->modules = m->next;
+	if (m->next)
+		m->next->prev = m->prev;
+	pthread_mutex_unlock(&c->mu);
+	module_release(m);
+}
+
+/* Name expressions compare without white space: "softmax<float,256>" finds
+ * "softmax<float, 256>". */
+static int same_expr(const char *a, const char *b)
+{
+	for (;;) {
+		while (*a == ' ' || *a == '\t' || *a == '\n')
+			a++;
+		while (*b == ' ' || *b == '\t' || *b == '\n')
+			b++;
+		if (*a != *b)
+			return 0;
+		if (*a == '\0')
+			return 1;
+		a++;
+		b++;
+	}
+}
+
+static struct gpu_kernel *cpu_module_kernel(struct gpu_module *gm, const char *name)
+{
+	struct cpu_module *m = (struct cpu_module *)gm;
+	for (int i = 0; i < m->n_kernels; i++)
+		if (same_expr(m->kernels[i].name, name))
+			return &m->kernels[i].base;
+	return NULL;
+}
+
+static char *dup_or_empty(const char *s)
+{
+	return strdup(s ? s : "");
+}
+
+static int cpu_module_compile(struct gpu_dev *d, const char *label, const char *src,
+			      const char *const *names, int n_names, struct gpu_module **out,
+			      char **log, char *err, size_t errlen)
+{
+	struct cpu_dev *c = cpu_of(d);
+	const char *inc = hostcc_include_dir();
+
+	/* 1. the device gate */
+	if (nvrtc_available(NULL, 0)) {
+		struct nvrtc_request nr = {.label = label, .src = src, .arch = d->arch, .include_dir = inc,
+					   .pre_include = "passfs.h", .names = names, .n_names = n_names};
+		struct nvrtc_output no;
+		enum nvrtc_status ns = nvrtc_compile(&nr, &no, err, errlen);
+		if (ns != NVRTC_GATE_OK && ns != NVRTC_GATE_UNAVAILABLE) {
+			if (log != NULL)
+				*log = dup_or_empty(no.log);
+			nvrtc_output_free(&no);
+			return -1;
+		}
+		nvrtc_output_free(&no);
+	}
+
+	/* 2. the host compile */
+	struct hostcc_request hr = {.label = label, .src = src, .len = strlen(src), .names = names,
+				    .n_names = n_names, .include_dir = inc};
+	struct hostcc_output ho;
+	if (hostcc_compile(&hr, &ho, err, errlen) != HOSTCC_OK) {
+		if (log != NULL)
+			*log = dup_or_empty(ho.log);
+		hostcc_output_free(&ho);
+		return -1;
+	}
+
+	/* 3. the object may not run code at load time nor reach outside the
+	 * allow-list */
+	char msg[1024];
+	if (elfcheck_file(ho.so_path, label, msg, sizeof msg) != ELFCHECK_OK) {
+		snprintf(err, errlen, "%s", msg);
+		hostcc_output_free(&ho);
+		return -1;
+	}
+
+	/* 4. load */
+	struct cpu_module *m = calloc(1, sizeof *m);
+	if (m == NULL || (n_names > 0 && (m->kernels = calloc((size_t)n_names, sizeof *m->kernels)) == NULL)) {
+		free(m);
+		hostcc_output_free(&ho);
+		snprintf(err, errlen, "%s: out of memory", label);
+		return -1;
+	}
+	m->base.dev = d;
+	m->handle = dlopen(ho.so_path, RTLD_NOW | RTLD_LOCAL);
+	hostcc_output_free(&ho);        /* the mapping outlives the file */
+	if (m->handle == NULL) {
+		const char *e = dlerror();
+		snprintf(err, errlen, "%s: cannot load the compiled module: %s", label, e ? e : "?");
+		module_release(m);
+		return -1;
+	}
+	for (int i = 0; i < n_names; i++) {
+		char sym[32];
+		snprintf(sym, sizeof sym, "pf_tramp_%d", i);
+		struct cpu_kernel *k = &m->kernels[i];
+		k->base.mod = &m->base;
+		k->name = strdup(names[i]);
+		void *fn = dlsym(m->handle, sym);
+		if (k->name == NULL || fn == NULL) {
+			snprintf(err, errlen, "%s: the compiled module lacks %s", label, sym);
+			m->n_kernels = i + 1;
+			module_release(m);
+			return -1;
+		}
+		memcpy(&k->tramp, &fn, sizeof fn);
+		m->n_kernels = i + 1;
+	}
+
+	pthread_mutex_lock(&c->mu);
+	m->next = c->modules;
+	if (c->modules)
+		c->modules->prev = m;
+	c->modules = m;
+	pthread_mutex_unlock(&c->mu);
+	*out = &m->base;
+	return 0;
+}
+
+/* --- the device ------------------------------------------------------------------ */
+
+static void cpu_close(struct gpu_dev *d)
+{
+	struct cpu_dev *c = cpu_of(d);
+	while (c->modules != NULL) {
+		struct cpu_module *m = c->modules;
+		c->modules = m->next;
+		module_release(m);
+	}
+	for (size_t i = 0; i < c->cap; i++)
+		if (c->slots[i].p != NULL && c->slots[i].p != ALLOC_TOMB)
+			release(c->slots[i].p, c->slots[i].bytes, c->slots[i].mapped);
+	free(c->slots);
+	pool_destroy(c->pool);
+	pthread_mutex_destroy(&c->mu);
+	free(c);
+}
+
+static const struct gpu_ops cpu_ops = {
+	.close = cpu_close,
+	.module_compile = cpu_module_compile,
+	.module_free = cpu_module_free,
+	.module_kernel = cpu_module_kernel,
+	.launch = cpu_launch,
+	.alloc = cpu_alloc,
+	.free = cpu_free,
+	.copy_to_device = cpu_copy,
+	.copy_to_host = cpu_copy,
+	.memset = cpu_memset,
+	.sync = cpu_sync,
+	.run_blocks = cpu_run_blocks,
+};
+
+int gpu_cpu_open(struct gpu_dev **out, char *err, size_t errlen)
+{
+	*out = NULL;
+	struct cpu_dev *c = calloc(1, sizeof *c);
+	if (c == NULL) {
+		snprintf(err, errlen, "cpu backend: out of memory");
+		return -1;
+	}
+	char perr[256];
+	if (pool_create(0, &c->pool, perr, sizeof perr) != 0) {
+		snprintf(err, errlen, "cpu backend: %s", perr);
+		free(c);
+		return -1;
+	}
+	pthread_mutex_init(&c->mu, NULL);
+	c->base.ops = &cpu_ops;
+	c->base.backend = GPU_BACKEND_CPU;
+	snprintf(c->base.name, sizeof c->base.name, "cpu (%d thread%s, emulated CUDA)",
+		 pool_threads(c->pool), pool_threads(c->pool) == 1 ? "" : "s");
+	snprintf(c->base.arch, sizeof c->base.arch, "sm_90");
+	*out = &c->base;
+	return 0;
+}

@@ -1,0 +1,961 @@
+/* hostcc.c - the host C++ compiler as a child process (see hostcc.h). */
+#define _GNU_SOURCE
+#include "hostcc.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define HOSTCC_LOG_CAP (64u << 10)
+#define HOSTCC_DEFAULT_TIMEOUT_S 60
+/* cc1plus on template-heavy code stays well under this; a runaway
+ * constexpr or template recursion hits it instead of the machine. */
+#define HOSTCC_AS_LIMIT (8ull << 30)
+#define HOSTCC_FSIZE_LIMIT (1ull << 30)
+
+extern char **environ;
+
+/* --- include directory --------------------------------------------------- */
+
+static int has_passfs_h(const char *dir)
+{
+	char p[4096];
+	struct stat st;
+	snprintf(p, sizeof p, "%s/passfs.h", dir);
+	return stat(p, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+const char *hostcc_include_dir(void)
+{
+	const char *env = getenv("PASSFS_INCLUDE_DIR");
+	if (env != NULL && *env != '\0')
+		return env;
+#ifdef PASSFS_SOURCE_INCLUDE
+	if (has_passfs_h(PASSFS_SOURCE_INCLUDE))
+		return PASSFS_SOURCE_INCLUDE;
+#endif
+#ifdef PASSFS_INSTALLED_INCLUDE
+	return PASSFS_INSTALLED_INCLUDE;
+#else
+	return "/usr/local/include/passfs";
+#endif
+}
+
+/* --- masking comments and literals ---------------------------------------- */
+
+static int is_ident(int c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+}
+
+static int is_digit(int c)
+{
+	return c >= '0' && c <= '9';
+}
+
+char *hostcc_mask(const char *src, size_t len)
+{
+	char *m = malloc(len + 1);
+	if (m == NULL)
+		return NULL;
+	memcpy(m, src, len);
+	m[len] = '\0';
+	size_t i = 0;
+#define BLANK(k) do { if (m[k] != '\n') m[k] = ' '; } while (0)
+	while (i < len) {
+		char c = src[i];
+		if (c == '\0') {
+			m[i++] = ' ';
+		} else if (c == '/' && i + 1 < len && src[i + 1] == '/') {
+			/* to the end of the line; a backslash-newline continues it */
+			while (i < len && src[i] != '\n') {
+				if (src[i] == '\\' && i + 1 < len && src[i + 1] == '\n') {
+					BLANK(i);
+					i += 2;
+					continue;
+				}
+				BLANK(i);
+				i++;
+			}
+		} else if (c == '/' && i + 1 < len && src[i + 1] == '*') {
+			BLANK(i);
+			BLANK(i + 1);
+			i += 2;
+			while (i < len && !(src[i] == '*' && i + 1 < len && src[i + 1] == '/')) {
+				BLANK(i);
+				i++;
+			}
+			if (i < len) {
+				BLANK(i);
+				BLANK(i + 1);
+				i += 2;
+			}
+		} else if (c == '"' && i > 0 && src[i - 1] == 'R' &&
+			   (i < 2 || !is_ident(src[i - 2]) ||
+			    (i >= 2 && (src[i - 2] == 'u' || src[i - 2] == 'U' || src[i - 2] == 'L' ||
+					src[i - 2] == '8')))) {
+			/* raw string R"delim( ... )delim" */
+			size_t d0 = i + 1, d1 = d0;
+			while (d1 < len && d1 - d0 <= 16 && src[d1] != '(' && src[d1] != '"' &&
+			       src[d1] != '\n')
+				d1++;
+			if (d1 >= len || src[d1] != '(') {
+				i++;
+				continue;
+			}
+			size_t dl = d1 - d0;
+			i = d1 + 1;
+			while (i < len) {
+				if (src[i] == ')' && i + 1 + dl < len && memcmp(src + i + 1, src + d0, dl) == 0 &&
+				    src[i + 1 + dl] == '"')
+					break;
+				BLANK(i);
+				i++;
+			}
+			i = i < len ? i + dl + 2 : len;
+		} else if (c == '"' || c == '\'') {
+			i++;
+			while (i < len && src[i] != c && src[i] != '\n') {
+				if (src[i] == '\\' && i + 1 < len) {
+					BLANK(i);
+					i++;
+				}
+				BLANK(i);
+				i++;
+			}
+			if (i < len && src[i] == c)
+				i++;
+		} else if (is_digit(c) || (c == '.' && i + 1 < len && is_digit(src[i + 1]))) {
+			/* a pp-number: 1'000'000, 0x1p-3, 1e+5f */
+			i++;
+			while (i < len) {
+				char d = src[i];
+				if ((d == '+' || d == '-') && strchr("eEpP", src[i - 1]) != NULL)
+					i++;
+				else if (is_ident(d) || d == '.')
+					i++;
+				else if (d == '\'' && i + 1 < len && is_ident(src[i + 1]))
+					i++;
+				else
+					break;
+			}
+		} else if (is_ident(c)) {
+			while (i < len && is_ident(src[i]))
+				i++;
+		} else {
+			i++;
+		}
+	}
+#undef BLANK
+	return m;
+}
+
+/* --- extern __shared__ ------------------------------------------------------ */
+
+/* --- growing strings -------------------------------------------------------- */
+
+struct buf {
+	char *p;
+	size_t len, cap;
+	int oom;
+};
+
+static void buf_add(struct buf *b, const char *s, size_t n)
+{
+	if (b->oom)
+		return;
+	if (b->len + n + 1 > b->cap) {
+		size_t cap = b->cap ? b->cap : 4096;
+		while (cap < b->len + n + 1)
+			cap *= 2;
+		char *p = realloc(b->p, cap);
+		if (p == NULL) {
+			b->oom = 1;
+			return;
+		}
+		b->p = p;
+		b->cap = cap;
+	}
+	memcpy(b->p + b->len, s, n);
+	b->len += n;
+	b->p[b->len] = '\0';
+}
+
+static void buf_puts(struct buf *b, const char *s)
+{
+	buf_add(b, s, strlen(s));
+}
+
+__attribute__((format(printf, 2, 3))) static void buf_printf(struct buf *b, const char *fmt, ...)
+{
+	char tmp[8192];
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(tmp, sizeof tmp, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return;
+	if ((size_t)n >= sizeof tmp) {
+		char *big = malloc((size_t)n + 1);
+		if (big == NULL) {
+			b->oom = 1;
+			return;
+		}
+		va_start(ap, fmt);
+		vsnprintf(big, (size_t)n + 1, fmt, ap);
+		va_end(ap);
+		buf_add(b, big, (size_t)n);
+		free(big);
+		return;
+	}
+	buf_add(b, tmp, (size_t)n);
+}
+
+/* A C string literal's body for s ("pass.c" stays, quotes and backslashes
+ * are escaped, control characters dropped). */
+static void buf_quoted(struct buf *b, const char *s)
+{
+	buf_puts(b, "\"");
+	for (; *s; s++) {
+		if (*s == '"' || *s == '\\')
+			buf_add(b, "\\", 1);
+		if ((unsigned char)*s >= 0x20)
+			buf_add(b, s, 1);
+	}
+	buf_puts(b, "\"");
+}
+
+/* --- extern __shared__ ------------------------------------------------------ */
+
+/* A token of a declaration: [b, e) in the masked text. */
+struct tok {
+	size_t b, e;
+};
+
+static int tok_is(const char *m, struct tok t, const char *word)
+{
+	size_t n = strlen(word);
+	return t.e - t.b == n && memcmp(m + t.b, word, n) == 0;
+}
+
+/* Splits m[b, e) into identifier/number tokens and single punctuation
+ * characters.  Returns the count (at most max). */
+static int tokenize(const char *m, size_t b, size_t e, struct tok *out, int max)
+{
+	int n = 0;
+	size_t i = b;
+	while (i < e && n < max) {
+		if (m[i] == ' ' || m[i] == '\t' || m[i] == '\n' || m[i] == '\r' || m[i] == '\f' ||
+		    m[i] == '\v' || m[i] == '\\') {
+			i++;
+			continue;
+		}
+		size_t j = i + 1;
+		if (is_ident(m[i]))
+			while (j < e && is_ident(m[j]))
+				j++;
+		out[n].b = i;
+		out[n].e = j;
+		n++;
+		i = j;
+	}
+	return n;
+}
+
+/* Index after the balanced (...) group starting at tokens[k] ("("), or -1. */
+static int skip_parens(const char *m, const struct tok *t, int n, int k)
+{
+	if (k >= n || !tok_is(m, t[k], "("))
+		return -1;
+	int depth = 0;
+	for (; k < n; k++) {
+		if (tok_is(m, t[k], "("))
+			depth++;
+		else if (tok_is(m, t[k], ")") && --depth == 0)
+			return k + 1;
+	}
+	return -1;
+}
+
+static void buf_tokens(struct buf *b, const char *m, const struct tok *t, int from, int to)
+{
+	for (int k = from; k < to; k++) {
+		if (k > from && (is_ident(m[t[k].b]) && is_ident(m[t[k - 1].b])))
+			buf_puts(b, " ");
+		buf_add(b, m + t[k].b, t[k].e - t[k].b);
+	}
+}
+
+/* Rewrites the declaration m[b, e) (from `extern` to just before `;`) per
+ * pf_emu.h's contract.  Appends the replacement to out and returns 1, or 0
+ * when it is not a dynamic shared memory declaration this understands. */
+static int rewrite_decl(const char *m, size_t b, size_t e, int ns_scope, struct buf *out)
+{
+	struct tok raw[256], t[256];
+	int nr = tokenize(m, b, e, raw, 256), n = 0, shared = 0;
+	if (nr >= 256)
+		return 0;
+	/* drop extern, __shared__ and alignment attributes */
+	for (int k = 0; k < nr;) {
+		if (tok_is(m, raw[k], "extern")) {
+			k++;
+		} else if (tok_is(m, raw[k], "__shared__")) {
+			shared = 1;
+			k++;
+		} else if (tok_is(m, raw[k], "__align__") || tok_is(m, raw[k], "alignas") ||
+			   tok_is(m, raw[k], "__attribute__")) {
+			k = skip_parens(m, raw, nr, k + 1);
+			if (k < 0)
+				return 0;
+		} else {
+			t[n++] = raw[k++];
+		}
+	}
+	if (!shared || n < 4)
+		return 0;
+	/* T decl {, decl}: each decl is *...NAME[] */
+	int first_name = -1;
+	for (int k = 0; k + 2 < n; k++)
+		if (is_ident(m[t[k].b]) && tok_is(m, t[k + 1], "[")) {
+			first_name = k;
+			break;
+		}
+	if (first_name < 1)
+		return 0;
+	int type_end = first_name;
+	while (type_end > 0 && tok_is(m, t[type_end - 1], "*"))
+		type_end--;
+	if (type_end < 1)
+		return 0;
+	struct buf ty = {0};
+	buf_tokens(&ty, m, t, 0, type_end);
+	int k = type_end, ok = 1;
+	while (k < n && ok) {
+		int stars = 0;
+		while (k < n && tok_is(m, t[k], "*")) {
+			stars++;
+			k++;
+		}
+		if (k + 2 >= n || !is_ident(m[t[k].b]) || !tok_is(m, t[k + 1], "[") ||
+		    !tok_is(m, t[k + 2], "]")) {
+			ok = 0;
+			break;
+		}
+		struct tok name = t[k];
+		k += 3;
+		if (k < n && !tok_is(m, t[k], ",")) {
+			ok = 0;
+			break;
+		}
+		k++;
+		char elem[600];
+		snprintf(elem, sizeof elem, "%s%.*s", ty.p ? ty.p : "", stars, "****************");
+		if (ns_scope)
+			buf_printf(out, "#define %.*s ((%s *)pf_emu::dyn_smem())\n", (int)(name.e - name.b),
+				   m + name.b, elem);
+		else
+			buf_printf(out, "%s *%.*s = (%s *)pf_emu::dyn_smem(); ", elem, (int)(name.e - name.b),
+				   m + name.b, elem);
+	}
+	free(ty.p);
+	return ok && !ty.oom;
+}
+
+/* Whether the `{` at position i (masked text) opens a namespace-like scope
+ * (namespace ... {, extern "C" {) rather than a function or class body. */
+static int opens_namespace(const char *m, size_t i)
+{
+	size_t j = i;
+	while (j > 0 && m[j - 1] != ';' && m[j - 1] != '{' && m[j - 1] != '}')
+		j--;
+	while (j < i && (m[j] == ' ' || m[j] == '\t' || m[j] == '\n' || m[j] == '\r'))
+		j++;
+	if (strncmp(m + j, "namespace", 9) == 0 && !is_ident(m[j + 9]))
+		return 1;
+	if (strncmp(m + j, "inline", 6) == 0 && !is_ident(m[j + 6])) {
+		j += 6;
+		while (j < i && (m[j] == ' ' || m[j] == '\t' || m[j] == '\n'))
+			j++;
+		return strncmp(m + j, "namespace", 9) == 0 && !is_ident(m[j + 9]);
+	}
+	if (strncmp(m + j, "extern", 6) == 0 && !is_ident(m[j + 6])) {
+		j += 6;
+		while (j < i && (m[j] == ' ' || m[j] == '\t' || m[j] == '\n'))
+			j++;
+		return m[j] == '"';
+	}
+	return 0;
+}
+
+#define MAX_SCOPE_DEPTH 256
+
+char *hostcc_rewrite_shared(const char *label, const char *src, size_t len, size_t *outlen)
+{
+	char *m = hostcc_mask(src, len);
+	if (m == NULL)
+		return NULL;
+	struct buf out = {0};
+	/* block[d]: whether brace level d+1 is a function or class body */
+	unsigned char block[MAX_SCOPE_DEPTH];
+	int depth = 0, in_block = 0, line = 1;
+	size_t copied = 0, i = 0;
+	int line_start = 1;
+	while (i < len) {
+		char c = m[i];
+		if (c == '\n') {
+			line++;
+			line_start = 1;
+			i++;
+			continue;
+		}
+		if (line_start && c == '#') {
+			/* a directive: skip the logical line */
+			while (i < len && !(m[i] == '\n' && (i == 0 || m[i - 1] != '\\'))) {
+				if (m[i] == '\n')
+					line++;
+				i++;
+			}
+			continue;
+		}
+		if (c != ' ' && c != '\t' && c != '\r')
+			line_start = 0;
+		if (c == '{') {
+			int blk = in_block || !opens_namespace(m, i);
+			if (depth < MAX_SCOPE_DEPTH)
+				block[depth] = (unsigned char)blk;
+			depth++;
+			in_block = blk;
+			i++;
+			continue;
+		}
+		if (c == '}') {
+			if (depth > 0)
+				depth--;
+			if (depth == 0)
+				in_block = 0;
+			else
+				in_block = depth <= MAX_SCOPE_DEPTH ? block[depth - 1] : 1;
+			i++;
+			continue;
+		}
+		if (c == 'e' && strncmp(m + i, "extern", 6) == 0 && (i == 0 || !is_ident(m[i - 1])) &&
+		    !is_ident(m[i + 6])) {
+			size_t semi = i;
+			while (semi < len && m[semi] != ';' && m[semi] != '{' && m[semi] != '}')
+				semi++;
+			struct buf rep = {0};
+			if (semi < len && m[semi] == ';' && rewrite_decl(m, i, semi, !in_block, &rep) &&
+			    !rep.oom) {
+				buf_add(&out, src + copied, i - copied);
+				int decl_lines = 0;
+				for (size_t k = i; k < semi; k++)
+					decl_lines += m[k] == '\n';
+				if (!in_block) {
+					/* #define needs a line of its own */
+					size_t k = i;
+					while (k > 0 && (m[k - 1] == ' ' || m[k - 1] == '\t'))
+						k--;
+					if (k > 0 && m[k - 1] != '\n')
+						buf_puts(&out, "\n");
+					buf_add(&out, rep.p, rep.len);
+					buf_printf(&out, "#line %d ", line + decl_lines);
+					buf_quoted(&out, label);
+					buf_puts(&out, "\n");
+				} else {
+					buf_add(&out, rep.p, rep.len);
+					for (int k = 0; k < decl_lines; k++)
+						buf_puts(&out, "\n");
+				}
+				line += decl_lines;
+				copied = i = semi + 1;
+				free(rep.p);
+				continue;
+			}
+			free(rep.p);
+			i += 6;
+			continue;
+		}
+		i++;
+	}
+	buf_add(&out, src + copied, len - copied);
+	free(m);
+	if (out.oom || out.p == NULL) {
+		free(out.p);
+		if (!out.oom) {
+			char *e = calloc(1, 1);
+			*outlen = 0;
+			return e;
+		}
+		return NULL;
+	}
+	*outlen = out.len;
+	return out.p;
+}
+
+/* --- the compiler's input --------------------------------------------------- */
+
+static char *build_source(const struct hostcc_request *req, size_t *outlen)
+{
+	const char *label = req->label ? req->label : "source.cu";
+	struct buf b = {0};
+	size_t rlen;
+	char *body = hostcc_rewrite_shared(label, req->src, req->len, &rlen);
+	if (body == NULL)
+		return NULL;
+
+	buf_puts(&b, "#line 1 ");
+	buf_quoted(&b, label);
+	buf_puts(&b, "\n");
+	buf_add(&b, body, rlen);
+	free(body);
+	buf_puts(&b, "\n");
+
+	/* What every object gets: a trap for pure virtual calls (the C++
+	 * runtime, which has it, is not linked). */
+	buf_puts(&b, "#line 1 \"<passfs: kernel launch glue>\"\n"
+		     "extern \"C\" __attribute__((weak, visibility(\"hidden\"))) void "
+		     "__cxa_pure_virtual(void) { __builtin_trap(); }\n");
+	for (int i = 0; i < req->n_names; i++) {
+		int line = req->name_lines ? req->name_lines[i] : 0;
+		if (line > 0) {
+			buf_printf(&b, "#line %d ", line);
+			buf_quoted(&b, label);
+			buf_puts(&b, "\n");
+		}
+		buf_printf(&b, "extern \"C\" int pf_tramp_%d(pf_call *c, pf_dim3 g, pf_dim3 b, size_t smem, "
+			       "void **args, int nargs) { return pf_emu::launch_checked(c, &%s, g, b, "
+			       "smem, args, nargs); }\n", i, req->names[i]);
+	}
+	if (req->kernel_table) {
+		buf_puts(&b, "#line 1 \"<passfs: kernel table>\"\n"
+			     "extern \"C\" const struct pf_kernel_entry pf_kernel_table[] = {\n");
+		for (int i = 0; i < req->n_names; i++) {
+			int line = req->name_lines ? req->name_lines[i] : 0;
+			if (line > 0) {
+				buf_printf(&b, "#line %d ", line);
+				buf_quoted(&b, label);
+				buf_puts(&b, "\n");
+			}
+			buf_printf(&b, "\t{(const void *)&%s, ", req->names[i]);
+			buf_quoted(&b, req->names[i]);
+			buf_puts(&b, "},\n");
+		}
+		if (req->n_names == 0)
+			buf_puts(&b, "\t{0, 0},\n");
+		buf_printf(&b, "};\nextern \"C\" const int pf_kernel_count = %d;\n", req->n_names);
+	}
+	if (b.oom) {
+		free(b.p);
+		return NULL;
+	}
+	*outlen = b.len;
+	return b.p;
+}
+
+/* --- files ------------------------------------------------------------------ */
+
+static int write_file(const char *path, const char *data, size_t len)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return -1;
+	size_t done = 0;
+	while (done < len) {
+		ssize_t n = write(fd, data + done, len - done);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			close(fd);
+			return -1;
+		}
+		done += (size_t)n;
+	}
+	return close(fd);
+}
+
+/* Removes dir and everything under it (no symlinks are followed). */
+static void remove_tree(const char *dir)
+{
+	DIR *d = opendir(dir);
+	if (d != NULL) {
+		struct dirent *e;
+		while ((e = readdir(d)) != NULL) {
+			if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+				continue;
+			char p[4096];
+			struct stat st;
+			snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
+			if (lstat(p, &st) == 0 && S_ISDIR(st.st_mode))
+				remove_tree(p);
+			else
+				unlink(p);
+		}
+		closedir(d);
+	}
+	rmdir(dir);
+}
+
+void hostcc_output_free(struct hostcc_output *out)
+{
+	if (out == NULL)
+		return;
+	if (out->dir != NULL)
+		remove_tree(out->dir);
+	free(out->dir);
+	free(out->so_path);
+	free(out->log);
+	memset(out, 0, sizeof *out);
+}
+
+/* --- running the compiler ----------------------------------------------------- */
+
+/* Finds an executable for `name` on PATH (or name itself when it holds a
+ * slash), so the child can use execve, which is safe after fork in a
+ * threaded process. */
+static char *find_program(const char *name)
+{
+	if (strchr(name, '/') != NULL)
+		return access(name, X_OK) == 0 ? strdup(name) : NULL;
+	const char *path = getenv("PATH");
+	if (path == NULL || *path == '\0')
+		path = "/usr/local/bin:/usr/bin:/bin";
+	while (*path) {
+		const char *colon = strchr(path, ':');
+		size_t n = colon ? (size_t)(colon - path) : strlen(path);
+		char p[4096];
+		if (n > 0 && n + strlen(name) + 2 < sizeof p) {
+			memcpy(p, path, n);
+			p[n] = '/';
+			strcpy(p + n + 1, name);
+			if (access(p, X_OK) == 0)
+				return strdup(p);
+		}
+		path += n;
+		if (*path == ':')
+			path++;
+	}
+	return NULL;
+}
+
+static double now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+/* Keeps the last HOSTCC_LOG_CAP bytes written. */
+struct tail {
+	char *p;
+	size_t len;
+	int cut;
+};
+
+static void tail_add(struct tail *t, const char *s, size_t n)
+{
+	if (n > HOSTCC_LOG_CAP) {
+		s += n - HOSTCC_LOG_CAP;
+		n = HOSTCC_LOG_CAP;
+		t->cut = 1;
+	}
+	if (t->len + n > HOSTCC_LOG_CAP) {
+		size_t drop = t->len + n - HOSTCC_LOG_CAP;
+		memmove(t->p, t->p + drop, t->len - drop);
+		t->len -= drop;
+		t->cut = 1;
+	}
+	memcpy(t->p + t->len, s, n);
+	t->len += n;
+}
+
+/* The log for people: the temporary directory's path removed, and a note
+ * when the head was cut. */
+static char *finish_log(struct tail *t, const char *dir)
+{
+	struct buf b = {0};
+	if (t->cut)
+		buf_puts(&b, "[... earlier compiler output cut ...]\n");
+	char dirslash[4200];
+	snprintf(dirslash, sizeof dirslash, "%.4096s/", dir);
+	size_t dl = strlen(dirslash);
+	for (size_t i = 0; i < t->len;) {
+		if (t->len - i >= dl && memcmp(t->p + i, dirslash, dl) == 0) {
+			i += dl;
+			continue;
+		}
+		buf_add(&b, t->p + i, 1);
+		i++;
+	}
+	if (b.p == NULL && !b.oom)
+		buf_puts(&b, "");
+	return b.oom ? strdup("") : b.p;
+}
+
+/* Runs argv with output captured into *t; returns the wait status, or -1
+ * when it could not be started (err set); *timed_out when it was killed. */
+static int run_child(char *const argv[], char *const envp[], int timeout_s, struct tail *t,
+		     int *timed_out, char *err, size_t errlen)
+{
+	int pfd[2];
+	if (pipe2(pfd, O_CLOEXEC) != 0) {
+		snprintf(err, errlen, "host compiler: pipe: %s", strerror(errno));
+		return -1;
+	}
+	int devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	pid_t pid = fork();
+	if (pid < 0) {
+		snprintf(err, errlen, "host compiler: fork: %s", strerror(errno));
+		close(pfd[0]);
+		close(pfd[1]);
+		if (devnull >= 0)
+			close(devnull);
+		return -1;
+	}
+	if (pid == 0) {
+		/* Only async-signal-safe calls from here to execve. */
+		setpgid(0, 0);
+		struct rlimit rl;
+		rl.rlim_cur = rl.rlim_max = (rlim_t)timeout_s + 5;
+		setrlimit(RLIMIT_CPU, &rl);
+		rl.rlim_cur = rl.rlim_max = HOSTCC_AS_LIMIT;
+		setrlimit(RLIMIT_AS, &rl);
+		rl.rlim_cur = rl.rlim_max = HOSTCC_FSIZE_LIMIT;
+		setrlimit(RLIMIT_FSIZE, &rl);
+		rl.rlim_cur = rl.rlim_max = 0;
+		setrlimit(RLIMIT_CORE, &rl);
+		if (devnull >= 0)
+			dup2(devnull, 0);
+		dup2(pfd[1], 1);
+		dup2(pfd[1], 2);
+		/* Nothing else of ours (FUSE device, sockets) goes to the compiler. */
+		close_range(3, ~0u, 0);
+		sigset_t none;
+		sigemptyset(&none);
+		sigprocmask(SIG_SETMASK, &none, NULL);
+		execve(argv[0], argv, envp);
+		static const char msg[] = "host compiler: cannot execute\n";
+		ssize_t w = write(2, msg, sizeof msg - 1);
+		(void)w;
+		_exit(127);
+	}
+	setpgid(pid, pid);
+	close(pfd[1]);
+	if (devnull >= 0)
+		close(devnull);
+
+	double deadline = now_ms() + timeout_s * 1000.0;
+	int open_pipe = 1, status = 0;
+	*timed_out = 0;
+	char chunk[8192];
+	for (;;) {
+		double left = deadline - now_ms();
+		if (left <= 0) {
+			*timed_out = 1;
+			kill(-pid, SIGKILL);
+			kill(pid, SIGKILL);
+			break;
+		}
+		if (open_pipe) {
+			struct pollfd p = {.fd = pfd[0], .events = POLLIN};
+			int r = poll(&p, 1, left > 1000 ? 1000 : (int)left + 1);
+			if (r < 0 && errno != EINTR) {
+				snprintf(err, errlen, "host compiler: poll: %s", strerror(errno));
+				kill(-pid, SIGKILL);
+				break;
+			}
+			if (r > 0) {
+				ssize_t n = read(pfd[0], chunk, sizeof chunk);
+				if (n > 0)
+					tail_add(t, chunk, (size_t)n);
+				else if (n == 0 || (errno != EINTR && errno != EAGAIN))
+					open_pipe = 0;
+			}
+		} else {
+			pid_t w = waitpid(pid, &status, WNOHANG);
+			if (w == pid) {
+				close(pfd[0]);
+				/* anything the compiler left running in its group goes too */
+				kill(-pid, SIGKILL);
+				return status;
+			}
+			struct timespec ts = {0, 2 * 1000 * 1000};
+			nanosleep(&ts, NULL);
+		}
+	}
+	close(pfd[0]);
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	return *timed_out ? status : -1;
+}
+
+/* The compiler command: $PASSFS_CXX (words split on spaces) or g++. */
+static int compiler_words(char **words, int max, char *store, size_t storelen)
+{
+	const char *cxx = getenv("PASSFS_CXX");
+	if (cxx == NULL || *cxx == '\0')
+		cxx = "g++";
+	snprintf(store, storelen, "%s", cxx);
+	int n = 0;
+	for (char *s = strtok(store, " \t"); s != NULL && n < max; s = strtok(NULL, " \t"))
+		words[n++] = s;
+	return n;
+}
+
+/* environ with LC_ALL=C (plain quotes in diagnostics) and no colours. */
+static char **child_env(void)
+{
+	size_t n = 0;
+	while (environ[n] != NULL)
+		n++;
+	char **env = calloc(n + 2, sizeof(char *));
+	if (env == NULL)
+		return NULL;
+	size_t k = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (strncmp(environ[i], "LC_ALL=", 7) == 0 || strncmp(environ[i], "GCC_COLORS=", 11) == 0)
+			continue;
+		env[k++] = environ[i];
+	}
+	env[k++] = "LC_ALL=C";
+	env[k] = NULL;
+	return env;
+}
+
+static const char *const stand_in_headers[] = {"cuda_fp16.h", "cuda_bf16.h", "cuda_runtime.h", NULL};
+
+enum hostcc_status hostcc_compile(const struct hostcc_request *req, struct hostcc_output *out,
+				  char *err, size_t errlen)
+{
+	memset(out, 0, sizeof *out);
+	const char *label = req->label ? req->label : "source.cu";
+	int timeout_s = req->timeout_s > 0 ? req->timeout_s : HOSTCC_DEFAULT_TIMEOUT_S;
+	const char *inc = req->include_dir ? req->include_dir : hostcc_include_dir();
+	enum hostcc_status st = HOSTCC_FAILED;
+	char *prog = NULL, **env = NULL, *src = NULL;
+	struct tail t = {0};
+
+	const char *tmp = getenv("TMPDIR");
+	if (tmp == NULL || *tmp == '\0')
+		tmp = "/tmp";
+	char dir[3072];
+	if (strlen(tmp) > 2048) {
+		snprintf(err, errlen, "%s: TMPDIR is too long", label);
+		goto done;
+	}
+	snprintf(dir, sizeof dir, "%s/passfs-cc-XXXXXX", tmp);
+	if (mkdtemp(dir) == NULL) {
+		snprintf(err, errlen, "%s: cannot create a temporary directory under %s: %s", label, tmp,
+			 strerror(errno));
+		goto done;
+	}
+	out->dir = strdup(dir);
+	if (out->dir == NULL)
+		goto oom;
+
+	char path[4096], incdir[3200], so[3200];
+	snprintf(incdir, sizeof incdir, "%s/include", dir);
+	if (mkdir(incdir, 0700) != 0) {
+		snprintf(err, errlen, "%s: cannot create %s: %s", label, incdir, strerror(errno));
+		goto done;
+	}
+	for (int i = 0; stand_in_headers[i] != NULL; i++) {
+		static const char body[] = "#pragma once\n#include <passfs.h>\n";
+		snprintf(path, sizeof path, "%s/%s", incdir, stand_in_headers[i]);
+		if (write_file(path, body, sizeof body - 1) != 0) {
+			snprintf(err, errlen, "%s: cannot write %s: %s", label, path, strerror(errno));
+			goto done;
+		}
+	}
+	size_t srclen;
+	src = build_source(req, &srclen);
+	if (src == NULL)
+		goto oom;
+	snprintf(path, sizeof path, "%s/src.cc", dir);
+	if (write_file(path, src, srclen) != 0) {
+		snprintf(err, errlen, "%s: cannot write %s: %s", label, path, strerror(errno));
+		goto done;
+	}
+	snprintf(so, sizeof so, "%s/pass.so", dir);
+
+	char store[1024];
+	char *words[16];
+	int nw = compiler_words(words, 16, store, sizeof store);
+	if (nw == 0 || (prog = find_program(words[0])) == NULL) {
+		snprintf(err, errlen, "%s: no host C++ compiler: '%s' not found (set PASSFS_CXX)", label,
+			 nw ? words[0] : "");
+		goto done;
+	}
+	char inc_opt[4200], incdir_opt[4300];
+	snprintf(inc_opt, sizeof inc_opt, "-I%s", inc);
+	snprintf(incdir_opt, sizeof incdir_opt, "-I%s", incdir);
+	const char *fixed[] = {
+		"-std=c++17", "-O2", "-fPIC", "-shared", "-nostartfiles", "-nostdlib",
+		"-fno-strict-aliasing", "-fno-math-errno", "-Wno-unknown-pragmas", "-mf16c",
+		"-fno-exceptions", "-fno-rtti", "-fno-stack-protector", "-fno-threadsafe-statics",
+		"-fno-gnu-unique", "-fdiagnostics-color=never", "-pipe", "-Wl,--no-undefined",
+		"-Wl,-z,noexecstack", incdir_opt, inc_opt, "-include", "passfs.h", "-x", "c++", path,
+		"-x", "none", "-o", so, "-lm", "-lc", "-lgcc", NULL
+	};
+	char *argv[80];
+	int na = 0;
+	argv[na++] = prog;
+	for (int i = 1; i < nw; i++)
+		argv[na++] = words[i];
+	for (int i = 0; fixed[i] != NULL; i++)
+		argv[na++] = (char *)fixed[i];
+	argv[na] = NULL;
+
+	if ((env = child_env()) == NULL || (t.p = malloc(HOSTCC_LOG_CAP)) == NULL)
+		goto oom;
+	double t0 = now_ms();
+	int status = run_child(argv, env, timeout_s, &t, &out->timed_out, err, errlen);
+	out->ms = now_ms() - t0;
+	if (status == -1 && !out->timed_out)
+		goto done;
+	if (out->timed_out) {
+		snprintf(err, errlen, "%s: the host compile timed out after %d s", label, timeout_s);
+		st = HOSTCC_COMPILE_ERROR;
+	} else if (WIFSIGNALED(status)) {
+		snprintf(err, errlen, "%s: the host compiler was killed by signal %d", label,
+			 WTERMSIG(status));
+		st = HOSTCC_COMPILE_ERROR;
+	} else if (WEXITSTATUS(status) == 127 && t.len > 0 &&
+		   strstr(t.p, "host compiler: cannot execute") != NULL) {
+		snprintf(err, errlen, "%s: cannot execute the host compiler %s", label, prog);
+		st = HOSTCC_FAILED;
+	} else if (WEXITSTATUS(status) != 0) {
+		snprintf(err, errlen, "%s: the host compile failed", label);
+		st = HOSTCC_COMPILE_ERROR;
+	} else if ((out->so_path = strdup(so)) == NULL) {
+		goto oom;
+	} else {
+		st = HOSTCC_OK;
+	}
+	goto done;
+oom:
+	snprintf(err, errlen, "%s: out of memory", label);
+	st = HOSTCC_FAILED;
+done:
+	if (t.p != NULL && out->dir != NULL)
+		out->log = finish_log(&t, out->dir);
+	if (out->log == NULL)
+		out->log = strdup("");
+	free(t.p);
+	free(env);
+	free(prog);
+	free(src);
+	return st;
+}

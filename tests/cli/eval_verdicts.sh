@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# Every verdict of `passfs eval`, reached by a real pass in tests/passes/ on the
+# cpu backend, with the message a person needs.
+set -uo pipefail
+PASSFS=${PASSFS:-./build/passfs}
+T=tests/passes/tasks
+fails=0
+pass=0
+
+check() { # name, expected verdict, python condition on r (the result), eval args...
+	local name=$1 want=$2 cond=$3
+	shift 3
+	local out
+	out=$("$PASSFS" eval --tasks "$T" --task tiny_bias_gelu --backend cpu --json "$@" 2>/tmp/passfs-eval-err.$$)
+	local rc=$?
+	if [ $rc -ne 0 ]; then
+		echo "FAIL $name: exit $rc: $(cat /tmp/passfs-eval-err.$$)"
+		fails=$((fails + 1))
+		return
+	fi
+	if printf '%s' "$out" | /usr/bin/python3 -c "
+import json, sys
+r = json.load(sys.stdin)
+ok = r['verdict'] == '$want' and ($cond)
+if not ok:
+    print('verdict', r['verdict'], 'score', r['score'], 'message', r['message'])
+sys.exit(0 if ok else 1)"; then
+		echo "ok   $name: $want"
+		pass=$((pass + 1))
+	else
+		echo "FAIL $name: wanted $want"
+		fails=$((fails + 1))
+	fi
+}
+
+check ok ok "r['score'] > 1 and all(v['verdict'] == 'ok' and v['speedup'] > 0 for v in r['variants']) and len(r['pass_sha256']) == 64" \
+	--pass tests/passes/ok_fused.c
+check mismatch mismatch "abs(r['score'] - 0.147207) < 1e-6 and r['es_t']['0'] == 0.1 and r['es_t']['1'] == 1 and 'differs from eager' in r['message']" \
+	--pass tests/passes/mismatch_scaled.c
+check compile_error compile_error "r['score'] == 0.1 and 'compile_error.c:' in r['message'] and r['compile']['log_tail'] != ''" \
+	--pass tests/passes/compile_error.c
+check unsupported_ptx unsupported "r['score'] == 0.1 and 'unsupported_ptx.c:9:' in r['message'] and 'needs a GPU' in r['message']" \
+	--pass tests/passes/unsupported_ptx.c
+check declines_f16 unsupported "sum(v['verdict'] == 'ok' for v in r['variants']) == 2 and 'only float32' in r['message'] and 0.1 < r['score'] < 1" \
+	--pass tests/passes/declines_f16.c
+check crash runtime_error "r['score'] == 0.1 and 'Segmentation fault' in r['message']" \
+	--pass tests/passes/crash_null.c
+check no_launch rejected "r['score'] == 0.1 and 'poison' in r['message']" \
+	--pass tests/passes/no_launch.c
+check template not_implemented "r['score'] == 0.1 and all(v['verdict'] == 'not_implemented' for v in r['variants'])"
+start=$(date +%s)
+check timeout timeout "r['score'] == 0.1 and 'did not finish within 1 s' in r['message']" \
+	--pass tests/passes/timeout_spin.c --timeout 1
+# The machine stays usable: no worker is left spinning.
+sleep 0.5
+if pgrep -f "passfs eval" >/dev/null && [ "$(ps -eo stat,cmd | grep -c '^R.*passfs eval')" -gt 0 ]; then
+	echo "FAIL timeout: a passfs worker is still running"
+	fails=$((fails + 1))
+fi
+rm -f /tmp/passfs-eval-err.$$
+echo "$pass passed, $fails failed"
+[ $fails -eq 0 ]

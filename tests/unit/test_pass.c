@@ -1,0 +1,805 @@
+/* test_pass.c - engine/pass: the source checks (with the author's line
+ * numbers), kernel name extraction, the NVRTC gate, the host compile of the
+ * DESIGN example run through its replacement, the ELF check refusing libc
+ * calls and static constructors (which must never run), the extern
+ * __shared__ rewrite, and the task template. */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "backend.h"
+#include "graph.h"
+#include "hostcc.h"
+#include "nvrtc.h"
+#include "pass.h"
+#include "task.h"
+
+static int n_pass, n_fail;
+
+#define CHECK(cond) do { \
+	if (cond) { \
+		n_pass++; \
+	} else { \
+		n_fail++; \
+		fprintf(stderr, "%s:%d: FAILED: %s\n", __FILE__, __LINE__, #cond); \
+	} \
+} while (0)
+
+#define CHECK_MSG(cond, msg) do { \
+	if (cond) { \
+		n_pass++; \
+	} else { \
+		n_fail++; \
+		fprintf(stderr, "%s:%d: FAILED: %s\n    got: %s\n", __FILE__, __LINE__, #cond, msg); \
+	} \
+} while (0)
+
+static int have_nvrtc;
+
+/* Scans src; returns the verdict, filling *d and *nm (caller frees nm). */
+static enum pass_verdict scan(const char *src, int allow, struct pass_diag *d, struct pass_names *nm)
+{
+	pass_scan("pass.c", src, strlen(src), allow, nm, d);
+	return d->verdict;
+}
+
+/* Expects the scan of src to fail with verdict v at line, the message
+ * starting "pass.c:<line>: " and containing `has`. */
+static void expect_refused(int test_line, const char *src, enum pass_verdict v, int line, const char *has)
+{
+	struct pass_diag d;
+	struct pass_names nm;
+	enum pass_verdict got = scan(src, 0, &d, &nm);
+	char want[32];
+	snprintf(want, sizeof want, "pass.c:%d: ", line);
+	int ok = got == v && d.line == line && strncmp(d.message, want, strlen(want)) == 0 &&
+		 strstr(d.message, has) != NULL;
+	if (ok) {
+		n_pass++;
+	} else {
+		n_fail++;
+		fprintf(stderr, "%s:%d: FAILED: want %s at line %d with '%s'\n    got %s line %d: %s\n",
+			__FILE__, test_line, pass_verdict_name(v), line, has, pass_verdict_name(got), d.line,
+			d.message);
+	}
+	pass_names_free(&nm);
+}
+
+static void expect_ok(int test_line, const char *src, int allow)
+{
+	struct pass_diag d;
+	struct pass_names nm;
+	if (scan(src, allow, &d, &nm) == PASS_OK) {
+		n_pass++;
+	} else {
+		n_fail++;
+		fprintf(stderr, "%s:%d: FAILED: want ok, got %s: %s\n", __FILE__, test_line,
+			pass_verdict_name(d.verdict), d.message);
+	}
+	pass_names_free(&nm);
+}
+
+#define REPL "PASS_REPLACEMENT(pf_call *call) { return pf_not_implemented(call); }\n"
+
+static void test_source_checks(void)
+{
+	expect_refused(__LINE__,
+		       "#include <passfs.h>\n"
+		       "__global__ void k(float *y)\n"
+		       "{\n"
+		       "\tfloat v;\n"
+		       "\tasm(\"mov.f32 %0, 1.0;\" : \"=f\"(v));\n"
+		       "\ty[0] = v;\n"
+		       "}\n" REPL,
+		       PASS_UNSUPPORTED, 5, "inline PTX (asm) needs a GPU; the cpu backend cannot run it");
+	expect_refused(__LINE__, "#include <passfs.h>\n\n__device__ int f() { int r; __asm__ volatile(\"\" : \"=r\"(r)); return r; }\n" REPL,
+		       PASS_UNSUPPORTED, 3, "inline PTX (asm)");
+	expect_refused(__LINE__,
+		       "#include <passfs.h>\n"
+		       "__global__ void k()\n"
+		       "{\n"
+		       "\tnvcuda::wmma::fragment<nvcuda::wmma::matrix_a, 16, 16, 16, __half, nvcuda::wmma::row_major> a;\n"
+		       "}\n" REPL,
+		       PASS_UNSUPPORTED, 4, "wmma");
+	expect_refused(__LINE__, "#include <passfs.h>\nnamespace cg = cooperative_groups;\n" REPL,
+		       PASS_UNSUPPORTED, 2, "cooperative groups needs a GPU");
+	expect_refused(__LINE__,
+		       "#include <passfs.h>\n"
+		       "__global__ void child(float *y) { y[0] = 1; }\n"
+		       "__global__ void parent(float *y)\n"
+		       "{\n"
+		       "\t// a comment with <<< is fine\n"
+		       "\tconst char *s = \"<<< and asm in a string are fine\";\n"
+		       "\tchild<<<1, 1>>>(y);\n"
+		       "}\n" REPL,
+		       PASS_UNSUPPORTED, 7, "a <<<...>>> launch");
+	/* device-only constructs are allowed where the backend has a GPU */
+	expect_ok(__LINE__, "#include <passfs.h>\n__device__ int f() { int r; asm(\"mov.u32 %0, 1;\" : \"=r\"(r)); return r; }\n" REPL, 1);
+
+	/* comments, strings, raw strings, character literals and digit
+	 * separators do not confuse the scanner */
+	expect_ok(__LINE__,
+		  "#include <passfs.h>\n"
+		  "/* asm(\"...\"); wmma; k<<<1, 1>>>(); #include <stdio.h>\n"
+		  "#include <stdio.h> */\n"
+		  "// cooperative_groups <<<\n"
+		  "static const char *a = \"asm <<< \\\" wmma\";\n"
+		  "static const char *b = R\"x(asm \" <<< )\" wmma)x\";\n"
+		  "static const char c = '\"', d = '\\'';\n"
+		  "static const long e = 1'000'000;\n" REPL, 0);
+	expect_refused(__LINE__,
+		       "#include <passfs.h>\n"
+		       "static const long e = 1'000'000;\n"
+		       "static const char q = '\\'';\n"
+		       "static const char *s = \"\\\"\";\n"
+		       "__device__ void f() { asm(\"trap;\"); }\n" REPL,
+		       PASS_UNSUPPORTED, 5, "asm");
+
+	/* includes */
+	expect_refused(__LINE__, "#include <passfs.h>\n#include <stdio.h>\n" REPL, PASS_UNSUPPORTED, 2,
+		       "#include <stdio.h> is not allowed (a pass may include only passfs.h");
+	expect_refused(__LINE__, "#include <passfs.h>\n\n  #  include \"secret.h\"\n" REPL, PASS_UNSUPPORTED, 3,
+		       "#include \"secret.h\" is not allowed");
+	expect_refused(__LINE__, "#define H <stdio.h>\n#include H\n" REPL, PASS_UNSUPPORTED, 2,
+		       "computed name");
+	expect_refused(__LINE__, "#include <passfs.h>\n%:include <unistd.h>\n" REPL, PASS_UNSUPPORTED, 2,
+		       "<unistd.h>");
+	expect_refused(__LINE__, "#include <passfs.h>\n#include <cooperative_groups.h>\n" REPL, PASS_UNSUPPORTED, 2,
+		       "not allowed");
+	expect_ok(__LINE__,
+		  "#include <passfs.h>\n#include \"passfs.h\"\n#include <cuda_fp16.h>\n#include <cuda_bf16.h>\n"
+		  "#include <cuda_runtime.h>\n#include <stdint.h>\n#include <cstdint>\n#include <math.h>\n"
+		  "#include <cmath>\n#include <float.h>\n#include <cfloat>\n#include <limits.h>\n"
+		  "#include <climits>\n#include <stddef.h>\n#include <cstddef>\n" REPL, 0);
+
+	/* not text, too big, no replacement */
+	{
+		const char src[] = "#include <passfs.h>\n\nint x;\0\n" REPL;
+		struct pass_diag d;
+		struct pass_names nm;
+		pass_scan("pass.c", src, sizeof src - 1, 0, &nm, &d);
+		CHECK(d.verdict == PASS_COMPILE_ERROR && d.line == 3);
+		CHECK_MSG(strstr(d.message, "pass.c:3: a NUL byte") != NULL, d.message);
+		pass_names_free(&nm);
+
+		size_t big = PASS_MAX_BYTES + 1;
+		char *b = malloc(big);
+		memset(b, ' ', big);
+		pass_scan("pass.c", b, big, 0, &nm, &d);
+		CHECK(d.verdict == PASS_COMPILE_ERROR);
+		CHECK_MSG(strstr(d.message, "1 MiB") != NULL, d.message);
+		pass_names_free(&nm);
+		free(b);
+
+		pass_scan("pass.c", "#include <passfs.h>\n", 20, 0, &nm, &d);
+		CHECK(d.verdict == PASS_COMPILE_ERROR);
+		CHECK_MSG(strstr(d.message, "PASS_REPLACEMENT") != NULL, d.message);
+		pass_names_free(&nm);
+	}
+}
+
+static void test_names(void)
+{
+	const char *src =
+		"#include <passfs.h>\n"                                               /* 1 */
+		"// pf_launch(call, in_a_comment, 1, 1, 0)\n"                         /* 2 */
+		"#define LAUNCH(k) pf_launch(call, k, pf_dim(1), pf_dim(1), 0)\n"     /* 3 */
+		"PASS_REPLACEMENT(pf_call *call)\n"                                   /* 4 */
+		"{\n"                                                                 /* 5 */
+		"\tint rc = pf_launch(call, softmax<float, 256>, pf_dim(4), pf_dim(256), 0, x, y);\n" /* 6 */
+		"\trc |= pf_launch(call,\n"                                           /* 7 */
+		"\t\t\tsoftmax< float,\n"                                             /* 8 */
+		"\t\t\t         256 >,\n"                                             /* 9 */
+		"\t\t\tpf_dim(4), pf_dim(256), 0, x, y);\n"                           /* 10 */
+		"\trc |= pf_launch (call, k<decltype(f(1, 2)), 3>, g, b, 0, x);\n"    /* 11 */
+		"\trc |= pf_launch(call, &plain, g, b, 0, x);\n"                       /* 12 */
+		"\trc |= pf_launch(call, (plain), g, b, 0);\n"                         /* 13 */
+		"\trc |= pf_launch(get_call(a, b), ns::k2<int, (4 > 2)>, g, b, 0);\n" /* 14 */
+		"\trc |= pf_launch(call, k3<pair<int, float>>, g, b, 0);\n"            /* 15 */
+		"\tconst char *s = \"pf_launch(call, in_a_string, 1, 1, 0)\";\n"      /* 16 */
+		"\treturn rc;\n"
+		"}\n";
+	struct pass_diag d;
+	struct pass_names nm;
+	CHECK_MSG(scan(src, 0, &d, &nm) == PASS_OK, d.message);
+	static const struct {
+		const char *expr;
+		int line;
+	} want[] = {
+		{"softmax<float, 256>", 6},
+		{"k<decltype(f(1, 2)), 3>", 11},
+		{"plain", 12},
+		{"ns::k2<int, (4>2)>", 14},
+		{"k3<pair<int, float>>", 15},
+	};
+	int n = (int)(sizeof want / sizeof want[0]);
+	CHECK(nm.n == n);
+	for (int i = 0; i < n && i < nm.n; i++) {
+		CHECK_MSG(strcmp(nm.expr[i], want[i].expr) == 0, nm.expr[i]);
+		CHECK(nm.line[i] == want[i].line);
+	}
+	pass_names_free(&nm);
+
+	expect_refused(__LINE__, "#include <passfs.h>\nPASS_REPLACEMENT(pf_call *call)\n{\n\treturn pf_launch(call, {x}, 1);\n}\n",
+		       PASS_COMPILE_ERROR, 4, "does not name a kernel");
+}
+
+/* --- running a compiled pass ------------------------------------------------ */
+
+struct test_call {
+	pf_call c;
+	pf_tensor in[4], out[2];
+	int n_in, n_out;
+	struct gpu_dev *dev;
+	int code;
+	char msg[256];
+};
+
+static const pf_tensor *t_in(pf_call *c, int i)
+{
+	struct test_call *t = c->priv;
+	return i >= 0 && i < t->n_in ? &t->in[i] : NULL;
+}
+
+static pf_tensor *t_out(pf_call *c, int i)
+{
+	struct test_call *t = c->priv;
+	return i >= 0 && i < t->n_out ? &t->out[i] : NULL;
+}
+
+static int t_num_in(pf_call *c)
+{
+	return ((struct test_call *)c->priv)->n_in;
+}
+
+static int t_num_out(pf_call *c)
+{
+	return ((struct test_call *)c->priv)->n_out;
+}
+
+static void *t_scratch(pf_call *c, size_t bytes)
+{
+	(void)c;
+	(void)bytes;
+	return NULL;
+}
+
+static int t_fail(pf_call *c, int code, const char *msg)
+{
+	struct test_call *t = c->priv;
+	if (t->code == 0) {
+		t->code = code;
+		snprintf(t->msg, sizeof t->msg, "%s", msg);
+	}
+	return code;
+}
+
+static const char *t_variant(pf_call *c)
+{
+	(void)c;
+	return "f32";
+}
+
+static int t_launch(pf_call *c, const void *k, pf_dim3 g, pf_dim3 b, size_t smem, void **args, int nargs,
+		    const size_t *sizes)
+{
+	(void)k, (void)g, (void)b, (void)smem, (void)args, (void)nargs, (void)sizes;
+	return t_fail(c, PF_ERR_LAUNCH, "no device launcher in this test");
+}
+
+static int t_run_blocks(pf_call *c, pf_dim3 grid, void (*fn)(void *, pf_dim3), void *ctx)
+{
+	struct test_call *t = c->priv;
+	return gpu_run_blocks(t->dev, grid, fn, ctx);
+}
+
+static const struct pf_runtime test_rt = {
+	PF_ABI_VERSION, t_in, t_out, t_num_in, t_num_out, t_scratch, t_fail, t_variant, t_launch,
+	t_run_blocks,
+};
+
+static void vec_tensor(pf_tensor *t, void *data, int dtype, long long n)
+{
+	memset(t, 0, sizeof *t);
+	t->data = data;
+	t->dtype = dtype;
+	t->ndim = 1;
+	t->shape[0] = n;
+	t->stride[0] = 1;
+}
+
+static const char *design_example =
+	"#include <passfs.h>\n"
+	"\n"
+	"__global__ void add_gelu(const float *a, const float *b, float *y, long long n)\n"
+	"{\n"
+	"\tlong long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;\n"
+	"\tif (i < n) {\n"
+	"\t\tfloat x = a[i] + b[i];\n"
+	"\t\ty[i] = 0.5f * x * (1.0f + erff(x * (float)M_SQRT1_2));\n"
+	"\t}\n"
+	"}\n"
+	"\n"
+	"PASS_REPLACEMENT(pf_call *call)\n"
+	"{\n"
+	"\tconst pf_tensor *a = pf_in(call, 0), *b = pf_in(call, 1);\n"
+	"\tpf_tensor *y = pf_out(call, 0);\n"
+	"\tlong long n = pf_numel(y);\n"
+	"\tif (y->dtype != PF_F32)\n"
+	"\t\treturn pf_unsupported(call, \"only float32 so far\");\n"
+	"\treturn pf_launch(call, add_gelu, pf_dim((n + 255) / 256), pf_dim(256), 0,\n"
+	"\t\t\t a->data, b->data, y->data, n);\n"
+	"}\n";
+
+static struct gpu_dev *dev;
+
+static void test_design_example(void)
+{
+	struct pass_module *m = NULL;
+	struct pass_diag d;
+	int rc = pass_compile("pass.c", design_example, strlen(design_example), dev, &m, &d);
+	CHECK_MSG(rc == 0 && d.verdict == PASS_OK, d.message);
+	if (rc != 0) {
+		fprintf(stderr, "%s\n", d.log);
+		return;
+	}
+	CHECK(m->names.n == 1 && strcmp(m->names.expr[0], "add_gelu") == 0);
+	CHECK(m->host_ms > 0);
+	if (have_nvrtc) {
+		CHECK(m->ptx != NULL && strstr(m->ptx, ".entry _Z8add_geluPKfS0_Pfx") != NULL);
+		CHECK(m->lowered != NULL && strcmp(m->lowered[0], "_Z8add_geluPKfS0_Pfx") == 0);
+		CHECK(m->nvrtc_ms > 0 && m->note[0] == '\0');
+	} else {
+		CHECK(strcmp(m->note, "device compile skipped: NVRTC not available") == 0);
+	}
+
+	struct pass_loaded l;
+	char err[512] = "";
+	CHECK_MSG(pass_load(m, &l, err, sizeof err) == 0, err);
+	if (l.handle != NULL) {
+		CHECK(l.n_kernels == 1 && l.kernels[0].addr != NULL && strcmp(l.kernels[0].name, "add_gelu") == 0);
+		enum { N = 1000 };
+		float *a = malloc(N * sizeof(float)), *b = malloc(N * sizeof(float)), *y = malloc(N * sizeof(float));
+		for (int i = 0; i < N; i++) {
+			a[i] = (float)(i - 500) / 100.0f;
+			b[i] = 0.25f;
+			y[i] = NAN;
+		}
+		struct test_call tc = {.c = {.rt = &test_rt, .backend = PF_BACKEND_CPU}, .n_in = 2, .n_out = 1, .dev = dev};
+		tc.c.priv = &tc;
+		vec_tensor(&tc.in[0], a, PF_F32, N);
+		vec_tensor(&tc.in[1], b, PF_F32, N);
+		vec_tensor(&tc.out[0], y, PF_F32, N);
+		CHECK_MSG(l.replacement(&tc.c) == PF_OK, tc.msg);
+		double maxerr = 0;
+		for (int i = 0; i < N; i++) {
+			double x = (double)a[i] + b[i];
+			double want = 0.5 * x * (1 + erf(x / sqrt(2.0)));
+			double e = fabs(y[i] - want);
+			maxerr = e > maxerr || isnan(e) ? (isnan(e) ? INFINITY : e) : maxerr;
+		}
+		CHECK(maxerr < 1e-5);
+
+		/* the replacement's own refusal lands in fail() */
+		tc.out[0].dtype = PF_F16;
+		CHECK(l.replacement(&tc.c) == PF_ERR_UNSUPPORTED);
+		CHECK(strcmp(tc.msg, "only float32 so far") == 0);
+		free(a);
+		free(b);
+		free(y);
+		pass_unload(&l);
+	}
+	pass_module_free(m);
+}
+
+/* The worked example of docs/pass-api.md (the ```c block after the marker
+ * comment), malloc'd; NULL when not found. */
+static char *doc_example(void)
+{
+	static const char *const paths[] = {"docs/pass-api.md", PASSFS_SOURCE_TASKS "/../docs/pass-api.md"};
+	for (size_t p = 0; p < sizeof paths / sizeof paths[0]; p++) {
+		FILE *f = fopen(paths[p], "r");
+		if (f == NULL)
+			continue;
+		static char doc[1 << 16];
+		size_t n = fread(doc, 1, sizeof doc - 1, f);
+		fclose(f);
+		doc[n] = '\0';
+		const char *mark = strstr(doc, "<!-- tests/unit/test_pass.c compiles and runs this example");
+		const char *b = mark ? strstr(mark, "```c\n") : NULL;
+		const char *e = b ? strstr(b + 5, "\n```\n") : NULL;
+		if (e == NULL)
+			return NULL;
+		b += 5;
+		char *out = malloc((size_t)(e - b) + 2);
+		memcpy(out, b, (size_t)(e - b) + 1);
+		out[e - b + 1] = '\0';
+		return out;
+	}
+	return NULL;
+}
+
+static void test_doc_example(void)
+{
+	char *src = doc_example();
+	CHECK_MSG(src != NULL, "docs/pass-api.md: no worked example after the marker");
+	if (src == NULL)
+		return;
+	struct pass_module *m = NULL;
+	struct pass_diag d;
+	int rc = pass_compile("pass.c", src, strlen(src), dev, &m, &d);
+	CHECK_MSG(rc == 0, d.message);
+	free(src);
+	if (rc != 0) {
+		fprintf(stderr, "%s\n", d.log);
+		return;
+	}
+	CHECK(m->names.n == 2 && strcmp(m->names.expr[0], "bias_gelu<float>") == 0 &&
+	      strcmp(m->names.expr[1], "bias_gelu<__half>") == 0);
+	struct pass_loaded l;
+	char err[512] = "";
+	CHECK_MSG(pass_load(m, &l, err, sizeof err) == 0, err);
+	if (l.handle == NULL) {
+		pass_module_free(m);
+		return;
+	}
+	enum { ROWS = 6, COLS = 100, N = ROWS * COLS };
+	float *x = malloc(N * sizeof(float)), *bias = malloc(COLS * sizeof(float)), *y = malloc(N * sizeof(float));
+	_Float16 *xh = malloc(N * sizeof(_Float16)), *bh = malloc(COLS * sizeof(_Float16)),
+		 *yh = malloc(N * sizeof(_Float16));
+	for (int i = 0; i < N; i++) {
+		x[i] = (float)((i * 37) % 200 - 100) / 25.0f;
+		xh[i] = (_Float16)x[i];
+		y[i] = NAN;
+		yh[i] = (_Float16)NAN;
+	}
+	for (int c = 0; c < COLS; c++) {
+		bias[c] = (float)(c % 10) / 20.0f;
+		bh[c] = (_Float16)bias[c];
+	}
+	for (int half = 0; half < 2; half++) {
+		struct test_call tc = {.c = {.rt = &test_rt, .backend = PF_BACKEND_CPU}, .n_in = 2, .n_out = 1, .dev = dev};
+		tc.c.priv = &tc;
+		int dt = half ? PF_F16 : PF_F32;
+		vec_tensor(&tc.in[0], half ? (void *)xh : (void *)x, dt, N);
+		tc.in[0].ndim = 2;
+		tc.in[0].shape[0] = ROWS;
+		tc.in[0].shape[1] = COLS;
+		tc.in[0].stride[0] = COLS;
+		vec_tensor(&tc.in[1], half ? (void *)bh : (void *)bias, dt, COLS);
+		tc.out[0] = tc.in[0];
+		tc.out[0].data = half ? (void *)yh : (void *)y;
+		CHECK_MSG(l.replacement(&tc.c) == PF_OK, tc.msg);
+		/* allclose: float32 loses digits to 1 + erf(x) near x = -4 */
+		double atol = half ? 1e-3 : 1e-6, rtol = half ? 2e-3 : 1e-5;
+		int bad = 0;
+		for (int i = 0; i < N; i++) {
+			double v = half ? (double)(float)xh[i] + (float)bh[i % COLS] : (double)x[i] + bias[i % COLS];
+			double want = 0.5 * v * (1 + erf(v / sqrt(2.0)));
+			double got = half ? (double)(float)yh[i] : y[i];
+			if (!(fabs(got - want) <= atol + rtol * fabs(want))) {
+				if (bad++ == 0)
+					fprintf(stderr, "doc example, %s: element %d is %.9g, want %.9g\n",
+						half ? "float16" : "float32", i, got, want);
+			}
+		}
+		CHECK(bad == 0);
+
+		tc.out[0].dtype = PF_BF16;
+		CHECK(l.replacement(&tc.c) == PF_ERR_UNSUPPORTED);
+		CHECK(strcmp(tc.msg, "only float32 and float16 so far") == 0);
+	}
+	free(x);
+	free(bias);
+	free(y);
+	free(xh);
+	free(bh);
+	free(yh);
+	pass_unload(&l);
+	pass_module_free(m);
+}
+
+static void test_compile_errors(void)
+{
+	struct pass_module *m = NULL;
+	struct pass_diag d;
+	/* a device syntax error: NVRTC's gate, file:line as written */
+	const char *syntax =
+		"#include <passfs.h>\n"
+		"\n"
+		"__global__ void k(float *y)\n"
+		"{\n"
+		"\tint i = threadIdx.x;\n"
+		"\ty[i] = (1.0f + ;\n"
+		"}\n" REPL;
+	int rc = pass_compile("pass.c", syntax, strlen(syntax), dev, &m, &d);
+	CHECK(rc == -1 && m == NULL && d.verdict == PASS_COMPILE_ERROR);
+	CHECK_MSG(d.line == 6 && strncmp(d.message, "pass.c:6: ", 10) == 0, d.message);
+	if (have_nvrtc)
+		CHECK_MSG(strstr(d.log, "pass.c(6): error") != NULL, d.log);
+	else
+		printf("note: NVRTC not available; the gate's error came from the host compiler\n");
+
+	/* the same through the host compiler alone */
+	struct pass_options o = {.skip_nvrtc = 1};
+	rc = pass_compile_opts("pass.c", syntax, strlen(syntax), &o, &m, &d);
+	CHECK(rc == -1 && d.verdict == PASS_COMPILE_ERROR);
+	CHECK_MSG(d.line == 6 && strncmp(d.message, "pass.c:6: ", 10) == 0, d.message);
+	CHECK_MSG(strstr(d.log, "pass.c:6:") != NULL, d.log);
+
+	/* a kernel name that names nothing points at its pf_launch */
+	const char *noname =
+		"#include <passfs.h>\n"
+		"__global__ void k(float *y) { y[0] = 1; }\n"
+		"PASS_REPLACEMENT(pf_call *call)\n"
+		"{\n"
+		"\treturn pf_launch(call, no_such_kernel, pf_dim(1), pf_dim(1), 0, (float *)0);\n"
+		"}\n";
+	rc = pass_compile("pass.c", noname, strlen(noname), dev, &m, &d);
+	CHECK(rc == -1 && d.verdict == PASS_COMPILE_ERROR);
+	CHECK_MSG(d.line == 5 && strstr(d.message, "no_such_kernel") != NULL, d.message);
+	rc = pass_compile_opts("pass.c", noname, strlen(noname), &o, &m, &d);
+	CHECK(rc == -1 && d.verdict == PASS_COMPILE_ERROR);
+	CHECK_MSG(d.line == 5 && strstr(d.message, "no_such_kernel") != NULL, d.message);
+
+	/* NVRTC rejects host library calls g++ would accept (the emulation
+	 * header brings stdlib.h along) */
+	if (have_nvrtc) {
+		const char *hostcall =
+			"#include <passfs.h>\n"
+			"__global__ void k(float *y) { y[0] = 1; }\n"
+			"PASS_REPLACEMENT(pf_call *call)\n"
+			"{\n"
+			"\tif (rand() == 4) return 0;\n"
+			"\treturn pf_launch(call, k, pf_dim(1), pf_dim(1), 0, (float *)0);\n"
+			"}\n";
+		rc = pass_compile("pass.c", hostcall, strlen(hostcall), dev, &m, &d);
+		CHECK(rc == -1 && d.verdict == PASS_COMPILE_ERROR);
+		CHECK_MSG(d.line == 5 && strstr(d.message, "pass.c:5: identifier \"rand\" is undefined") != NULL,
+			  d.message);
+	}
+}
+
+static void test_elfcheck(void)
+{
+	struct pass_module *m = NULL;
+	struct pass_diag d;
+	/* fopen hidden from NVRTC (which does not define __GNUC__); the host
+	 * compile has it from the emulation header's <stdio.h> */
+	const char *files =
+		"#include <passfs.h>\n"
+		"__global__ void k(float *y) { y[0] = 1; }\n"
+		"PASS_REPLACEMENT(pf_call *call)\n"
+		"{\n"
+		"#ifdef __GNUC__\n"
+		"\tif (fopen(\"/etc/passwd\", \"r\") != 0)\n"
+		"\t\treturn 0;\n"
+		"#endif\n"
+		"\treturn pf_launch(call, k, pf_dim(1), pf_dim(1), 0, (float *)0);\n"
+		"}\n";
+	int rc = pass_compile("pass.c", files, strlen(files), dev, &m, &d);
+	CHECK(rc == -1 && m == NULL && d.verdict == PASS_REJECTED);
+	CHECK_MSG(strcmp(d.message, "pass.c: refers to 'fopen', which a pass may not use (only the passfs "
+		  "API and a small part of libc/libm)") == 0, d.message);
+
+	/* a static constructor that would write a file when loaded */
+	char marker[256], src[2048];
+	const char *tmp = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+	snprintf(marker, sizeof marker, "%s/passfs-test-ctor-%d", tmp, (int)getpid());
+	unlink(marker);
+	snprintf(src, sizeof src,
+		 "#include <passfs.h>\n"
+		 "#ifdef __GNUC__\n"
+		 "extern \"C\" int open(const char *path, int flags, ...);\n"
+		 "__attribute__((constructor)) static void evil(void)\n"
+		 "{\n"
+		 "\topen(\"%s\", 0101, 0600);\n"
+		 "}\n"
+		 "#endif\n"
+		 "__global__ void k(float *y) { y[0] = 1; }\n"
+		 "PASS_REPLACEMENT(pf_call *call) { return pf_launch(call, k, pf_dim(1), pf_dim(1), 0, (float *)0); }\n",
+		 marker);
+	rc = pass_compile("pass.c", src, strlen(src), dev, &m, &d);
+	CHECK(rc == -1 && m == NULL && d.verdict == PASS_REJECTED);
+	CHECK_MSG(strstr(d.message, "pass.c: has a constructor 'evil'") != NULL, d.message);
+
+	/* skipping the compiler's verdict does not help: pass_load checks again */
+	struct pass_options o = {.skip_nvrtc = 1};
+	struct hostcc_request hr = {.label = "pass.c", .src = src, .len = strlen(src), .kernel_table = 1};
+	struct hostcc_output ho;
+	char err[512] = "";
+	if (hostcc_compile(&hr, &ho, err, sizeof err) == HOSTCC_OK) {
+		struct pass_module fake = {.label = "pass.c", .so_path = ho.so_path};
+		struct pass_loaded l;
+		CHECK(pass_load(&fake, &l, err, sizeof err) == -1 && l.handle == NULL);
+		CHECK_MSG(strstr(err, "constructor") != NULL, err);
+	} else {
+		CHECK_MSG(0, err);
+	}
+	hostcc_output_free(&ho);
+	(void)o;
+	CHECK_MSG(access(marker, F_OK) != 0, "the constructor ran");
+	unlink(marker);
+
+	/* a global with a dynamic initializer is a constructor too */
+	const char *dyn =
+		"#include <passfs.h>\n"
+		"struct G { float v; G() { v = sinf(0.5f); } };\n"
+		"static G g;\n"
+		"__global__ void k(float *y, float v) { y[0] = v; }\n"
+		"PASS_REPLACEMENT(pf_call *call) { return pf_launch(call, k, pf_dim(1), pf_dim(1), 0, (float *)0, g.v); }\n";
+	o.skip_nvrtc = 1;
+	rc = pass_compile_opts("pass.c", dyn, strlen(dyn), &o, &m, &d);
+	CHECK(rc == -1 && d.verdict == PASS_REJECTED);
+	CHECK_MSG(strstr(d.message, "dynamic initializer") != NULL, d.message);
+}
+
+/* The compiler as a child process: a missing one, and one that hangs (it is
+ * killed at the timeout with its process group). */
+static void test_hostcc_failures(void)
+{
+	const char *src = "int x;\n";
+	struct hostcc_request hr = {.label = "pass.c", .src = src, .len = strlen(src), .timeout_s = 1};
+	struct hostcc_output ho;
+	char err[512] = "";
+	setenv("PASSFS_CXX", "/nonexistent/g++", 1);
+	CHECK(hostcc_compile(&hr, &ho, err, sizeof err) == HOSTCC_FAILED);
+	CHECK_MSG(strstr(err, "no host C++ compiler: '/nonexistent/g++' not found") != NULL, err);
+	hostcc_output_free(&ho);
+
+	char script[256];
+	const char *tmp = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+	snprintf(script, sizeof script, "%s/passfs-test-slowcc-%d.sh", tmp, (int)getpid());
+	FILE *f = fopen(script, "w");
+	if (f != NULL) {
+		fputs("#!/bin/sh\necho compiling slowly\nsleep 30\n", f);
+		fclose(f);
+		chmod(script, 0700);
+		setenv("PASSFS_CXX", script, 1);
+		struct timespec a, b;
+		clock_gettime(CLOCK_MONOTONIC, &a);
+		err[0] = '\0';
+		CHECK(hostcc_compile(&hr, &ho, err, sizeof err) == HOSTCC_COMPILE_ERROR);
+		clock_gettime(CLOCK_MONOTONIC, &b);
+		CHECK(ho.timed_out == 1);
+		CHECK_MSG(strstr(err, "pass.c: the host compile timed out after 1 s") != NULL, err);
+		CHECK_MSG(strstr(ho.log, "compiling slowly") != NULL, ho.log);
+		CHECK(b.tv_sec - a.tv_sec < 5);
+		hostcc_output_free(&ho);
+		unlink(script);
+	}
+	unsetenv("PASSFS_CXX");
+}
+
+static int count_lines(const char *s)
+{
+	int n = 0;
+	for (; *s; s++)
+		n += *s == '\n';
+	return n;
+}
+
+static void test_shared_rewrite(void)
+{
+	const char *src =
+		"extern __shared__ float smem[];\n"                               /* 1 */
+		"namespace n { extern __shared__ __align__(16) double d[]; }\n"    /* 2 */
+		"template <typename T> __global__ void k(T *y)\n"                  /* 3 */
+		"{\n"                                                              /* 4 */
+		"\textern __shared__ __align__(sizeof(T))\n"                       /* 5 */
+		"\t\tunsigned char buf[];\n"                                       /* 6 */
+		"\t/* extern __shared__ int not_me[]; */\n"                        /* 7 */
+		"\ty[0] = smem[0] + buf[0];\n"                                     /* 8 */
+		"}\n";
+	size_t n;
+	char *out = hostcc_rewrite_shared("pass.c", src, strlen(src), &n);
+	CHECK(out != NULL);
+	if (out == NULL)
+		return;
+	/* "#line N" numbers the rest of the declaration's own line */
+	CHECK_MSG(strstr(out, "#define smem ((float *)pf_emu::dyn_smem())\n#line 1 \"pass.c\"\n\n") == out, out);
+	CHECK_MSG(strstr(out, "namespace n { \n#define d ((double *)pf_emu::dyn_smem())\n#line 2 \"pass.c\"\n }\n") != NULL, out);
+	CHECK_MSG(strstr(out, "unsigned char *buf = (unsigned char *)pf_emu::dyn_smem(); \n") != NULL, out);
+	CHECK_MSG(strstr(out, "/* extern __shared__ int not_me[]; */") != NULL, out);
+	/* a function body keeps its line count; the directives add theirs */
+	const char *body = strstr(out, "template");
+	CHECK(body != NULL && count_lines(body) == 7);
+	free(out);
+}
+
+static void test_template(void)
+{
+	char err[512] = "";
+	struct graph_task *t = NULL;
+	if (task_load(PASSFS_SOURCE_TASKS, "gpt2_bias_gelu_tanh", &t, err, sizeof err) != 0) {
+		CHECK_MSG(0, err);
+		return;
+	}
+	char *tpl = pass_template(t);
+	CHECK(tpl != NULL);
+	if (tpl == NULL) {
+		graph_task_free(t);
+		return;
+	}
+	CHECK(strstr(tpl, "pass.c for task gpt2_bias_gelu_tanh") != NULL);
+	CHECK(strstr(tpl, " * variant f32_b1_s128\n") != NULL);
+	CHECK(strstr(tpl, "t1 = gelu(t0, approximate=\"tanh\")") != NULL);
+	CHECK(strstr(tpl, "pf_in(call, 0)   fc_out") != NULL);
+	CHECK(strstr(tpl, "pf_in(call, 1)   fc_bias") != NULL);
+	CHECK(strstr(tpl, "pf_out(call, 0)   t1") != NULL);
+	CHECK(strstr(tpl, "float16[1,128,3072]") != NULL && strstr(tpl, "PF_F16") != NULL);
+	CHECK(strstr(tpl, "#include <passfs.h>\n") != NULL);
+	CHECK(strstr(tpl, "PASS_REPLACEMENT(pf_call *call)\n{\n\treturn pf_not_implemented(call);\n}\n") != NULL);
+	if (getenv("PASSFS_TEST_SHOW_TEMPLATE"))
+		fputs(tpl, stdout);
+
+	struct pass_module *m = NULL;
+	struct pass_diag d;
+	int rc = pass_compile("pass.c", tpl, strlen(tpl), dev, &m, &d);
+	CHECK_MSG(rc == 0, d.message);
+	if (rc == 0) {
+		CHECK(m->names.n == 0);
+		struct pass_loaded l;
+		CHECK_MSG(pass_load(m, &l, err, sizeof err) == 0, err);
+		if (l.handle != NULL) {
+			struct test_call tc = {.c = {.rt = &test_rt, .backend = PF_BACKEND_CPU}, .dev = dev};
+			tc.c.priv = &tc;
+			CHECK(l.replacement(&tc.c) == PF_ERR_NOT_IMPLEMENTED);
+			CHECK(tc.code == PF_ERR_NOT_IMPLEMENTED);
+			CHECK(l.n_kernels == 0);
+			pass_unload(&l);
+		}
+	}
+	pass_module_free(m);
+	free(tpl);
+	graph_task_free(t);
+
+	/* a summary holding a comment terminator cannot break the comment */
+	const char *json =
+		"{\"id\": \"evil\", \"summary\": \"ends */ here\", \"variants\": [{\"name\": \"v\","
+		" \"inputs\": [{\"name\": \"x\", \"shape\": [4], \"dtype\": \"float32\"}],"
+		" \"nodes\": [{\"name\": \"t0\", \"op\": \"relu\", \"inputs\": [\"x\"]}],"
+		" \"outputs\": [\"t0\"]}]}";
+	if (graph_load_buffer("evil.json", json, strlen(json), &t, err, sizeof err) != 0) {
+		CHECK_MSG(0, err);
+		return;
+	}
+	tpl = pass_template(t);
+	struct pass_diag d2;
+	struct pass_names nm;
+	CHECK(tpl != NULL && strstr(tpl, "ends * / here") != NULL);
+	CHECK_MSG(tpl != NULL && pass_scan("pass.c", tpl, strlen(tpl), 0, &nm, &d2) == 0, d2.message);
+	pass_names_free(&nm);
+	free(tpl);
+	graph_task_free(t);
+}
+
+int main(void)
+{
+	char why[256];
+	have_nvrtc = nvrtc_available(why, sizeof why);
+	if (!have_nvrtc)
+		printf("note: %s; NVRTC checks are skipped\n", why);
+	char err[256];
+	if (gpu_open("cpu", &dev, err, sizeof err) != 0) {
+		fprintf(stderr, "gpu_open(cpu): %s\n", err);
+		return 1;
+	}
+	test_source_checks();
+	test_names();
+	test_shared_rewrite();
+	test_hostcc_failures();
+	test_design_example();
+	test_doc_example();
+	test_compile_errors();
+	test_elfcheck();
+	test_template();
+	gpu_close(dev);
+	printf("%d passed, %d failed\n", n_pass, n_fail);
+	return n_fail ? 1 : 0;
+}
