@@ -25,6 +25,23 @@ __global__ void saxpy(const float *__restrict__ x, float *__restrict__ y, float 
 		y[i] = a * x[i] + y[i];
 }
 
+/* The op library's style: one by-value parameter block (384 bytes). */
+struct big_params {
+	float *y;
+	const float *x;
+	long long n;
+	long long shape[8], ostride[8], istride[3][8];
+	double scalar[3];
+	float alpha;
+	int ndim;
+};
+__global__ void saxpy_struct(big_params p)
+{
+	long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+	if (i < p.n)
+		p.y[i] = p.alpha * p.x[i] + p.y[i];
+}
+
 template <int BLOCK> __global__ void softmax_smem(const float *x, float *y, int cols)
 {
 	__shared__ float red[BLOCK];
@@ -137,6 +154,15 @@ extern "C" int bench_saxpy(pf_call *c, const float *x, float *y, long long n)
 {
 	return pf_launch(c, saxpy, pf_dim((unsigned)((n + 255) / 256)), pf_dim(256), 0, x, y, 2.0f, n);
 }
+extern "C" int bench_saxpy_struct(pf_call *c, const float *x, float *y, long long n)
+{
+	big_params p = {};
+	p.x = x;
+	p.y = y;
+	p.n = n;
+	p.alpha = 2.0f;
+	return pf_launch(c, saxpy_struct, pf_dim((unsigned)((n + 255) / 256)), pf_dim(256), 0, p);
+}
 extern "C" int bench_softmax(pf_call *c, const float *x, float *y, int rows, int cols, int warp)
 {
 	if (warp)
@@ -237,9 +263,10 @@ int main(int argc, char **argv)
 	typedef int (*softmax_fn)(pf_call *, const float *, float *, int, int, int);
 	typedef int (*matmul_fn)(pf_call *, const float *, const float *, float *, int, int, int);
 	saxpy_fn k_saxpy = (saxpy_fn)dlsym(h, "bench_saxpy");
+	saxpy_fn k_saxpy_struct = (saxpy_fn)dlsym(h, "bench_saxpy_struct");
 	softmax_fn k_softmax = (softmax_fn)dlsym(h, "bench_softmax");
 	matmul_fn k_matmul = (matmul_fn)dlsym(h, "bench_matmul");
-	if (!k_saxpy || !k_softmax || !k_matmul) {
+	if (!k_saxpy || !k_saxpy_struct || !k_softmax || !k_matmul) {
 		fprintf(stderr, "missing symbols in %s\n", so);
 		return 1;
 	}
@@ -261,6 +288,7 @@ int main(int argc, char **argv)
 		v = rnd();
 	double e_saxpy = median5([&] { k_saxpy(&c, x.data(), y.data(), n); });
 	double c_sax = median5([&] { c_saxpy(x.data(), y2.data(), n); });
+	double e_saxpy_s = median5([&] { k_saxpy_struct(&c, x.data(), y.data(), n); });
 
 	const int rows = 4096, cols = 1024;
 	std::vector<float> sx((size_t)rows * cols), sy(sx.size()), sr(sx.size());
@@ -292,6 +320,8 @@ int main(int argc, char **argv)
 	printf("%-44s %10s %10s %8s\n", "kernel", "emulated", "plain C", "ratio");
 	printf("%-44s %10.4f %10.4f %8.1f\n", "elementwise saxpy, 16M floats (fast path)", e_saxpy, c_sax,
 	       e_saxpy / c_sax);
+	printf("%-44s %10.4f %10.4f %8.1f\n", "  same, one 384-byte by-value struct param", e_saxpy_s, c_sax,
+	       e_saxpy_s / c_sax);
 	printf("%-44s %10.4f %10.4f %8.1f\n", "row softmax 4096x1024, 256 thr, __syncthreads", e_soft, c_soft,
 	       e_soft / c_soft);
 	printf("%-44s %10.4f %10.4f %8.1f\n", "row softmax 4096x1024, 256 thr, warp shuffles", e_softw, c_soft,

@@ -161,6 +161,7 @@ static void aset_ints(struct icx *x, const char *k, const int64_t *vals, int cnt
 static int wrap_dim(struct icx *x, const char *what, int64_t d, int ndim, int64_t *out)
 {
 	int n = ndim > 0 ? ndim : 1;    /* PyTorch lets 0-dim tensors use dim 0 / -1 */
+	*out = 0;
 	if (d < -n || d >= n)
 		return gerr(x->c, "%s %lld is out of range for a %d-dim tensor (expected -%d..%d)",
 			    what, (long long)d, ndim, n, n - 1);
@@ -1165,7 +1166,7 @@ static int infer_getitem(struct icx *x)
 			d++;
 		} else {
 			json_t *s = NULL;
-			int64_t len;
+			int64_t len = 0;
 			if (resolve_slice(x, e, t->shape.d[d], &s, &len)) {
 				json_decref(norm);
 				goto out;

@@ -11,7 +11,11 @@
  *   g++ -std=c++17 -O2 -fPIC -fno-strict-aliasing -fno-math-errno
  *       -Wno-unknown-pragmas -mf16c
  * (-mf16c makes __half conversions one instruction each; without it they are
- * done by bit manipulation with the same results.)
+ * done by bit manipulation with the same results.)  Recommended as well:
+ *   -mmemcpy-strategy=vector_loop:2048:noalign,libcall:-1:noalign
+ * Every CUDA thread is one call of the kernel, and a by-value struct
+ * parameter is copied for each call; g++'s default (`rep movsq`) makes that
+ * copy of a 384-byte parameter block ~2x slower than a vector loop.
  *
  * ------------------------------------------------------------------------
  * Execution model
@@ -61,19 +65,21 @@
  * synchronise like barriers over the lanes of their mask (plus the caller),
  * so warp-synchronous code must use the *_sync intrinsics or __syncwarp
  * (warp-synchronous code without them is undefined on Volta+ GPUs too, and
- * fails here).  __activemask() is the set of the warp's lanes that have not
- * exited (the emulation cannot see branch divergence).
+ * fails here).  __activemask() models convergence: it returns the lanes
+ * of the warp that reach an __activemask while all the others are blocked
+ * (at a warp sync or __syncthreads) or have exited.
  *
  * threadIdx, blockIdx, blockDim, gridDim are macros that read the running
  * fiber's record, found from the stack pointer (fiber regions are aligned
  * to their size): no TLS access, so a kernel that uses only them needs no
  * __tls_get_addr call.  They are meaningless outside kernels (host code must
  * not read them; barriers and warp intrinsics called outside a kernel are
- * no-ops: they check a magic word in the record).
+ * no-ops: they check a magic word in the record).  Being macros, these four
+ * names cannot be redeclared (a local variable called blockDim breaks).
  *
  * Thread-local state (`thread_local`, hidden visibility: the local-dynamic
  * TLS model in a -fPIC object, never initial-exec): the OS thread's block
- * scheduler (allocated on first use with mmap: ~40 KiB, plus fiber regions
+ * scheduler (allocated on first use with mmap: ~50 KiB, plus fiber regions
  * as blocks need them - 128 KiB of address space each, of which only the
  * touched pages, typically 1-2, are resident) and its dynamic shared memory
  * buffer.  They are kept for the OS thread's life and freed when it exits
@@ -194,6 +200,12 @@ void __asan_unpoison_memory_region(void const volatile *addr, size_t size);
 #endif
 
 #define PF_EMU_TLS __attribute__((visibility("hidden"))) inline thread_local
+/* An opaque call: the optimiser assumes it reads and writes any memory. */
+#if defined(__clang__)
+#define PF_EMU_OPAQUE __attribute__((noinline))
+#else
+#define PF_EMU_OPAQUE __attribute__((noipa))
+#endif
 #define PF_EMU_INL __attribute__((always_inline)) inline
 
 /* ======================================================================== */
@@ -288,13 +300,16 @@ PF_EMU_INL float h2f_soft(unsigned short h)
 }
 
 /* With F16C (-mf16c) one instruction each; the same results. */
+#if defined(__F16C__)
+typedef float v4sf_ __attribute__((vector_size(16)));
+typedef short v8hi_ __attribute__((vector_size(16)));
+#endif
 PF_EMU_INL unsigned short f2h_bits(float f)
 {
 #if defined(__F16C__)
-	_Float16 h = (_Float16)f;
-	unsigned short r;
-	memcpy(&r, &h, 2);
-	return r;
+	v4sf_ v = {f, 0.0f, 0.0f, 0.0f};
+	v8hi_ h = __builtin_ia32_vcvtps2ph(v, 0);    /* 0: round to nearest even */
+	return (unsigned short)h[0];
 #else
 	return f2h_soft(f);
 #endif
@@ -303,9 +318,8 @@ PF_EMU_INL unsigned short f2h_bits(float f)
 PF_EMU_INL float h2f_bits(unsigned short h)
 {
 #if defined(__F16C__)
-	_Float16 v;
-	memcpy(&v, &h, 2);
-	return (float)v;
+	v8hi_ v = {(short)h, 0, 0, 0, 0, 0, 0, 0};
+	return __builtin_ia32_vcvtph2ps(v)[0];
 #else
 	return h2f_soft(h);
 #endif
@@ -1192,10 +1206,12 @@ PF_EMU_INL fiber *current()
 }
 
 enum { W_SYNC, W_SHFL, W_BALLOT, W_ADD, W_MIN_U, W_MAX_U, W_MIN_I, W_MAX_I, W_AND, W_OR, W_XOR,
-       W_MATCH_ANY, W_MATCH_ALL };
+       W_MATCH_ANY, W_MATCH_ALL, W_ACTIVE };
 
 struct warp_state {
 	unsigned arrived, exited, valid;
+	unsigned active;              /* arrived lanes that wait in __activemask */
+	unsigned bbar;                /* lanes waiting at __syncthreads */
 	unsigned mask[32];
 	unsigned char op[32];
 	signed char src[32];
@@ -1234,7 +1250,7 @@ PF_EMU_TLS size_t t_dsmem_cap;
 
 /* The context switch: save the callee-saved registers on the current stack,
  * store the stack pointer in *save, load `to`, restore, return there. */
-__attribute__((naked, noipa, used)) static void ctx_switch(void ** /*save*/, void * /*to*/)
+__attribute__((naked, noinline, used)) static void ctx_switch(void ** /*save*/, void * /*to*/)
 {
 	__asm__ volatile(
 		"pushq %rbp\n\t"
@@ -1254,7 +1270,7 @@ __attribute__((naked, noipa, used)) static void ctx_switch(void ** /*save*/, voi
 		"ret\n\t");
 }
 /* A new fiber's first "return" lands here: r12 = sched, r13 = entry. */
-__attribute__((naked, noipa, used)) static void ctx_trampoline()
+__attribute__((naked, noinline, used)) static void ctx_trampoline()
 {
 	__asm__ volatile(
 		"movq %r12, %rdi\n\t"
@@ -1417,10 +1433,32 @@ inline void fiber_done(sched *S)
 /* ---- warp-level exchange ---- */
 inline bool warp_try(sched *S, warp_state *W, unsigned lane)
 {
-	unsigned need = (W->mask[lane] | (1u << lane)) & W->valid & ~W->exited;
-	if ((W->arrived & need) != need)
-		return false;
 	int op = W->op[lane];
+	if (op == W_ACTIVE) {
+		/* __activemask: the lanes that reach it while every other lane
+		 * of the warp is blocked (in a warp sync or __syncthreads) or
+		 * has exited - the emulation's notion of "converged" */
+		if (((W->arrived | W->bbar | W->exited) & W->valid) != W->valid)
+			return false;
+		unsigned grp = W->active;
+		for (unsigned j = 0; j < 32; j++) {
+			if (!(grp >> j & 1u))
+				continue;
+			fiber *f = W->fib[j];
+			f->wres = grp;
+			f->wneed = grp;
+			if (f != S->cur)
+				ready_push(S, f);
+		}
+		W->arrived &= ~grp;
+		W->active = 0;
+		if (!W->arrived)
+			S->warp_pending--;
+		return true;
+	}
+	unsigned need = (W->mask[lane] | (1u << lane)) & W->valid & ~W->exited;
+	if ((W->arrived & ~W->active & need) != need)
+		return false;
 	unsigned long long agg = 0;
 	switch (op) {
 	case W_BALLOT:
@@ -1501,11 +1539,10 @@ inline bool warp_try(sched *S, warp_state *W, unsigned lane)
 	return true;
 }
 
-/* Lane exit: a warp sync may have been waiting only for it. */
-__attribute__((noinline)) inline void lane_exit(sched *S, unsigned t)
+/* Re-examines the warp's waiting groups after a lane exited or blocked:
+ * a warp sync may have been waiting only for it. */
+__attribute__((noinline)) inline void warp_recheck(sched *S, warp_state *W)
 {
-	warp_state *W = &S->warps[t >> 5];
-	W->exited |= 1u << (t & 31);
 	bool again = true;
 	while (again && W->arrived) {
 		again = false;
@@ -1600,6 +1637,8 @@ inline void run_block(launch_info *L, pf_dim3 b, void (*entry)(sched *), void *c
 		unsigned n = S->nthreads - 32 * w;
 		S->warps[w].arrived = 0;
 		S->warps[w].exited = 0;
+		S->warps[w].active = 0;
+		S->warps[w].bbar = 0;
 		S->warps[w].valid = n >= 32 ? ~0u : (1u << n) - 1u;
 	}
 	S->cur = &S->main;
@@ -1639,14 +1678,15 @@ template <class K> void fiber_main(sched *S)
 		f->idx = id;
 		k->call();
 		S->exited++;
+		S->warps[t >> 5].exited |= 1u << (t & 31);
 		if (S->warp_pending)
-			lane_exit(S, t);
+			warp_recheck(S, &S->warps[t >> 5]);
 	}
 	fiber_done(S);
 }
 
 /* ---- barrier entry points (opaque to the optimiser) ---- */
-__attribute__((noipa)) inline int syncthreads_impl(int pred)
+PF_EMU_OPAQUE inline int syncthreads_impl(int pred)
 {
 	fiber *f = current();
 	if (!f)
@@ -1663,6 +1703,8 @@ __attribute__((noipa)) inline int syncthreads_impl(int pred)
 		S->bres[gen & 1] = res;
 		S->bgen = gen + 1;
 		unsigned n = S->nbwait;
+		for (unsigned w = 0; w < S->nwarps; w++)
+			S->warps[w].bbar = 0;
 		if (S->rcount == 0) {
 			memcpy(S->ready, S->bwait, n * sizeof(fiber *));
 			S->rhead = 0;
@@ -1675,11 +1717,15 @@ __attribute__((noipa)) inline int syncthreads_impl(int pred)
 		return res;
 	}
 	S->bwait[S->nbwait++] = f;
+	warp_state *W = &S->warps[f->tid >> 5];
+	W->bbar |= 1u << (f->tid & 31);
+	if (W->active)
+		warp_recheck(S, W);
 	block_wait(S);
 	return S->bres[gen & 1];
 }
 
-__attribute__((noipa)) inline unsigned long long warp_op(unsigned mask, int op, unsigned long long val, int src,
+PF_EMU_OPAQUE inline unsigned long long warp_op(unsigned mask, int op, unsigned long long val, int src,
 							  unsigned *need)
 {
 	fiber *f = current();
@@ -1687,7 +1733,7 @@ __attribute__((noipa)) inline unsigned long long warp_op(unsigned mask, int op, 
 		*need = 1u;
 		if (op == W_BALLOT)
 			return val ? 1u : 0u;
-		if (op == W_MATCH_ANY || op == W_MATCH_ALL)
+		if (op == W_MATCH_ANY || op == W_MATCH_ALL || op == W_ACTIVE)
 			return 1u;
 		return val;
 	}
@@ -1702,21 +1748,21 @@ __attribute__((noipa)) inline unsigned long long warp_op(unsigned mask, int op, 
 	if (!W->arrived)
 		S->warp_pending++;
 	W->arrived |= 1u << l;
-	if (!warp_try(S, W, l))
+	if (op == W_ACTIVE)
+		W->active |= 1u << l;
+	if (!warp_try(S, W, l)) {
+		if (W->active)
+			warp_recheck(S, W);
 		block_wait(S);
+	}
 	*need = f->wneed;
 	return f->wres;
 }
 
 inline unsigned activemask_impl()
 {
-	fiber *f = current();
-	if (!f)
-		return 1u;
-	sched *S = f->S;
-	unsigned t = f->tid;
-	warp_state *W = &S->warps[t >> 5];
-	return W->valid & ~W->exited;
+	unsigned need;
+	return (unsigned)warp_op(0, W_ACTIVE, 0, -1, &need);
 }
 
 PF_EMU_INL unsigned lane_id()
@@ -2037,9 +2083,7 @@ inline int launch_checked_sizes(pf_call *c, void (*kernel)(P...), pf_dim3 grid, 
 #define __maxnreg__(...)
 #define __align__(n) __attribute__((aligned(n)))
 #define __cudart_builtin__
-#ifndef __restrict__
-/* g++ knows __restrict__ natively. */
-#endif
+/* __restrict__ is native to g++. */
 /* Inline PTX cannot run on the CPU. */
 #define asm(...) static_assert(sizeof(char) == 0, "inline PTX asm() cannot run on the CPU backend (needs a GPU)")
 

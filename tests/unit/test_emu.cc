@@ -403,6 +403,32 @@ __global__ void k_half_math(const __half *a, const __half *b, __half *sum, __hal
 	h2[i] = __halves2half2(a[i], b[i]) * __halves2half2(b[i], a[i]);
 }
 
+/* Each CUDA thread gets its own copy of the parameters. */
+__global__ void k_param_copy(int n, int *out, const float *unused)
+{
+	n += threadIdx.x;
+	out[threadIdx.x] = n;
+	(void)unused;
+}
+
+/* Divergent warp code: lanes 0-15 and 16-31 shuffle within their halves
+ * (partial masks), lanes >= 24 exit, the rest use __activemask. */
+__global__ void k_partial(int *out, unsigned *amask)
+{
+	int lane = threadIdx.x & 31;
+	int v = lane * 10;
+	if (lane < 16)
+		v += __shfl_down_sync(0x0000ffffu, v, 1, 16);
+	else
+		v += __shfl_xor_sync(0xffff0000u, v, 1);
+	__syncwarp();
+	if (lane >= 24)
+		return;
+	unsigned m = __activemask();
+	amask[threadIdx.x] = m;
+	out[threadIdx.x] = v + __shfl_sync(m, lane, 0);
+}
+
 /* ------------------------------------------------------------------------ */
 /* References                                                               */
 
@@ -940,6 +966,41 @@ static void test_mixed_blocks(int nthreads)
 	CHECK(bad == 0, "%d wrong in a 1024-thread block", bad);
 }
 
+static void test_semantics()
+{
+	fake_call f;
+	fake_init(&f, 0);
+	int out[64];
+	/* arguments converted as a launch would: long long -> int, void * -> int *,
+	 * nullptr -> const float * */
+	long long n = 1000;
+	int rc = pf_launch(&f.c, k_param_copy, pf_dim(1), pf_dim(64), 0, n, (void *)out, nullptr);
+	int bad = 0;
+	for (int t = 0; t < 64; t++)
+		bad += out[t] != 1000 + t;
+	CHECK(rc == PF_OK && bad == 0, "per-thread parameter copies: rc %d, %d wrong", rc, bad);
+
+	int po[64];
+	unsigned am[64];
+	memset(po, 0xff, sizeof po);
+	rc = pf_launch(&f.c, k_partial, pf_dim(1), pf_dim(64), 0, (void *)po, (void *)am);
+	CHECK(rc == PF_OK, "rc %d (%s)", rc, f.last_msg);
+	bad = 0;
+	for (int t = 0; t < 64; t++) {
+		int lane = t & 31;
+		int v = lane * 10;
+		if (lane < 16)
+			v += (lane + 1 < 16) ? (lane + 1) * 10 : v;
+		else
+			v += (lane ^ 1) * 10;
+		if (lane >= 24)
+			bad += po[t] != -1;
+		else
+			bad += po[t] != v || am[t] != 0x00ffffffu;
+	}
+	CHECK(bad == 0, "%d wrong in divergent warp code (partial masks, exited lanes)", bad);
+}
+
 int main()
 {
 	test_half_bits();
@@ -957,6 +1018,7 @@ int main()
 	test_atomics();
 	test_packed();
 	test_counts();
+	test_semantics();
 	test_errors();
 	printf("%d passed, %d failed\n", g_pass, g_fail);
 	return g_fail ? 1 : 0;
