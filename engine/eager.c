@@ -932,9 +932,19 @@ static int emit_gemm(struct build *b, struct gemm_desc *g)
 	if (p.m == 0 || p.n == 0 || p.batch == 0)
 		return 0;
 	char name[160];
-	snprintf(name, sizeof(name), "gemm<%s, %s, %s>", tname(g->a->dt), tname(g->b->dt), tname(g->c->dt));
-	pf_dim3 grid = {grid_for(p.n, 64, INT32_MAX), grid_for(p.m, 64, 65535), grid_for(p.batch, 1, 65535)};
-	int si = add_step(b, name, grid, (pf_dim3){256, 1, 1}, &p, sizeof(p));
+	pf_dim3 grid, block = {256, 1, 1};
+	if (b->p->is_cpu) {
+		/* barrier-free 4x16 register tiles, a thread each (gemm.cu) */
+		int64_t tiles = (p.n + 15) / 16 * ((p.m + 3) / 4);
+		block.x = 64;
+		grid = (pf_dim3){grid_for(tiles, 64, INT32_MAX), 1, grid_for(p.batch, 1, 65535)};
+		snprintf(name, sizeof(name), "gemm_thread<%s, %s, %s>", tname(g->a->dt), tname(g->b->dt),
+			 tname(g->c->dt));
+	} else {
+		grid = (pf_dim3){grid_for(p.n, 64, INT32_MAX), grid_for(p.m, 64, 65535), grid_for(p.batch, 1, 65535)};
+		snprintf(name, sizeof(name), "gemm<%s, %s, %s>", tname(g->a->dt), tname(g->b->dt), tname(g->c->dt));
+	}
+	int si = add_step(b, name, grid, block, &p, sizeof(p));
 	if (si < 0)
 		return -1;
 	step_ptr(b, si, offsetof(opl_gemm, c), g->c);

@@ -107,6 +107,15 @@ static const struct {
 	{"this_grid", "cooperative groups"},
 };
 
+/* What the identifier w[0, n) names that only a GPU can run, or NULL. */
+static const char *device_only_word(const char *w, size_t n)
+{
+	for (size_t k = 0; k < sizeof device_only / sizeof device_only[0]; k++)
+		if (strlen(device_only[k].word) == n && memcmp(device_only[k].word, w, n) == 0)
+			return device_only[k].what;
+	return NULL;
+}
+
 static int in_list(const char *const *list, const char *s, size_t n)
 {
 	for (int i = 0; list[i] != NULL; i++)
@@ -321,10 +330,31 @@ int pass_scan(const char *label, const char *src, size_t len, int allow_device_o
 		if (line_start && (c == '#' || (c == '%' && i + 1 < len && m[i + 1] == ':'))) {
 			int line = line_at(m, i, &cursor, &cur_line);
 			rc = check_directive(label, src, m, len, i, line, diag);
-			/* skip the rest of the logical line: pf_launch inside a
-			 * #define is not a launch of a known kernel */
-			while (i < len && !(m[i] == '\n' && m[i - 1] != '\\'))
-				i++;
+			/* The rest of the logical line: a macro body may not hide
+			 * what the code may not say, but pf_launch inside a #define
+			 * is not a launch of a known kernel. */
+			while (rc == 0 && i < len && !(m[i] == '\n' && m[i - 1] != '\\')) {
+				if (m[i] == '<' && i + 2 < len && m[i + 1] == '<' && m[i + 2] == '<') {
+					int l = line_at(m, i, &cursor, &cur_line);
+					rc = fail(diag, PASS_UNSUPPORTED, l, "%s:%d: a <<<...>>> launch; launch kernels "
+						  "with pf_launch from the replacement (device-side launches are "
+						  "not supported)", label, l);
+					break;
+				}
+				if (!is_ident(m[i]) || (i > 0 && is_ident(m[i - 1]))) {
+					i++;
+					continue;
+				}
+				size_t b = i;
+				while (i < len && is_ident(m[i]))
+					i++;
+				const char *what = allow_device_only ? NULL : device_only_word(m + b, i - b);
+				if (what != NULL) {
+					int l = line_at(m, b, &cursor, &cur_line);
+					rc = fail(diag, PASS_UNSUPPORTED, l, "%s:%d: %s needs a GPU; the cpu backend "
+						  "cannot run it", label, l, what);
+				}
+			}
 			continue;
 		}
 		line_start = 0;
@@ -345,17 +375,12 @@ int pass_scan(const char *label, const char *src, size_t len, int allow_device_o
 		size_t n = i - b;
 		if (c >= '0' && c <= '9')
 			continue;
-		if (!allow_device_only) {
-			for (size_t k = 0; k < sizeof device_only / sizeof device_only[0]; k++)
-				if (strlen(device_only[k].word) == n && memcmp(device_only[k].word, m + b, n) == 0) {
-					int line = line_at(m, b, &cursor, &cur_line);
-					rc = fail(diag, PASS_UNSUPPORTED, line,
-						  "%s:%d: %s needs a GPU; the cpu backend cannot run it", label,
-						  line, device_only[k].what);
-					break;
-				}
-			if (rc != 0)
-				break;
+		const char *what = allow_device_only ? NULL : device_only_word(m + b, n);
+		if (what != NULL) {
+			int line = line_at(m, b, &cursor, &cur_line);
+			rc = fail(diag, PASS_UNSUPPORTED, line, "%s:%d: %s needs a GPU; the cpu backend cannot "
+				  "run it", label, line, what);
+			break;
 		}
 		if ((n == 16 && memcmp(m + b, "PASS_REPLACEMENT", 16) == 0) ||
 		    (n == 19 && memcmp(m + b, "pf_pass_replacement", 19) == 0))
@@ -401,10 +426,13 @@ int pass_scan(const char *label, const char *src, size_t len, int allow_device_o
 
 /* The first error of a compiler log, as "pass.c:12: <text>", and its line.
  * NVRTC writes "pass.c(12): error: text", g++ "pass.c:12:5: error: text";
- * the linker "... undefined reference to `x'". */
+ * the linker "... undefined reference to `x'".  An error inside a header
+ * (a static_assert in passfs.h) takes the line of the author's code that led
+ * there: g++ names it just before ("pass.c:12:18:   required from here"). */
 static void first_error(const char *label, const char *log, char *msg, size_t msglen, int *line)
 {
 	size_t ll = strlen(label);
+	int last_author_line = 0;
 	*line = 0;
 	msg[0] = '\0';
 	for (const char *l = log; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
@@ -417,6 +445,8 @@ static void first_error(const char *label, const char *log, char *msg, size_t ms
 			if (*p == '(' || *p == ':')
 				ln = atoi(p + 1);
 		}
+		if (ln > 0)
+			last_author_line = ln;
 		const char *e1 = memmem(l, (size_t)n, "error: ", 7);
 		const char *e2 = memmem(l, (size_t)n, "undefined reference to", 22);
 		if (e1 != NULL)
@@ -425,6 +455,8 @@ static void first_error(const char *label, const char *log, char *msg, size_t ms
 			err = e2;
 		if (err == NULL)
 			continue;
+		if (ln == 0)
+			ln = last_author_line;
 		int rest = n - (int)(err - l);
 		if (ln > 0)
 			snprintf(msg, msglen, "%s:%d: %.*s", label, ln, rest, err);

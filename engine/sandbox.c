@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -38,7 +39,7 @@ static const struct {
 	{SYS_getdents64, "getdents64"}, {SYS_ioctl, "ioctl"}, {SYS_prctl, "prctl"},
 	{SYS_clone3, "clone3"},   {SYS_mount, "mount"},     {SYS_chdir, "chdir"},
 	{SYS_pipe, "pipe"},       {SYS_pipe2, "pipe2"},     {SYS_dup2, "dup2"},
-	{SYS_lseek, "lseek"},     {SYS_fstat, "fstat"},     
+	{SYS_mmap, "mmap (executable)"}, {SYS_mprotect, "mprotect (executable)"}, {SYS_lseek, "lseek"},     {SYS_fstat, "fstat"},     
 	{SYS_read, "read"},       {SYS_write, "write"},     {SYS_shmget, "shmget"},   {SYS_memfd_create, "memfd_create"}, {SYS_process_vm_readv, "process_vm_readv"},
 };
 
@@ -140,8 +141,18 @@ int sandbox_enter(const struct sandbox_limits *lim, char *err, size_t errlen)
 	/* x32 syscalls (nr | 0x40000000) are refused outright. */
 	EMIT(BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, 0x40000000, 0, 1),
 	     BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS));
+	/* mmap and mprotect, but never executable: a pass may not write code
+	 * and run it (a raw syscall instruction, say).  The object itself is
+	 * mapped before the filter goes on. */
+	static const long noexec[] = {SYS_mmap, SYS_mprotect};
+	for (size_t i = 0; i < 2; i++)
+		EMIT(BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (unsigned)noexec[i], 0, 4),
+		     BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[2])),
+		     BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, PROT_EXEC, 0, 1),
+		     BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_TRAP),
+		     BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW));
 	static const long plain[] = {
-		SYS_mmap, SYS_munmap, SYS_mprotect, SYS_mremap, SYS_madvise, SYS_brk,
+		SYS_munmap, SYS_mremap, SYS_madvise, SYS_brk,
 		SYS_futex, SYS_clock_gettime, SYS_clock_getres, SYS_gettimeofday, SYS_nanosleep,
 		SYS_clock_nanosleep, SYS_sched_yield, SYS_exit, SYS_exit_group, SYS_rt_sigreturn,
 		SYS_rt_sigprocmask, SYS_getpid, SYS_gettid, SYS_sched_getaffinity, SYS_restart_syscall,

@@ -273,6 +273,12 @@ static void array_first_function(const struct img *im, uint64_t rela, uint64_t r
 	}
 }
 
+static int starts_with(const char *s, const char *prefix)
+{
+	size_t n = strlen(prefix);
+	return strlen(s) >= n && memcmp(s, prefix, n) == 0;
+}
+
 static enum elfcheck_result refuse_ctor(struct img *im, const char *kind, uint64_t rela,
 					 uint64_t relasz, uint64_t array_va, int is_array)
 {
@@ -282,14 +288,14 @@ static enum elfcheck_result refuse_ctor(struct img *im, const char *kind, uint64
 	else
 		function_at(im, array_va, fn, sizeof fn);
 	const char *cause;
-	if (strncmp(fn, "_GLOBAL__sub_I", 14) == 0)
+	if (starts_with(fn, "_GLOBAL__sub_I"))
 		cause = "a global variable with a dynamic initializer";
 	else if (strncmp(kind, "destructor", 10) == 0)
 		cause = "__attribute__((destructor)) or a function named _fini";
 	else
 		cause = "__attribute__((constructor)) or a function named _init";
 	char what[512];
-	if (fn[0] != '\0' && strncmp(fn, "_GLOBAL__", 9) != 0)
+	if (fn[0] != '\0' && !starts_with(fn, "_GLOBAL__"))
 		snprintf(what, sizeof what, "%s '%s' (%s)", kind, fn, cause);
 	else
 		snprintf(what, sizeof what, "%s (%s)", kind, cause);

@@ -367,8 +367,8 @@ static int rewrite_decl(const char *m, size_t b, size_t e, int ns_scope, struct 
 			buf_printf(out, "#define %.*s ((%s *)pf_emu::dyn_smem())\n", (int)(name.e - name.b),
 				   m + name.b, elem);
 		else
-			buf_printf(out, "%s *%.*s = (%s *)pf_emu::dyn_smem(); ", elem, (int)(name.e - name.b),
-				   m + name.b, elem);
+			buf_printf(out, "%s%s *%.*s = (%s *)pf_emu::dyn_smem();", out->len ? " " : "", elem,
+				   (int)(name.e - name.b), m + name.b, elem);
 	}
 	free(ty.p);
 	return ok && !ty.oom;
@@ -392,10 +392,19 @@ static int opens_namespace(const char *m, size_t i)
 		return strncmp(m + j, "namespace", 9) == 0 && !is_ident(m[j + 9]);
 	}
 	if (strncmp(m + j, "extern", 6) == 0 && !is_ident(m[j + 6])) {
+		/* extern "C" { ... }, not extern "C" void f() { ... } */
 		j += 6;
 		while (j < i && (m[j] == ' ' || m[j] == '\t' || m[j] == '\n'))
 			j++;
-		return m[j] == '"';
+		if (j >= i || m[j] != '"')
+			return 0;
+		j++;
+		while (j < i && m[j] != '"')
+			j++;
+		j++;
+		while (j < i && (m[j] == ' ' || m[j] == '\t' || m[j] == '\n' || m[j] == '\r'))
+			j++;
+		return j == i;
 	}
 	return 0;
 }

@@ -202,7 +202,7 @@ static char *rewrite_name_map(char *log, const struct nvrtc_request *req)
 			}
 			char head[4200];
 			int hn = line > 0 ? snprintf(head, sizeof head, "%s(%d)", label, line)
-					  : snprintf(head, sizeof head, "%s (a pf_launch kernel name)", label);
+					  : snprintf(head, sizeof head, "%s (kernel name expression)", label);
 			if (hn < 0 || (size_t)hn >= sizeof head)
 				hn = 0;
 			if (len + (size_t)hn + ll + 1 > cap)

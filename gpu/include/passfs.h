@@ -51,8 +51,8 @@ typedef unsigned long long uint64_t;
 typedef long long intptr_t;
 typedef unsigned long long uintptr_t;
 /* <limits.h>, <stdint.h>, <float.h> and <math.h> values that device code
- * uses: NVRTC has none of those headers (the pass compiler gives it empty
- * stand-ins so the #include lines still resolve). */
+ * uses: NVRTC has none of those headers (the pass compiler gives it
+ * stand-ins that include this file, so the #include lines still resolve). */
 #ifndef CHAR_BIT
 #define CHAR_BIT 8
 #define SCHAR_MIN (-128)

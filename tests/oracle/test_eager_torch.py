@@ -49,6 +49,23 @@ K = {"float32": 1.1772, "float16": 0.6, "bfloat16": 0.3592}
 LEVEL = {"float32": -5, "float64": -5, "float16": -3, "bfloat16": -2}
 
 
+def _sdpa_fused(q, k, v, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None):
+    """scaled_dot_product_attention as one fused op, as eager (and PyTorch's
+    flash / memory-efficient kernels on a GPU) computes it: for float16 and
+    bfloat16 the scores and probabilities stay in float32 and only the result
+    is rounded.  graph_torch's math path rounds every intermediate to the
+    16-bit type, which is further from the exact value than eager is."""
+    if q.dtype in (torch.float16, torch.bfloat16):
+        m = attn_mask
+        if m is not None and m.dtype != torch.bool:
+            m = m.float()
+        return graph_torch._sdpa(q.float(), k.float(), v.float(), m, dropout_p, is_causal, scale).to(q.dtype)
+    return graph_torch._sdpa(q, k, v, attn_mask, dropout_p, is_causal, scale)
+
+
+graph_torch.OPS["scaled_dot_product_attention"] = _sdpa_fused
+
+
 def tolerance(dtype, t):
     """(atol, rtol) at level t (docs/scoring.md; t >= 1 counts as 1)."""
     t = min(t, 1)
@@ -162,7 +179,9 @@ def main():
     only = [x for x in os.environ.get("EAGER_TASKS", "").split(",") if x]
     start = time.time()
     passed = failed = 0
-    tmp = tempfile.mkdtemp(prefix="passfs_eager_")
+    # tensors go through files: keep them in memory where there is a tmpfs
+    shm = "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else None
+    tmp = tempfile.mkdtemp(prefix="passfs_eager_", dir=shm)
     try:
         tasks_dir = os.path.join(REPO, "tasks")
         ids = sorted(d for d in os.listdir(tasks_dir) if os.path.isfile(os.path.join(tasks_dir, d, "graph.json")))

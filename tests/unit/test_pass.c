@@ -118,6 +118,11 @@ static void test_source_checks(void)
 		       "\tchild<<<1, 1>>>(y);\n"
 		       "}\n" REPL,
 		       PASS_UNSUPPORTED, 7, "a <<<...>>> launch");
+	/* a macro body may not hide them */
+	expect_refused(__LINE__, "#include <passfs.h>\n#define A \\\n\t__asm__\nA(\"syscall\");\n" REPL,
+		       PASS_UNSUPPORTED, 3, "inline PTX (asm)");
+	expect_refused(__LINE__, "#include <passfs.h>\n#define LAUNCH(k) k<<<1, 1>>>()\n" REPL,
+		       PASS_UNSUPPORTED, 2, "a <<<...>>> launch");
 	/* device-only constructs are allowed where the backend has a GPU */
 	expect_ok(__LINE__, "#include <passfs.h>\n__device__ int f() { int r; asm(\"mov.u32 %0, 1;\" : \"=r\"(r)); return r; }\n" REPL, 1);
 
@@ -504,6 +509,133 @@ static void test_doc_example(void)
 	pass_module_free(m);
 }
 
+/* passfs.h's device branch under NVRTC and the emulation on the host: a
+ * template kernel with barriers launched as softmax<float, 256>, __half,
+ * and INFINITY / FLT_MAX / M_PI in device code. */
+static const char *device_sample =
+	"#include <passfs.h>\n"
+	"\n"
+	"template <typename T, int BLOCK>\n"
+	"__global__ void softmax(const T *x, T *y, int cols)\n"
+	"{\n"
+	"\t__shared__ float red[BLOCK];\n"
+	"\tconst T *row = x + (long long)blockIdx.x * cols;\n"
+	"\tfloat m = -INFINITY;\n"
+	"\tfor (int c = threadIdx.x; c < cols; c += BLOCK)\n"
+	"\t\tm = fmaxf(m, (float)row[c]);\n"
+	"\tred[threadIdx.x] = m;\n"
+	"\t__syncthreads();\n"
+	"\tfor (int s = BLOCK / 2; s > 0; s >>= 1) {\n"
+	"\t\tif (threadIdx.x < s)\n"
+	"\t\t\tred[threadIdx.x] = fmaxf(red[threadIdx.x], red[threadIdx.x + s]);\n"
+	"\t\t__syncthreads();\n"
+	"\t}\n"
+	"\tm = red[0] > -FLT_MAX ? red[0] : 0.0f;\n"
+	"\t__syncthreads();\n"
+	"\tfloat sum = 0;\n"
+	"\tfor (int c = threadIdx.x; c < cols; c += BLOCK)\n"
+	"\t\tsum += expf((float)row[c] - m);\n"
+	"\tred[threadIdx.x] = sum;\n"
+	"\t__syncthreads();\n"
+	"\tfor (int s = BLOCK / 2; s > 0; s >>= 1) {\n"
+	"\t\tif (threadIdx.x < s)\n"
+	"\t\t\tred[threadIdx.x] += red[threadIdx.x + s];\n"
+	"\t\t__syncthreads();\n"
+	"\t}\n"
+	"\tfor (int c = threadIdx.x; c < cols; c += BLOCK)\n"
+	"\t\ty[(long long)blockIdx.x * cols + c] = (T)(expf((float)row[c] - m) / red[0]);\n"
+	"}\n"
+	"\n"
+	"__global__ void half_scale(const __half *x, __half *y, float k, int n)\n"
+	"{\n"
+	"\tint i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+	"\tif (i < n)\n"
+	"\t\ty[i] = __float2half(__half2float(x[i]) * k);\n"
+	"}\n"
+	"\n"
+	"PASS_REPLACEMENT(pf_call *call)\n"
+	"{\n"
+	"\tconst pf_tensor *x = pf_in(call, 0);\n"
+	"\tpf_tensor *y = pf_out(call, 0);\n"
+	"\tif (y->dtype == PF_F16) {\n"
+	"\t\tint n = (int)pf_numel(y);\n"
+	"\t\treturn pf_launch(call, half_scale, pf_dim((n + 127) / 128), pf_dim(128), 0,\n"
+	"\t\t\t\t x->data, y->data, (float)M_PI, n);\n"
+	"\t}\n"
+	"\tint rows = (int)y->shape[0], cols = (int)y->shape[1];\n"
+	"\treturn pf_launch(call, softmax<float, 256>, pf_dim(rows), pf_dim(256), 0,\n"
+	"\t\t\t x->data, y->data, cols);\n"
+	"}\n";
+
+static void test_device_sample(void)
+{
+	struct pass_module *m = NULL;
+	struct pass_diag d;
+	int rc = pass_compile("pass.c", device_sample, strlen(device_sample), dev, &m, &d);
+	CHECK_MSG(rc == 0, d.message);
+	if (rc != 0) {
+		fprintf(stderr, "%s\n", d.log);
+		return;
+	}
+	CHECK(m->names.n == 2);
+	if (have_nvrtc && m->lowered != NULL)
+		CHECK_MSG(strcmp(m->lowered[1], "_Z7softmaxIfLi256EEvPKT_PS0_i") == 0, m->lowered[1]);
+	struct pass_loaded l;
+	char err[512] = "";
+	CHECK_MSG(pass_load(m, &l, err, sizeof err) == 0, err);
+	if (l.handle == NULL) {
+		pass_module_free(m);
+		return;
+	}
+	enum { ROWS = 7, COLS = 300, N = ROWS * COLS };
+	float *x = malloc(N * sizeof(float)), *y = malloc(N * sizeof(float));
+	_Float16 *xh = malloc(N * sizeof(_Float16)), *yh = malloc(N * sizeof(_Float16));
+	for (int i = 0; i < N; i++) {
+		x[i] = (float)((i * 13) % 50) / 10.0f - 2.0f;
+		xh[i] = (_Float16)x[i];
+		y[i] = NAN;
+	}
+	struct test_call tc = {.c = {.rt = &test_rt, .backend = PF_BACKEND_CPU}, .n_in = 1, .n_out = 1, .dev = dev};
+	tc.c.priv = &tc;
+	vec_tensor(&tc.in[0], x, PF_F32, N);
+	tc.in[0].ndim = 2;
+	tc.in[0].shape[0] = ROWS;
+	tc.in[0].shape[1] = COLS;
+	tc.in[0].stride[0] = COLS;
+	tc.out[0] = tc.in[0];
+	tc.out[0].data = y;
+	CHECK_MSG(l.replacement(&tc.c) == PF_OK, tc.msg);
+	int bad = 0;
+	for (int r = 0; r < ROWS; r++) {
+		double mx = -INFINITY, sum = 0;
+		for (int c = 0; c < COLS; c++)
+			mx = fmax(mx, x[r * COLS + c]);
+		for (int c = 0; c < COLS; c++)
+			sum += exp(x[r * COLS + c] - mx);
+		for (int c = 0; c < COLS; c++) {
+			double want = exp(x[r * COLS + c] - mx) / sum;
+			bad += !(fabs(y[r * COLS + c] - want) <= 1e-7 + 1e-5 * want);
+		}
+	}
+	CHECK(bad == 0);
+
+	vec_tensor(&tc.in[0], xh, PF_F16, N);
+	vec_tensor(&tc.out[0], yh, PF_F16, N);
+	CHECK_MSG(l.replacement(&tc.c) == PF_OK, tc.msg);
+	bad = 0;
+	for (int i = 0; i < N; i++) {
+		double want = (double)(float)xh[i] * (float)M_PI;
+		bad += !(fabs((double)(float)yh[i] - want) <= 2e-3 * fabs(want) + 1e-3);
+	}
+	CHECK(bad == 0);
+	free(x);
+	free(y);
+	free(xh);
+	free(yh);
+	pass_unload(&l);
+	pass_module_free(m);
+}
+
 static void test_compile_errors(void)
 {
 	struct pass_module *m = NULL;
@@ -546,6 +678,20 @@ static void test_compile_errors(void)
 	rc = pass_compile_opts("pass.c", noname, strlen(noname), &o, &m, &d);
 	CHECK(rc == -1 && d.verdict == PASS_COMPILE_ERROR);
 	CHECK_MSG(d.line == 5 && strstr(d.message, "no_such_kernel") != NULL, d.message);
+
+	/* an error inside passfs.h points at the author's line that caused it */
+	const char *argc_src =
+		"#include <passfs.h>\n"
+		"__global__ void k(float *y, int n) { y[0] = n; }\n"
+		"PASS_REPLACEMENT(pf_call *call)\n"
+		"{\n"
+		"\tpf_tensor *y = pf_out(call, 0);\n"
+		"\treturn pf_launch(call, k, pf_dim(1), pf_dim(1), 0, y->data);\n"
+		"}\n";
+	rc = pass_compile("pass.c", argc_src, strlen(argc_src), dev, &m, &d);
+	CHECK(rc == -1 && d.verdict == PASS_COMPILE_ERROR);
+	CHECK_MSG(d.line == 6 && strstr(d.message, "pass.c:6: static assertion failed: pf_launch: the number "
+					"of arguments differs") != NULL, d.message);
 
 	/* NVRTC rejects host library calls g++ would accept (the emulation
 	 * header brings stdlib.h along) */
@@ -626,6 +772,18 @@ static void test_elfcheck(void)
 	CHECK_MSG(access(marker, F_OK) != 0, "the constructor ran");
 	unlink(marker);
 
+	/* an ifunc resolver runs at load time too */
+	const char *ifunc =
+		"#include <passfs.h>\n"
+		"static int impl(void) { return 1; }\n"
+		"extern \"C\" void *pick(void) { return (void *)impl; }\n"
+		"extern \"C\" int chosen(void) __attribute__((ifunc(\"pick\")));\n"
+		"PASS_REPLACEMENT(pf_call *call) { (void)call; return chosen() - 1; }\n";
+	o.skip_nvrtc = 1;
+	rc = pass_compile_opts("pass.c", ifunc, strlen(ifunc), &o, &m, &d);
+	CHECK(rc == -1 && d.verdict == PASS_REJECTED);
+	CHECK_MSG(strstr(d.message, "ifunc") != NULL, d.message);
+
 	/* a global with a dynamic initializer is a constructor too */
 	const char *dyn =
 		"#include <passfs.h>\n"
@@ -695,6 +853,10 @@ static void test_shared_rewrite(void)
 		"\t\tunsigned char buf[];\n"                                       /* 6 */
 		"\t/* extern __shared__ int not_me[]; */\n"                        /* 7 */
 		"\ty[0] = smem[0] + buf[0];\n"                                     /* 8 */
+		"}\n"                                                              /* 9 */
+		"extern \"C\" __global__ void c(float *y) { extern __shared__ float e[]; y[0] = e[0]; }\n"
+		"extern \"C\" {\n"
+		"extern __shared__ float f[];\n"
 		"}\n";
 	size_t n;
 	char *out = hostcc_rewrite_shared("pass.c", src, strlen(src), &n);
@@ -704,11 +866,19 @@ static void test_shared_rewrite(void)
 	/* "#line N" numbers the rest of the declaration's own line */
 	CHECK_MSG(strstr(out, "#define smem ((float *)pf_emu::dyn_smem())\n#line 1 \"pass.c\"\n\n") == out, out);
 	CHECK_MSG(strstr(out, "namespace n { \n#define d ((double *)pf_emu::dyn_smem())\n#line 2 \"pass.c\"\n }\n") != NULL, out);
-	CHECK_MSG(strstr(out, "unsigned char *buf = (unsigned char *)pf_emu::dyn_smem(); \n") != NULL, out);
+	CHECK_MSG(strstr(out, "unsigned char *buf = (unsigned char *)pf_emu::dyn_smem();\n") != NULL, out);
 	CHECK_MSG(strstr(out, "/* extern __shared__ int not_me[]; */") != NULL, out);
+	CHECK_MSG(strstr(out, "void c(float *y) { float *e = (float *)pf_emu::dyn_smem(); y[0] = e[0]; }\n") != NULL, out);
+	CHECK_MSG(strstr(out, "extern \"C\" {\n#define f ((float *)pf_emu::dyn_smem())\n#line 12 \"pass.c\"\n\n}\n") != NULL, out);
 	/* a function body keeps its line count; the directives add theirs */
 	const char *body = strstr(out, "template");
-	CHECK(body != NULL && count_lines(body) == 7);
+	const char *end = body ? strstr(body, "extern \"C\" {") : NULL;
+	CHECK(body != NULL && end != NULL);
+	if (end != NULL) {
+		char *part = strndup(body, (size_t)(end - body));
+		CHECK(count_lines(part) == 8);
+		free(part);
+	}
 	free(out);
 }
 
@@ -796,6 +966,7 @@ int main(void)
 	test_hostcc_failures();
 	test_design_example();
 	test_doc_example();
+	test_device_sample();
 	test_compile_errors();
 	test_elfcheck();
 	test_template();

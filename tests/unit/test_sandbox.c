@@ -18,7 +18,8 @@ static int passed, failed;
 #define CHECK(cond, ...) do { if (cond) passed++; else { failed++; fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
 	fprintf(stderr, __VA_ARGS__); fputc('\n', stderr); } } while (0)
 
-enum action { A_COMPUTE, A_OPEN, A_SOCKET, A_FORK, A_RAW_OPENAT, A_WRITE_FILE_FD, A_SIGACTION, A_SETTIME };
+enum action { A_COMPUTE, A_OPEN, A_SOCKET, A_FORK, A_RAW_OPENAT, A_WRITE_FILE_FD, A_SIGACTION, A_SETTIME,
+	      A_EXEC_MMAP, A_EXEC_MPROTECT };
 
 /* Runs `act` in a sandboxed child; returns its exit status and what it wrote
  * to the report pipe. */
@@ -75,6 +76,17 @@ static int run(enum action act, char *report, size_t len, const char *probe)
 		case A_SIGACTION:
 			signal(SIGSYS, SIG_IGN);
 			_exit(0);
+		case A_EXEC_MMAP:
+			mmap(NULL, 4096, PROT_READ | PROT_WRITE | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+			_exit(0);
+		case A_EXEC_MPROTECT: {
+			/* Write a syscall instruction, make it executable, run it. */
+			unsigned char *p = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+			static const unsigned char code[] = {0x0f, 0x05, 0xc3};
+			memcpy(p, code, sizeof(code));
+			mprotect(p, 4096, PROT_READ | PROT_EXEC);
+			_exit(0);
+		}
 		case A_SETTIME: {
 			struct timespec ts = {0, 0};
 			syscall(SYS_clock_settime, CLOCK_REALTIME, &ts);
@@ -104,6 +116,7 @@ int main(void)
 	static const struct { enum action a; const char *want; } bad[] = {
 		{A_OPEN, "openat"}, {A_SOCKET, "socket"}, {A_FORK, "clone"}, {A_RAW_OPENAT, "openat"},
 		{A_WRITE_FILE_FD, "write"}, {A_SIGACTION, "rt_sigaction"}, {A_SETTIME, "clock_settime"},
+		{A_EXEC_MMAP, "mmap (executable)"}, {A_EXEC_MPROTECT, "mprotect (executable)"},
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		int st = run(bad[i].a, rep, sizeof(rep), probe);

@@ -1,0 +1,119 @@
+/* service.h - the evaluation service behind `passfs mount` and `passfs watch`.
+ *
+ * The service owns, per task: the current pass.c bytes, the evaluation state
+ * machine, the latest result, and the state directory on disk.  The front ends
+ * (fs/mount.c over FUSE, fs/watch.c over inotify) only translate file
+ * operations into these calls; they know files, not kernels.
+ *
+ * State directory (--state DIR, default $XDG_STATE_HOME/passfs, else
+ * ~/.local/state/passfs), one subdirectory per task id:
+ *     <id>/pass.c            the current pass (durable before its evaluation fires)
+ *     <id>/result.json       the latest result (atomic replace)
+ *     <id>/history/NNNNNN.c  every evaluated pass, numbered by seq
+ *     <id>/history/NNNNNN.json   its result
+ * A restart (also after kill -9) restores pass.c and the latest result.
+ *
+ * Threads: every function may be called from any thread (one mutex inside).
+ * Evaluations run on the service's own thread(s): at most one running per
+ * task, at most one queued per task (the latest wins).  Content whose sha256
+ * was already evaluated for the task is not evaluated again: its result is
+ * reused under a new seq.
+ *
+ * Errors: functions return 0 or a negative errno, with a message where noted. */
+#ifndef PASSFS_SERVICE_H
+#define PASSFS_SERVICE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "eval.h"
+#include "graph.h"
+
+#define SVC_PASS_MAX (1u << 20)  /* pass.c size cap: larger writes get EFBIG */
+
+enum svc_state { SVC_IDLE, SVC_PENDING, SVC_COMPILING, SVC_RUNNING, SVC_DONE };
+
+struct svc_opts {
+	const char *tasks_dir;      /* required */
+	const char *state_dir;      /* NULL: the default above */
+	struct eval_opts eval;      /* backend, timeouts, b and p for every evaluation */
+	int parallel;               /* evaluations at once across tasks; <= 0: 1 */
+};
+
+struct svc;
+
+/* Called (from a service thread, with no service lock held) whenever task
+ * `task`'s state or result changes, so front ends can wake waiting readers
+ * and invalidate cached content.  May call back into the service. */
+typedef void (*svc_notify_fn)(void *ctx, int task);
+
+/* Loads every task, creates or opens the state directory and restores each
+ * task's pass.c (else the template) and latest result.  Returns 0 and *out,
+ * or -1 with a message in err (a task that does not validate is an error
+ * naming it). */
+int svc_open(const struct svc_opts *o, svc_notify_fn notify, void *notify_ctx, struct svc **out,
+	     char *err, size_t errlen);
+/* Stops accepting work, waits for running evaluations to finish (or kills
+ * their workers after a grace period) and frees everything. */
+void svc_close(struct svc *s);
+
+int svc_n_tasks(const struct svc *s);
+/* Task index for an id, or -1. */
+int svc_find(const struct svc *s, const char *id);
+const struct graph_task *svc_task(const struct svc *s, int task);
+const char *svc_state_dir(const struct svc *s);
+
+/* ---- pass.c: the bytes the front end reads and writes --------------------- */
+
+/* Copies up to len bytes at off into buf; returns the count (0 at EOF). */
+size_t svc_pass_read(struct svc *s, int task, void *buf, size_t len, uint64_t off);
+size_t svc_pass_size(struct svc *s, int task);
+/* Writes in place (growing as needed).  -EFBIG past SVC_PASS_MAX. */
+int svc_pass_write(struct svc *s, int task, const void *buf, size_t len, uint64_t off);
+/* Truncates or extends with zeros.  -EFBIG past SVC_PASS_MAX. */
+int svc_pass_truncate(struct svc *s, int task, uint64_t size);
+/* Replaces the whole content (rename onto pass.c, watch mode). */
+int svc_pass_replace(struct svc *s, int task, const void *buf, size_t len);
+/* Modification time of pass.c (the last change), seconds and nanoseconds. */
+void svc_pass_mtime(struct svc *s, int task, int64_t *sec, long *nsec);
+
+/* Marks the task pending now (flush of a handle that wrote: release comes
+ * later, asynchronously, and a read of result.json right after close()
+ * must not show the previous result as current). */
+void svc_mark_pending(struct svc *s, int task);
+/* Fires an evaluation of the current bytes: snapshots them, makes them
+ * durable in the state dir, queues the evaluation (replacing a queued one)
+ * and returns its seq.  Content already evaluated is answered at once from
+ * that result. */
+int svc_fire(struct svc *s, int task, uint64_t *seq);
+
+/* ---- results ------------------------------------------------------------------ */
+
+enum svc_state svc_state(struct svc *s, int task);
+const char *svc_state_name(enum svc_state st);   /* "idle", "pending", ... */
+/* True while an evaluation of the current pass.c is pending or running
+ * (reads of result.json and es_t wait while this holds). */
+int svc_busy(struct svc *s, int task);
+/* The result.json text (malloc'd, ends with a newline; *len set): the
+ * latest result, with "state" showing the current state, or before any
+ * evaluation a document with state "idle" and no verdict. */
+char *svc_result_json(struct svc *s, int task, size_t *len);
+/* The es_t file: the task score and a newline once an evaluation of the
+ * current pass.c is done; NULL (ENODATA) before any evaluation. */
+char *svc_es_t(struct svc *s, int task, size_t *len);
+/* summary.json: every task's latest score, and the benchmark aggregate. */
+char *svc_summary_json(struct svc *s, size_t *len);
+/* A counter that changes whenever any computed file's content changes. */
+uint64_t svc_generation(struct svc *s, int task);
+
+/* Writes every evaluated pass of `task_id` (NULL: all tasks) found under
+ * state_dir as JSON lines (docs/history.md): one object per evaluation.
+ * Works without a running service.  Returns the number of lines, or -1
+ * with a message. */
+int svc_history_export(const char *state_dir, const char *task_id, FILE *out, char *err, size_t errlen);
+
+/* The default state directory ($XDG_STATE_HOME/passfs or
+ * ~/.local/state/passfs), into buf. */
+const char *svc_default_state_dir(char *buf, size_t len);
+
+#endif
