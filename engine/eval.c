@@ -949,6 +949,8 @@ int eval_run(const struct eval_job *job, json_t **result, char *err, size_t errl
 	int warmup, trials;
 	eval_trial_counts(job, be, &warmup, &trials);
 
+	if (job->opts.progress)
+		job->opts.progress(job->opts.progress_ctx, "compiling");
 	struct pass_options po = {.allow_device_only = be == GPU_BACKEND_CUDA};
 	memset(&diag, 0, sizeof(diag));
 	if (pass_compile_opts(job->pass_label, job->pass_src, job->pass_len, &po, &mod, &diag) != 0 ||
@@ -970,6 +972,8 @@ int eval_run(const struct eval_job *job, json_t **result, char *err, size_t errl
 				 err, errlen);
 		goto out;
 	}
+	if (job->opts.progress)
+		job->opts.progress(job->opts.progress_ctx, "running");
 	for (int i = 0; i < t->n_variants; i++) {
 		struct ctx c = {.job = job, .v = &t->variants[i], .mod = mod};
 		c.in.fd = c.eager_res.fd = c.pass_res.fd = -1;

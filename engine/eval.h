@@ -24,6 +24,11 @@ struct eval_opts {
 	uint64_t secret_seed;       /* 0: drawn from getrandom */
 	double b, p;                /* ES_t parameters; b 0 means the default 0.1 */
 	int quiet;                  /* no progress lines on stderr */
+	/* Called when the evaluation moves on: phase "compiling" (before the
+	 * pass compile), "running" (after it, before the first variant).  May be
+	 * NULL.  Runs on the evaluating thread. */
+	void (*progress)(void *ctx, const char *phase);
+	void *progress_ctx;
 };
 
 struct eval_job {
