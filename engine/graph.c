@@ -137,8 +137,11 @@ char *graph_shape_str(const struct graph_shape *s, char *buf, size_t len)
 
 /* ---- freeing ------------------------------------------------------------------ */
 
+static void index_free(struct graph_variant *v);
+
 static void variant_free(struct graph_variant *v)
 {
+	index_free(v);
 	free(v->name);
 	for (int i = 0; i < v->n_inputs; i++)
 		free(v->gen[i].data);
@@ -252,20 +255,81 @@ static int add_value(struct graph_variant *v, int *cap, const char *name, enum g
 	return val->name ? v->n_values++ : -1;
 }
 
-/* Looks a name up among inputs and the nodes parsed so far.  Returns the
- * value index, or -2 - node index for a tuple, or -1 when unknown.  Tuple
- * elements are stored as values too, but only the tuple's name refers to them. */
+/* Name lookup while a variant loads: an open-addressing hash table from a
+ * name to its value index, or to -2 - node for a tuple (tuple elements are
+ * values too, but only the tuple's name refers to them).  Keys point at the
+ * names owned by values and nodes. */
+struct graph_name_index {
+	size_t cap, used;
+	const char **key;
+	int *val;
+};
+
+static size_t name_hash(const char *s)
+{
+	size_t h = 1469598103934665603ull;
+	while (*s)
+		h = (h ^ (unsigned char)*s++) * 1099511628211ull;
+	return h;
+}
+
+static void index_free(struct graph_variant *v)
+{
+	if (v->index) {
+		free(v->index->key);
+		free(v->index->val);
+		free(v->index);
+		v->index = NULL;
+	}
+}
+
+static int index_put(struct graph_variant *v, const char *name, int val)
+{
+	struct graph_name_index *ix = v->index;
+	if (ix == NULL && (ix = v->index = calloc(1, sizeof(*ix))) == NULL)
+		return -1;
+	if (2 * (ix->used + 1) > ix->cap) {
+		struct graph_name_index big = {.cap = ix->cap ? ix->cap * 2 : 64};
+		big.key = calloc(big.cap, sizeof(*big.key));
+		big.val = calloc(big.cap, sizeof(*big.val));
+		if (big.key == NULL || big.val == NULL) {
+			free(big.key);
+			free(big.val);
+			return -1;
+		}
+		for (size_t i = 0; i < ix->cap; i++)
+			if (ix->key[i]) {
+				size_t h = name_hash(ix->key[i]) & (big.cap - 1);
+				while (big.key[h])
+					h = (h + 1) & (big.cap - 1);
+				big.key[h] = ix->key[i];
+				big.val[h] = ix->val[i];
+			}
+		big.used = ix->used;
+		free(ix->key);
+		free(ix->val);
+		*ix = big;
+	}
+	size_t h = name_hash(name) & (ix->cap - 1);
+	while (ix->key[h])
+		h = (h + 1) & (ix->cap - 1);
+	ix->key[h] = name;
+	ix->val[h] = val;
+	ix->used++;
+	return 0;
+}
+
+/* Returns the value index, or -2 - node index for a tuple, or -1. */
 static int lookup(const struct graph_variant *v, const char *name)
 {
-	for (int i = 0; i < v->n_values; i++) {
-		const struct graph_value *x = &v->values[i];
-		if (x->node >= 0 && v->nodes[x->node].is_tuple) {
-			if (x->elem == 0 && strcmp(v->nodes[x->node].name, name) == 0)
-				return -2 - x->node;
-			continue;
-		}
-		if (strcmp(x->name, name) == 0)
-			return i;
+	const struct graph_name_index *ix = v->index;
+	if (ix == NULL || ix->cap == 0)
+		return -1;
+	size_t h = name_hash(name) & (ix->cap - 1);
+	while (ix->key[h]) {
+		if (strcmp(ix->key[h], name) == 0)
+			return ix->val[h];
+		h = (h + 1) & (ix->cap - 1);
 	}
 	return -1;
 }
@@ -334,7 +398,8 @@ static int parse_input(struct gctx *c, struct graph_variant *v, int *cap, json_t
 				return gerr(c, "%s: data[%zu] must be a finite number", what, i);
 		}
 	}
-	if (add_value(v, cap, name, dt, &s, -1, 0) < 0)
+	if (add_value(v, cap, name, dt, &s, -1, 0) < 0 ||
+	    index_put(v, v->values[v->n_values - 1].name, v->n_values - 1))
 		return gerr(c, "out of memory");
 	return 0;
 }
@@ -466,6 +531,8 @@ static int parse_node(struct gctx *c, struct graph_variant *v, int *cap, json_t 
 		}
 	}
 	free(tmp);
+	if (index_put(v, n->name, n->is_tuple ? -2 - idx : n->first_value))
+		return gerr(c, "out of memory");
 	if (v->n_values > *uses_cap) {
 		int nc = *cap;
 		int *p = realloc(*uses, sizeof(int) * (size_t)nc);
@@ -578,6 +645,7 @@ static int parse_variant(struct gctx *c, json_t *j, int idx, struct graph_varian
 	rc = 0;
 out:
 	free(uses);
+	index_free(v);
 	return rc;
 }
 

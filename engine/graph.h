@@ -112,6 +112,7 @@ struct graph_variant {
 	struct graph_value *values;
 	int n_outputs;
 	int *outputs;           /* indices into values */
+	struct graph_name_index *index;   /* internal: name lookup while loading; NULL after */
 };
 
 struct graph_task {
