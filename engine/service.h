@@ -11,7 +11,9 @@
  *     <id>/result.json       the latest result (atomic replace)
  *     <id>/history/NNNNNN.c  every evaluated pass, numbered by seq
  *     <id>/history/NNNNNN.json   its result
- * A restart (also after kill -9) restores pass.c and the latest result.
+ * A restart (also after kill -9) restores pass.c and the latest result; a
+ * saved pass.c that has no result (its evaluation was cut short) is fired
+ * again at open.  docs/service.md describes states, results and this layout.
  *
  * Threads: every function may be called from any thread (one mutex inside).
  * Evaluations run on the service's own thread(s): at most one running per
@@ -25,6 +27,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "eval.h"
 #include "graph.h"
@@ -42,7 +45,8 @@ struct svc_opts {
 
 struct svc;
 
-/* Called (from a service thread, with no service lock held) whenever task
+/* Called (from the service's notifier thread, never from inside a caller's
+ * call, with no service lock held; bursts coalesce) whenever task
  * `task`'s state or result changes, so front ends can wake waiting readers
  * and invalidate cached content.  May call back into the service. */
 typedef void (*svc_notify_fn)(void *ctx, int task);
@@ -96,15 +100,25 @@ const char *svc_state_name(enum svc_state st);   /* "idle", "pending", ... */
 int svc_busy(struct svc *s, int task);
 /* The result.json text (malloc'd, ends with a newline; *len set): the
  * latest result, with "state" showing the current state, or before any
- * evaluation a document with state "idle" and no verdict. */
+ * evaluation a document with state "idle" and no verdict.  While the
+ * current pass.c is pending or being evaluated (or edited and not fired) the
+ * previous result is shown with "stale": true (and "pending_seq" while
+ * busy); when passfs could not evaluate, "verdict" and "score" are null and
+ * "error" says why (docs/service.md). */
 char *svc_result_json(struct svc *s, int task, size_t *len);
 /* The es_t file: the task score and a newline once an evaluation of the
  * current pass.c is done; NULL (ENODATA) before any evaluation. */
 char *svc_es_t(struct svc *s, int task, size_t *len);
-/* summary.json: every task's latest score, and the benchmark aggregate. */
+/* summary.json: every task's latest score, and the benchmark aggregate:
+ * {"tasks": [{"id", "state", "verdict", "score", "seq"}, ...], "evaluated",
+ * "aggregate" (over the evaluated tasks), "aggregate_all" (unevaluated
+ * tasks count as b), "b"}. */
 char *svc_summary_json(struct svc *s, size_t *len);
 /* A counter that changes whenever any computed file's content changes. */
 uint64_t svc_generation(struct svc *s, int task);
+/* How many evaluations (eval_run calls) this service has started since
+ * svc_open: reused results do not count.  For tests and diagnostics. */
+uint64_t svc_evaluations(struct svc *s);
 
 /* Writes every evaluated pass of `task_id` (NULL: all tasks) found under
  * state_dir as JSON lines (docs/history.md): one object per evaluation.

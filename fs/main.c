@@ -16,6 +16,9 @@ static const struct {
 	{"eval", cmd_eval, "compile, verify, benchmark and score a pass on a task"},
 	{"es-t", cmd_es_t, "score per-variant records with ES_t"},
 	{"eager", cmd_eager, "run a task's variants with the eager baseline, write the tensors"},
+	{"mount", cmd_mount, "mount the task tree with FUSE: write pass.c, read result.json"},
+	{"watch", cmd_watch, "the task tree as plain files in DIR, driven by inotify (no FUSE)"},
+	{"history", cmd_history, "export every evaluated pass as JSON lines (history export)"},
 };
 
 static void usage(FILE *f)

@@ -1,0 +1,1214 @@
+/* service.c - the evaluation service behind `passfs mount` and `passfs watch`
+ * (contract: service.h).
+ *
+ * Locks, in the order they are taken:
+ *   task->io     per task: serialises the disk work of fires and of result
+ *                commits, so pass.c, history and result.json land in seq order;
+ *   s->mu        everything in memory (bytes, states, queues, results).
+ * No disk I/O and no eval_run under s->mu, except reading the small history
+ * documents that a reuse copies (under task->io, not s->mu).
+ *
+ * Notifications: a state change sets the task's bit in s->notify_bits and
+ * wakes the notifier thread, which calls the front end's callback with no lock
+ * held.  So the callback never runs inside a caller's request (a FUSE flush or
+ * release), and a burst of changes coalesces into one call. */
+#define _GNU_SOURCE
+#include "service.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "pass.h"
+#include "score.h"
+#include "sha256.h"
+#include "state.h"
+#include "task.h"
+
+#define DUMP_FLAGS (JSON_INDENT(2) | JSON_REAL_PRECISION(10))
+
+struct job {
+	uint64_t seq;
+	char *src;
+	size_t len;
+	char sha[65];
+	uint64_t ticket;        /* FIFO order across tasks */
+};
+
+struct known {                  /* an evaluated sha256 and the seq holding its result */
+	char sha[65];
+	uint64_t seq;
+};
+
+struct task {
+	struct graph_task *g;
+	char *dir;              /* <state>/<id> */
+	char *hist;             /* <state>/<id>/history */
+	pthread_mutex_t io;
+
+	/* ---- under s->mu ---- */
+	char *buf;              /* the current pass.c */
+	size_t len, cap;
+	struct timespec mtime;
+	char cur_sha[65];       /* sha256 of buf, valid when cur_sha_ok */
+	int cur_sha_ok;
+	int dirty;              /* bytes changed since the last fire */
+	int marked;             /* svc_mark_pending since the last fire: new bytes are coming */
+
+	enum svc_state st;      /* the state of want_seq (the current pass.c) */
+	uint64_t last_seq;      /* the largest seq handed out */
+	uint64_t want_seq;      /* the seq of the last fire: what "current" means */
+	struct job *queued;     /* at most one */
+	int running;            /* an evaluation of this task is on a worker */
+	uint64_t running_seq;
+
+	json_t *result;         /* the latest result (largest seq), state "done"; NULL */
+	uint64_t res_seq;
+	struct known *known;    /* evaluated content */
+	int n_known, cap_known;
+	uint64_t gen;
+};
+
+struct svc {
+	struct svc_opts o;
+	char *tasks_dir, *state_dir, *backend;
+	svc_notify_fn notify;
+	void *notify_ctx;
+	int n;
+	struct task *t;
+
+	pthread_mutex_t mu;
+	pthread_cond_t work;    /* a job was queued, or closing */
+	pthread_cond_t wake;    /* a notification is due, or closing */
+	int closing;
+	uint64_t tickets;
+	uint64_t evaluations;   /* eval_run calls made */
+	unsigned char *notify_bits;
+	int notify_any;
+
+	pthread_t notifier;
+	int notifier_started;
+	pthread_t *workers;
+	int n_workers;
+};
+
+/* ---- small helpers -------------------------------------------------------- */
+
+static char *xstrdup(const char *s)
+{
+	return s ? strdup(s) : NULL;
+}
+
+static char *path_join(const char *a, const char *b)
+{
+	char *p = NULL;
+	if (asprintf(&p, "%s/%s", a, b) < 0)
+		return NULL;
+	return p;
+}
+
+/* Under s->mu: the task's computed files changed. */
+static void changed(struct svc *s, int i)
+{
+	s->t[i].gen++;
+	s->notify_bits[i] = 1;
+	s->notify_any = 1;
+	pthread_cond_signal(&s->wake);
+}
+
+static const char *cur_sha(struct task *t)
+{
+	if (!t->cur_sha_ok) {
+		sha256_hex(t->buf, t->len, t->cur_sha);
+		t->cur_sha_ok = 1;
+	}
+	return t->cur_sha;
+}
+
+static void bytes_changed(struct svc *s, int i)
+{
+	struct task *t = &s->t[i];
+	t->cur_sha_ok = 0;
+	t->dirty = 1;
+	clock_gettime(CLOCK_REALTIME, &t->mtime);
+	changed(s, i);
+}
+
+static int ensure_cap(struct task *t, size_t need)
+{
+	if (need <= t->cap)
+		return 0;
+	size_t cap = t->cap ? t->cap : 4096;
+	while (cap < need)
+		cap *= 2;
+	char *nb = realloc(t->buf, cap);
+	if (nb == NULL)
+		return -ENOMEM;
+	t->buf = nb;
+	t->cap = cap;
+	return 0;
+}
+
+static uint64_t known_seq(const struct task *t, const char *sha)
+{
+	for (int k = t->n_known - 1; k >= 0; k--)
+		if (strcmp(t->known[k].sha, sha) == 0)
+			return t->known[k].seq;
+	return 0;
+}
+
+static void known_add(struct task *t, const char *sha, uint64_t seq)
+{
+	for (int k = 0; k < t->n_known; k++)
+		if (strcmp(t->known[k].sha, sha) == 0) {
+			if (seq > t->known[k].seq)
+				t->known[k].seq = seq;
+			return;
+		}
+	if (t->n_known == t->cap_known) {
+		int cap = t->cap_known ? t->cap_known * 2 : 16;
+		struct known *nk = realloc(t->known, (size_t)cap * sizeof(*nk));
+		if (nk == NULL)
+			return;     /* only an optimisation is lost */
+		t->known = nk;
+		t->cap_known = cap;
+	}
+	memcpy(t->known[t->n_known].sha, sha, 65);
+	t->known[t->n_known].seq = seq;
+	t->n_known++;
+}
+
+/* A history document counts as an evaluation of its bytes when it has a
+ * verdict (not the record of passfs failing to evaluate). */
+static int doc_evaluated(json_t *doc)
+{
+	return json_is_string(json_object_get(doc, "verdict")) && json_object_get(doc, "error") == NULL;
+}
+
+static void job_free(struct job *j)
+{
+	if (j) {
+		free(j->src);
+		free(j);
+	}
+}
+
+/* ---- opening: restore each task ------------------------------------------- */
+
+const char *svc_default_state_dir(char *buf, size_t len)
+{
+	const char *x = getenv("XDG_STATE_HOME");
+	if (x && *x == '/')
+		snprintf(buf, len, "%s/passfs", x);
+	else {
+		const char *home = getenv("HOME");
+		snprintf(buf, len, "%s/.local/state/passfs", home && *home ? home : ".");
+	}
+	return buf;
+}
+
+/* Restores pass.c, the known contents and the latest result of task i.
+ * *refire: the saved pass.c has no result yet (a fire was lost to a crash or
+ * a close with work queued). */
+static int restore_task(struct svc *s, int i, int *refire, char *err, size_t errlen)
+{
+	struct task *t = &s->t[i];
+	int e, rc;
+	*refire = 0;
+	if ((rc = state_mkdirs(t->hist, 0700)) != 0) {
+		snprintf(err, errlen, "%s: %s", t->hist, strerror(-rc));
+		return -1;
+	}
+
+	state_clean_temps(t->dir, ".");
+	state_clean_temps(t->hist, ".");
+
+	/* pass.c: the saved bytes, else the template. */
+	char *p = path_join(t->dir, "pass.c");
+	size_t len = 0;
+	char *src = p ? state_read_file(p, SVC_PASS_MAX, &len, &e) : NULL;
+	int saved = src != NULL;
+	struct stat st;
+	if (src && stat(p, &st) == 0)
+		t->mtime = st.st_mtim;
+	else
+		clock_gettime(CLOCK_REALTIME, &t->mtime);
+	if (src == NULL && p && e != ENOENT) {
+		snprintf(err, errlen, "%s: %s", p, strerror(e));
+		free(p);
+		return -1;
+	}
+	free(p);
+	if (src == NULL) {
+		src = pass_template(t->g);
+		if (src == NULL) {
+			snprintf(err, errlen, "%s: out of memory building the template pass.c", t->g->id);
+			return -1;
+		}
+		len = strlen(src);
+	}
+	t->buf = src;
+	t->len = len;
+	t->cap = len + 1;
+
+	/* History: the evaluated contents and the largest seq. */
+	uint64_t *seqs = NULL, max_any = 0;
+	int n = 0;
+	if ((rc = state_history_scan(t->hist, &seqs, &n, &max_any)) != 0) {
+		snprintf(err, errlen, "%s: %s", t->hist, strerror(-rc));
+		return -1;
+	}
+	json_t *latest = NULL;
+	uint64_t latest_seq = 0;
+	for (int k = 0; k < n; k++) {
+		char name[40], *hp;
+		state_history_name(name, sizeof(name), seqs[k], "json");
+		hp = path_join(t->hist, name);
+		json_t *doc = hp ? json_load_file(hp, 0, NULL) : NULL;
+		free(hp);
+		if (doc == NULL)
+			continue;   /* unreadable: skipped, the seq stays taken */
+		const char *sha = json_string_value(json_object_get(doc, "pass_sha256"));
+		if (sha && strlen(sha) == 64 && doc_evaluated(doc))
+			known_add(t, sha, seqs[k]);
+		json_decref(latest);
+		latest = doc;
+		latest_seq = seqs[k];
+	}
+	free(seqs);
+
+	/* result.json is the latest result; history covers a crash between the
+	 * history entry and result.json. */
+	char *rp = path_join(t->dir, "result.json");
+	json_t *res = rp ? json_load_file(rp, 0, NULL) : NULL;
+	free(rp);
+	uint64_t rseq = res ? (uint64_t)json_integer_value(json_object_get(res, "seq")) : 0;
+	if (res && rseq >= latest_seq) {
+		json_decref(latest);
+	} else {
+		json_decref(res);
+		res = latest;
+		rseq = latest_seq;
+	}
+	if (res) {
+		json_object_set_new(res, "state", json_string("done"));
+		t->result = res;
+		t->res_seq = rseq;
+		t->st = SVC_DONE;
+	} else {
+		t->st = SVC_IDLE;
+	}
+	t->last_seq = max_any > rseq ? max_any : rseq;
+	t->want_seq = t->res_seq;
+	if (saved) {
+		const char *rsha = res ? json_string_value(json_object_get(res, "pass_sha256")) : NULL;
+		if (rsha == NULL || strcmp(rsha, cur_sha(t)) != 0)
+			*refire = 1;
+	}
+	return 0;
+}
+
+static void *worker_main(void *arg);
+static void *notifier_main(void *arg);
+
+int svc_open(const struct svc_opts *o, svc_notify_fn notify, void *notify_ctx, struct svc **out, char *err,
+	     size_t errlen)
+{
+	char defdir[PATH_MAX];
+	char **ids = NULL;
+	int n = 0;
+	*out = NULL;
+	if (o == NULL || o->tasks_dir == NULL) {
+		snprintf(err, errlen, "no tasks directory given");
+		return -1;
+	}
+	if (task_scan(o->tasks_dir, &ids, &n, err, errlen) != 0)
+		return -1;
+	if (n == 0) {
+		snprintf(err, errlen, "%s: no tasks (subdirectories with a graph.json)", o->tasks_dir);
+		task_ids_free(ids, n);
+		return -1;
+	}
+	struct svc *s = calloc(1, sizeof(*s));
+	if (s == NULL) {
+		task_ids_free(ids, n);
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	s->o = *o;
+	s->tasks_dir = xstrdup(o->tasks_dir);
+	s->state_dir = xstrdup(o->state_dir ? o->state_dir : svc_default_state_dir(defdir, sizeof(defdir)));
+	s->backend = xstrdup(o->eval.backend);
+	s->o.tasks_dir = s->tasks_dir;
+	s->o.state_dir = s->state_dir;
+	s->o.eval.backend = s->backend;
+	s->o.eval.progress = NULL;
+	s->o.eval.progress_ctx = NULL;
+	s->notify = notify;
+	s->notify_ctx = notify_ctx;
+	pthread_mutex_init(&s->mu, NULL);
+	pthread_cond_init(&s->work, NULL);
+	pthread_cond_init(&s->wake, NULL);
+	s->t = calloc((size_t)n, sizeof(*s->t));
+	s->notify_bits = calloc((size_t)n, 1);
+	int *refire = calloc((size_t)n, sizeof(int));
+	if (!s->t || !s->notify_bits || !refire || !s->tasks_dir || !s->state_dir) {
+		snprintf(err, errlen, "out of memory");
+		goto fail;
+	}
+	int rc = state_mkdirs(s->state_dir, 0700);
+	if (rc != 0) {
+		snprintf(err, errlen, "state directory %s: %s", s->state_dir, strerror(-rc));
+		goto fail;
+	}
+	for (int i = 0; i < n; i++) {
+		struct task *t = &s->t[i];
+		pthread_mutex_init(&t->io, NULL);
+		s->n = i + 1;
+		if (task_load(o->tasks_dir, ids[i], &t->g, err, errlen) != 0)
+			goto fail;
+		t->dir = path_join(s->state_dir, ids[i]);
+		t->hist = t->dir ? path_join(t->dir, "history") : NULL;
+		if (t->hist == NULL) {
+			snprintf(err, errlen, "out of memory");
+			goto fail;
+		}
+		if (restore_task(s, i, &refire[i], err, errlen) != 0)
+			goto fail;
+	}
+	task_ids_free(ids, n);
+	ids = NULL;
+
+	if (pthread_create(&s->notifier, NULL, notifier_main, s) != 0) {
+		snprintf(err, errlen, "cannot start the notifier thread");
+		goto fail;
+	}
+	s->notifier_started = 1;
+	int want = o->parallel > 0 ? o->parallel : 1;
+	s->workers = calloc((size_t)want, sizeof(pthread_t));
+	for (int k = 0; s->workers && k < want; k++) {
+		if (pthread_create(&s->workers[k], NULL, worker_main, s) != 0)
+			break;
+		s->n_workers++;
+	}
+	if (s->n_workers == 0) {
+		snprintf(err, errlen, "cannot start an evaluation thread");
+		goto fail;
+	}
+	/* Fires lost to a crash (pass.c saved, no result for it) run again. */
+	for (int i = 0; i < s->n; i++)
+		if (refire[i]) {
+			uint64_t seq;
+			svc_fire(s, i, &seq);
+		}
+	free(refire);
+	*out = s;
+	return 0;
+fail:
+	free(refire);
+	task_ids_free(ids, n);
+	svc_close(s);
+	return -1;
+}
+
+void svc_close(struct svc *s)
+{
+	if (s == NULL)
+		return;
+	pthread_mutex_lock(&s->mu);
+	s->closing = 1;
+	pthread_cond_broadcast(&s->work);
+	pthread_cond_broadcast(&s->wake);
+	pthread_mutex_unlock(&s->mu);
+	/* A running evaluation finishes (eval_run bounds every worker step by
+	 * its timeout) and is recorded; queued ones are dropped: their pass.c is
+	 * saved, so the next open fires them again. */
+	for (int k = 0; k < s->n_workers; k++)
+		pthread_join(s->workers[k], NULL);
+	if (s->notifier_started)
+		pthread_join(s->notifier, NULL);
+	for (int i = 0; i < s->n; i++) {
+		struct task *t = &s->t[i];
+		graph_task_free(t->g);
+		free(t->dir);
+		free(t->hist);
+		free(t->buf);
+		job_free(t->queued);
+		json_decref(t->result);
+		free(t->known);
+		pthread_mutex_destroy(&t->io);
+	}
+	free(s->t);
+	free(s->workers);
+	free(s->notify_bits);
+	free(s->tasks_dir);
+	free(s->state_dir);
+	free(s->backend);
+	pthread_cond_destroy(&s->work);
+	pthread_cond_destroy(&s->wake);
+	pthread_mutex_destroy(&s->mu);
+	free(s);
+}
+
+int svc_n_tasks(const struct svc *s)
+{
+	return s->n;
+}
+
+int svc_find(const struct svc *s, const char *id)
+{
+	for (int i = 0; i < s->n; i++)
+		if (strcmp(s->t[i].g->id, id) == 0)
+			return i;
+	return -1;
+}
+
+const struct graph_task *svc_task(const struct svc *s, int task)
+{
+	return task >= 0 && task < s->n ? s->t[task].g : NULL;
+}
+
+const char *svc_state_dir(const struct svc *s)
+{
+	return s->state_dir;
+}
+
+uint64_t svc_evaluations(struct svc *s)
+{
+	pthread_mutex_lock(&s->mu);
+	uint64_t n = s->evaluations;
+	pthread_mutex_unlock(&s->mu);
+	return n;
+}
+
+/* ---- pass.c bytes --------------------------------------------------------- */
+
+size_t svc_pass_read(struct svc *s, int task, void *buf, size_t len, uint64_t off)
+{
+	struct task *t = &s->t[task];
+	size_t n = 0;
+	pthread_mutex_lock(&s->mu);
+	if (off < t->len) {
+		n = t->len - (size_t)off;
+		if (n > len)
+			n = len;
+		memcpy(buf, t->buf + off, n);
+	}
+	pthread_mutex_unlock(&s->mu);
+	return n;
+}
+
+size_t svc_pass_size(struct svc *s, int task)
+{
+	pthread_mutex_lock(&s->mu);
+	size_t n = s->t[task].len;
+	pthread_mutex_unlock(&s->mu);
+	return n;
+}
+
+int svc_pass_write(struct svc *s, int task, const void *buf, size_t len, uint64_t off)
+{
+	struct task *t = &s->t[task];
+	if (off > SVC_PASS_MAX || len > SVC_PASS_MAX - off)
+		return -EFBIG;
+	if (len == 0)
+		return 0;       /* a write of nothing does not extend the file */
+	pthread_mutex_lock(&s->mu);
+	size_t end = (size_t)off + len;
+	int rc = ensure_cap(t, end);
+	if (rc == 0) {
+		if (off > t->len)
+			memset(t->buf + t->len, 0, (size_t)off - t->len);
+		memcpy(t->buf + off, buf, len);
+		if (end > t->len)
+			t->len = end;
+		bytes_changed(s, task);
+	}
+	pthread_mutex_unlock(&s->mu);
+	return rc;
+}
+
+int svc_pass_truncate(struct svc *s, int task, uint64_t size)
+{
+	struct task *t = &s->t[task];
+	if (size > SVC_PASS_MAX)
+		return -EFBIG;
+	pthread_mutex_lock(&s->mu);
+	int rc = ensure_cap(t, (size_t)size);
+	if (rc == 0) {
+		if (size > t->len)
+			memset(t->buf + t->len, 0, (size_t)size - t->len);
+		t->len = (size_t)size;
+		bytes_changed(s, task);
+	}
+	pthread_mutex_unlock(&s->mu);
+	return rc;
+}
+
+int svc_pass_replace(struct svc *s, int task, const void *buf, size_t len)
+{
+	struct task *t = &s->t[task];
+	if (len > SVC_PASS_MAX)
+		return -EFBIG;
+	pthread_mutex_lock(&s->mu);
+	int rc = ensure_cap(t, len);
+	if (rc == 0) {
+		memcpy(t->buf, buf, len);
+		t->len = len;
+		bytes_changed(s, task);
+	}
+	pthread_mutex_unlock(&s->mu);
+	return rc;
+}
+
+void svc_pass_mtime(struct svc *s, int task, int64_t *sec, long *nsec)
+{
+	pthread_mutex_lock(&s->mu);
+	*sec = s->t[task].mtime.tv_sec;
+	*nsec = s->t[task].mtime.tv_nsec;
+	pthread_mutex_unlock(&s->mu);
+}
+
+/* ---- firing --------------------------------------------------------------- */
+
+void svc_mark_pending(struct svc *s, int task)
+{
+	pthread_mutex_lock(&s->mu);
+	s->t[task].marked = 1;
+	if (s->t[task].st != SVC_PENDING) {
+		s->t[task].st = SVC_PENDING;
+		changed(s, task);
+	}
+	pthread_mutex_unlock(&s->mu);
+}
+
+/* Loads history/<seq>.json (the result a reuse copies).  Under task->io. */
+static json_t *load_history_doc(struct task *t, uint64_t seq)
+{
+	char name[40];
+	state_history_name(name, sizeof(name), seq, "json");
+	char *p = path_join(t->hist, name);
+	json_t *doc = p ? json_load_file(p, 0, NULL) : NULL;
+	free(p);
+	return doc;
+}
+
+/* Writes history/<seq>.c and .json and, when latest, result.json.  Under
+ * task->io.  0 or -errno (the in-memory result is published either way: an
+ * unwritable state dir must not hide a result from the agent). */
+static int commit_files(struct task *t, uint64_t seq, json_t *doc, const char *src, size_t len, int latest)
+{
+	char name[40];
+	int rc;
+	char *text = json_dumps(doc, DUMP_FLAGS);
+	if (text == NULL)
+		return -ENOMEM;
+	size_t tl = strlen(text);
+	text[tl] = 0;
+	state_history_name(name, sizeof(name), seq, "c");
+	rc = state_write_atomic(t->hist, name, src, len, 0);
+	if (rc == 0) {
+		state_history_name(name, sizeof(name), seq, "json");
+		char *full = malloc(tl + 2);
+		if (full == NULL) {
+			free(text);
+			return -ENOMEM;
+		}
+		memcpy(full, text, tl);
+		full[tl] = '\n';
+		rc = state_write_atomic(t->hist, name, full, tl + 1, 1);
+		if (rc == 0 && latest)
+			rc = state_write_atomic(t->dir, "result.json", full, tl + 1, 1);
+		free(full);
+	}
+	free(text);
+	return rc;
+}
+
+/* Records `doc` (owned) as the result of seq for task i: files, then memory,
+ * then the state.  Under task->io, not s->mu. */
+static void record(struct svc *s, int i, uint64_t seq, json_t *doc, const char *src, size_t len,
+		   const char *sha)
+{
+	struct task *t = &s->t[i];
+	char now[32];
+	state_iso_now(now);
+	json_object_set_new(doc, "seq", json_integer((json_int_t)seq));
+	json_object_set_new(doc, "state", json_string("done"));
+	json_object_set_new(doc, "time", json_string(now));
+
+	pthread_mutex_lock(&s->mu);
+	int latest = seq > t->res_seq;
+	pthread_mutex_unlock(&s->mu);
+	int rc = commit_files(t, seq, doc, src, len, latest);
+	if (rc != 0)
+		fprintf(stderr, "passfs: %s: cannot save the result of seq %" PRIu64 ": %s\n", t->g->id, seq,
+			strerror(-rc));
+
+	pthread_mutex_lock(&s->mu);
+	if (doc_evaluated(doc))
+		known_add(t, sha, seq);
+	if (latest) {
+		json_decref(t->result);
+		t->result = doc;
+		t->res_seq = seq;
+	} else {
+		json_decref(doc);
+	}
+	if (seq == t->want_seq && !t->marked)
+		t->st = SVC_DONE;
+	changed(s, i);
+	pthread_mutex_unlock(&s->mu);
+}
+
+/* Answers seq from the result of `from` (same content).  Under task->io.
+ * 0, or -1 when that document cannot be read (then evaluate instead). */
+static int reuse(struct svc *s, int i, uint64_t seq, uint64_t from, const char *src, size_t len,
+		 const char *sha)
+{
+	struct task *t = &s->t[i];
+	json_t *doc = NULL;
+	pthread_mutex_lock(&s->mu);
+	if (t->result && t->res_seq == from)
+		doc = json_deep_copy(t->result);
+	pthread_mutex_unlock(&s->mu);
+	if (doc == NULL)
+		doc = load_history_doc(t, from);
+	if (doc == NULL)
+		return -1;
+	const char *dsha = json_string_value(json_object_get(doc, "pass_sha256"));
+	if (dsha == NULL || strcmp(dsha, sha) != 0) {
+		json_decref(doc);
+		return -1;
+	}
+	json_object_set_new(doc, "reused_from", json_integer((json_int_t)from));
+	record(s, i, seq, doc, src, len, sha);
+	return 0;
+}
+
+int svc_fire(struct svc *s, int task, uint64_t *seq_out)
+{
+	struct task *t = &s->t[task];
+	struct job *j = calloc(1, sizeof(*j));
+	if (j == NULL)
+		return -ENOMEM;
+	pthread_mutex_lock(&t->io);
+	pthread_mutex_lock(&s->mu);
+	if (s->closing) {
+		pthread_mutex_unlock(&s->mu);
+		pthread_mutex_unlock(&t->io);
+		free(j);
+		return -ESHUTDOWN;
+	}
+	j->src = malloc(t->len + 1);
+	if (j->src == NULL) {
+		pthread_mutex_unlock(&s->mu);
+		pthread_mutex_unlock(&t->io);
+		free(j);
+		return -ENOMEM;
+	}
+	memcpy(j->src, t->buf, t->len);
+	j->src[t->len] = 0;
+	j->len = t->len;
+	memcpy(j->sha, cur_sha(t), 65);
+	j->seq = ++t->last_seq;
+	t->want_seq = j->seq;
+	t->dirty = 0;
+	t->marked = 0;
+	enum svc_state before = t->st;
+	if (t->st != SVC_PENDING) {
+		t->st = SVC_PENDING;
+		changed(s, task);
+	}
+	uint64_t from = known_seq(t, j->sha);
+	pthread_mutex_unlock(&s->mu);
+	*seq_out = j->seq;
+
+	/* Durable before it is evaluated: a crash from here on finds this pass.c
+	 * (and re-fires it at the next open). */
+	int rc = state_write_atomic(t->dir, "pass.c", j->src, j->len, 1);
+	if (rc != 0) {
+		fprintf(stderr, "passfs: %s: cannot save pass.c: %s\n", t->g->id, strerror(-rc));
+		pthread_mutex_lock(&s->mu);
+		if (t->want_seq == j->seq) {
+			t->st = before == SVC_PENDING ? (t->result ? SVC_DONE : SVC_IDLE) : before;
+			t->dirty = 1;
+			changed(s, task);
+		}
+		pthread_mutex_unlock(&s->mu);
+		pthread_mutex_unlock(&t->io);
+		job_free(j);
+		return rc;
+	}
+	if (from && reuse(s, task, j->seq, from, j->src, j->len, j->sha) == 0) {
+		pthread_mutex_lock(&s->mu);
+		/* Latest wins: an older queued evaluation is no longer wanted. */
+		job_free(t->queued);
+		t->queued = NULL;
+		pthread_mutex_unlock(&s->mu);
+		pthread_mutex_unlock(&t->io);
+		job_free(j);
+		return 0;
+	}
+	pthread_mutex_lock(&s->mu);
+	job_free(t->queued);
+	j->ticket = ++s->tickets;
+	t->queued = j;
+	pthread_cond_signal(&s->work);
+	pthread_mutex_unlock(&s->mu);
+	pthread_mutex_unlock(&t->io);
+	return 0;
+}
+
+/* ---- evaluation threads --------------------------------------------------- */
+
+struct progress_ctx {
+	struct svc *s;
+	int task;
+	uint64_t seq;
+};
+
+static void on_progress(void *ctx, const char *phase)
+{
+	struct progress_ctx *pc = ctx;
+	struct svc *s = pc->s;
+	struct task *t = &s->t[pc->task];
+	enum svc_state st = strcmp(phase, "compiling") == 0 ? SVC_COMPILING
+			    : strcmp(phase, "running") == 0 ? SVC_RUNNING
+							    : SVC_IDLE;
+	if (st == SVC_IDLE)
+		return;
+	pthread_mutex_lock(&s->mu);
+	/* Only the evaluation of the current pass.c moves the state: while an
+	 * older one runs, the newer fire stays pending. */
+	if (pc->seq == t->want_seq && !t->marked && t->st != st && t->st != SVC_DONE) {
+		t->st = st;
+		changed(s, pc->task);
+	}
+	pthread_mutex_unlock(&s->mu);
+}
+
+/* The result of an evaluation passfs itself could not run: no verdict, no
+ * score, the reason in "error".  Not the pass's fault, so it is not counted
+ * as an evaluation of these bytes: firing them again evaluates again. */
+static json_t *error_doc(const struct task *t, const struct job *j, const char *msg)
+{
+	char m[700];
+	snprintf(m, sizeof(m), "passfs could not evaluate this pass: %s", msg);
+	return json_pack("{s:s, s:I, s:s, s:s, s:n, s:s, s:n, s:n, s:s, s:[], s:s}", "task", t->g->id, "seq",
+			 (json_int_t)j->seq, "pass_sha256", j->sha, "state", "done", "verdict", "message", m, "score",
+			 "es_t", "error", msg, "variants", "passfs_version", PASSFS_VERSION);
+}
+
+/* Under s->mu: the queued job to run next (oldest ticket, task not running). */
+static int pick(struct svc *s)
+{
+	int best = -1;
+	for (int i = 0; i < s->n; i++) {
+		struct task *t = &s->t[i];
+		if (t->queued && !t->running && (best < 0 || t->queued->ticket < s->t[best].queued->ticket))
+			best = i;
+	}
+	return best;
+}
+
+static void *worker_main(void *arg)
+{
+	struct svc *s = arg;
+	pthread_mutex_lock(&s->mu);
+	for (;;) {
+		int i = -1;
+		while (!s->closing && (i = pick(s)) < 0)
+			pthread_cond_wait(&s->work, &s->mu);
+		if (s->closing)
+			break;
+		struct task *t = &s->t[i];
+		struct job *j = t->queued;
+		t->queued = NULL;
+		t->running = 1;
+		t->running_seq = j->seq;
+		uint64_t from = known_seq(t, j->sha);
+		pthread_mutex_unlock(&s->mu);
+
+		/* Evaluated meanwhile (the same bytes were running when this
+		 * fire came): answer from that result. */
+		int done = 0;
+		if (from) {
+			pthread_mutex_lock(&t->io);
+			done = reuse(s, i, j->seq, from, j->src, j->len, j->sha) == 0;
+			pthread_mutex_unlock(&t->io);
+		}
+		if (!done) {
+			struct progress_ctx pc = {s, i, j->seq};
+			struct eval_job ej = {.task = t->g, .pass_label = "pass.c", .pass_src = j->src,
+					      .pass_len = j->len, .opts = s->o.eval};
+			ej.opts.progress = on_progress;
+			ej.opts.progress_ctx = &pc;
+			json_t *doc = NULL;
+			char err[512] = "";
+			pthread_mutex_lock(&s->mu);
+			s->evaluations++;
+			pthread_mutex_unlock(&s->mu);
+			if (eval_run(&ej, &doc, err, sizeof(err)) != 0 || doc == NULL) {
+				json_decref(doc);
+				fprintf(stderr, "passfs: %s: seq %" PRIu64 ": %s\n", t->g->id, j->seq,
+					err[0] ? err : "evaluation failed");
+				doc = error_doc(t, j, err[0] ? err : "evaluation failed");
+			}
+			if (doc) {
+				pthread_mutex_lock(&t->io);
+				record(s, i, j->seq, doc, j->src, j->len, j->sha);
+				pthread_mutex_unlock(&t->io);
+			}
+		}
+		job_free(j);
+		pthread_mutex_lock(&s->mu);
+		t->running = 0;
+		if (t->queued)
+			pthread_cond_signal(&s->work);
+	}
+	pthread_mutex_unlock(&s->mu);
+	return NULL;
+}
+
+static void *notifier_main(void *arg)
+{
+	struct svc *s = arg;
+	unsigned char *due = calloc((size_t)s->n, 1);
+	pthread_mutex_lock(&s->mu);
+	for (;;) {
+		while (!s->closing && !s->notify_any)
+			pthread_cond_wait(&s->wake, &s->mu);
+		if (s->closing || due == NULL)
+			break;
+		memcpy(due, s->notify_bits, (size_t)s->n);
+		memset(s->notify_bits, 0, (size_t)s->n);
+		s->notify_any = 0;
+		pthread_mutex_unlock(&s->mu);
+		for (int i = 0; i < s->n; i++)
+			if (due[i] && s->notify)
+				s->notify(s->notify_ctx, i);
+		pthread_mutex_lock(&s->mu);
+	}
+	pthread_mutex_unlock(&s->mu);
+	free(due);
+	return NULL;
+}
+
+/* ---- results -------------------------------------------------------------- */
+
+enum svc_state svc_state(struct svc *s, int task)
+{
+	pthread_mutex_lock(&s->mu);
+	enum svc_state st = s->t[task].st;
+	pthread_mutex_unlock(&s->mu);
+	return st;
+}
+
+const char *svc_state_name(enum svc_state st)
+{
+	switch (st) {
+	case SVC_IDLE: return "idle";
+	case SVC_PENDING: return "pending";
+	case SVC_COMPILING: return "compiling";
+	case SVC_RUNNING: return "running";
+	case SVC_DONE: return "done";
+	}
+	return "idle";
+}
+
+static int busy_locked(const struct task *t)
+{
+	return t->st == SVC_PENDING || t->st == SVC_COMPILING || t->st == SVC_RUNNING;
+}
+
+int svc_busy(struct svc *s, int task)
+{
+	pthread_mutex_lock(&s->mu);
+	int b = busy_locked(&s->t[task]);
+	pthread_mutex_unlock(&s->mu);
+	return b;
+}
+
+static char *dump_nl(json_t *doc, size_t *len)
+{
+	char *text = doc ? json_dumps(doc, DUMP_FLAGS) : NULL;
+	if (text == NULL)
+		return NULL;
+	size_t n = strlen(text);
+	char *out = realloc(text, n + 2);
+	if (out == NULL) {
+		free(text);
+		return NULL;
+	}
+	out[n] = '\n';
+	out[n + 1] = 0;
+	if (len)
+		*len = n + 1;
+	return out;
+}
+
+/* Under s->mu: does the latest result judge the current bytes, with nothing
+ * newer fired? */
+static int current_locked(struct task *t)
+{
+	return t->result && t->st == SVC_DONE && !t->dirty && t->res_seq == t->want_seq;
+}
+
+char *svc_result_json(struct svc *s, int task, size_t *len)
+{
+	struct task *t = &s->t[task];
+	json_t *doc;
+	pthread_mutex_lock(&s->mu);
+	if (t->result == NULL) {
+		const char *msg = t->st == SVC_IDLE ? "no evaluation yet: write pass.c"
+						    : "the first evaluation of pass.c is under way";
+		doc = json_pack("{s:s, s:I, s:s, s:s, s:n, s:s, s:n, s:n, s:[]}", "task", t->g->id, "seq",
+				(json_int_t)(busy_locked(t) ? t->want_seq : 0), "pass_sha256", cur_sha(t), "state",
+				svc_state_name(t->st), "verdict", "message", msg, "score", "es_t", "variants");
+	} else {
+		doc = json_copy(t->result);
+		if (doc) {
+			json_object_set_new(doc, "state", json_string(svc_state_name(t->st)));
+			if (!current_locked(t)) {
+				/* An older result, shown while the current pass.c waits
+				 * (O_NONBLOCK reads) or has unfired edits. */
+				json_object_set_new(doc, "stale", json_true());
+				if (busy_locked(t))
+					json_object_set_new(doc, "pending_seq", json_integer((json_int_t)t->want_seq));
+			}
+		}
+	}
+	char *out = dump_nl(doc, len);
+	pthread_mutex_unlock(&s->mu);
+	json_decref(doc);
+	return out;
+}
+
+char *svc_es_t(struct svc *s, int task, size_t *len)
+{
+	struct task *t = &s->t[task];
+	char *out = NULL;
+	pthread_mutex_lock(&s->mu);
+	json_t *sc = t->result ? json_object_get(t->result, "score") : NULL;
+	if (current_locked(t) && json_is_number(sc)) {
+		int n = asprintf(&out, "%.6f\n", json_number_value(sc));
+		if (n < 0)
+			out = NULL;
+		else if (len)
+			*len = (size_t)n;
+	}
+	pthread_mutex_unlock(&s->mu);
+	if (out == NULL)
+		errno = ENODATA;
+	return out;
+}
+
+char *svc_summary_json(struct svc *s, size_t *len)
+{
+	double b = s->o.eval.b > 0 ? s->o.eval.b : SCORE_DEFAULT_B;
+	json_t *tasks = json_array();
+	double *scores = calloc((size_t)s->n + 1, sizeof(double));
+	double *all = calloc((size_t)s->n + 1, sizeof(double));
+	size_t n_eval = 0;
+	if (tasks == NULL || scores == NULL || all == NULL) {
+		json_decref(tasks);
+		free(scores);
+		free(all);
+		return NULL;
+	}
+	pthread_mutex_lock(&s->mu);
+	for (int i = 0; i < s->n; i++) {
+		struct task *t = &s->t[i];
+		json_t *verdict = t->result ? json_object_get(t->result, "verdict") : NULL;
+		json_t *score = t->result ? json_object_get(t->result, "score") : NULL;
+		json_t *row = json_pack("{s:s, s:s, s:O, s:O, s:I}", "id", t->g->id, "state", svc_state_name(t->st),
+					"verdict", verdict ? verdict : json_null(), "score",
+					score ? score : json_null(), "seq", (json_int_t)t->res_seq);
+		json_array_append_new(tasks, row);
+		double v = json_number_value(score);
+		if (json_is_number(score) && isfinite(v) && v > 0) {
+			scores[n_eval++] = v;
+			all[i] = v;
+		} else {
+			all[i] = b;
+		}
+	}
+	pthread_mutex_unlock(&s->mu);
+	double agg = 0, agg_all = 0;
+	int have = n_eval > 0 && score_aggregate(scores, n_eval, &agg) == 0;
+	int have_all = score_aggregate(all, (size_t)s->n, &agg_all) == 0;
+	json_t *doc = json_pack("{s:o, s:I, s:o, s:o, s:f}", "tasks", tasks, "evaluated", (json_int_t)n_eval,
+				"aggregate", have ? json_real(agg) : json_null(), "aggregate_all",
+				have_all ? json_real(agg_all) : json_null(), "b", b);
+	free(scores);
+	free(all);
+	char *out = dump_nl(doc, len);
+	json_decref(doc);
+	return out;
+}
+
+uint64_t svc_generation(struct svc *s, int task)
+{
+	pthread_mutex_lock(&s->mu);
+	uint64_t g = s->t[task].gen;
+	pthread_mutex_unlock(&s->mu);
+	return g;
+}
+
+/* ---- history export ----------------------------------------------------------- */
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* One JSON line per history entry of one task directory. */
+static int export_task(const char *state_dir, const char *id, FILE *out, char *err, size_t errlen)
+{
+	char *dir = path_join(state_dir, id), *hist = dir ? path_join(dir, "history") : NULL;
+	uint64_t *seqs = NULL, max_any;
+	int n = 0, lines = 0, rc;
+	if (hist == NULL) {
+		free(dir);
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	if ((rc = state_history_scan(hist, &seqs, &n, &max_any)) != 0) {
+		snprintf(err, errlen, "%s: %s", hist, strerror(-rc));
+		lines = -1;
+		goto out;
+	}
+	for (int k = 0; k < n; k++) {
+		char name[40];
+		state_history_name(name, sizeof(name), seqs[k], "json");
+		char *jp = path_join(hist, name);
+		json_t *doc = jp ? json_load_file(jp, 0, NULL) : NULL;
+		struct stat st;
+		char mt[32] = "";
+		if (jp && stat(jp, &st) == 0) {
+			struct tm tm;
+			gmtime_r(&st.st_mtime, &tm);
+			strftime(mt, sizeof(mt), "%Y-%m-%dT%H:%M:%SZ", &tm);
+		}
+		free(jp);
+		if (doc == NULL || !doc_evaluated(doc)) {
+			json_decref(doc);
+			continue;   /* unreadable, or passfs failed to evaluate: no verdict to learn from */
+		}
+		state_history_name(name, sizeof(name), seqs[k], "c");
+		char *cp = path_join(hist, name);
+		size_t slen = 0;
+		int e;
+		char *src = cp ? state_read_file(cp, SVC_PASS_MAX, &slen, &e) : NULL;
+		free(cp);
+		if (src == NULL) {
+			json_decref(doc);
+			continue;
+		}
+		json_t *vars = json_array();
+		json_t *v;
+		size_t vi;
+		json_array_foreach(json_object_get(doc, "variants"), vi, v) {
+			json_t *sp = json_object_get(v, "speedup"), *mt_ = json_object_get(v, "min_t");
+			json_array_append_new(vars, json_pack("{s:O, s:O, s:O, s:O}", "name",
+							      json_object_get(v, "name") ?: json_null(), "verdict",
+							      json_object_get(v, "verdict") ?: json_null(), "speedup",
+							      sp ? sp : json_null(), "min_t", mt_ ? mt_ : json_null()));
+		}
+		json_t *time_ = json_object_get(doc, "time");
+		json_t *tv = json_is_string(time_) ? json_incref(time_) : json_string(mt);
+		json_t *line = json_pack("{s:s, s:I, s:o, s:O, s:s%, s:O, s:O, s:o}", "task", id, "seq",
+					 (json_int_t)seqs[k], "time", tv, "pass_sha256",
+					 json_object_get(doc, "pass_sha256") ?: json_null(), "pass", src, slen,
+					 "verdict", json_object_get(doc, "verdict"), "score",
+					 json_object_get(doc, "score") ?: json_null(), "variants", vars);
+		json_t *ru = json_object_get(doc, "reused_from");
+		if (line && ru)
+			json_object_set(line, "reused_from", ru);
+		free(src);
+		json_decref(doc);
+		if (line == NULL)
+			continue;   /* e.g. a pass that is not UTF-8: JSON strings cannot carry it */
+		char *text = json_dumps(line, JSON_COMPACT | JSON_REAL_PRECISION(10));
+		json_decref(line);
+		if (text == NULL)
+			continue;
+		fprintf(out, "%s\n", text);
+		free(text);
+		lines++;
+	}
+out:
+	free(seqs);
+	free(hist);
+	free(dir);
+	return lines;
+}
+
+int svc_history_export(const char *state_dir, const char *task_id, FILE *out, char *err, size_t errlen)
+{
+	if (task_id) {
+		char *d = path_join(state_dir, task_id);
+		struct stat st;
+		int ok = d && stat(d, &st) == 0 && S_ISDIR(st.st_mode);
+		free(d);
+		if (!ok) {
+			snprintf(err, errlen, "%s: no state for task '%s'", state_dir, task_id);
+			return -1;
+		}
+		int n = export_task(state_dir, task_id, out, err, errlen);
+		if (n >= 0 && ferror(out)) {
+			snprintf(err, errlen, "write error: %s", strerror(errno));
+			return -1;
+		}
+		return n;
+	}
+	DIR *d = opendir(state_dir);
+	if (d == NULL) {
+		snprintf(err, errlen, "%s: %s", state_dir, strerror(errno));
+		return -1;
+	}
+	char **ids = NULL;
+	int n = 0, cap = 0, total = 0;
+	struct dirent *e;
+	while ((e = readdir(d)) != NULL) {
+		if (e->d_name[0] == '.')
+			continue;
+		if (n == cap) {
+			cap = cap ? cap * 2 : 32;
+			char **ni = realloc(ids, (size_t)cap * sizeof(*ni));
+			if (ni == NULL)
+				break;
+			ids = ni;
+		}
+		ids[n] = strdup(e->d_name);
+		if (ids[n])
+			n++;
+	}
+	closedir(d);
+	if (n > 1)
+		qsort(ids, (size_t)n, sizeof(*ids), cmp_str);
+	for (int i = 0; i < n && total >= 0; i++) {
+		int k = export_task(state_dir, ids[i], out, err, errlen);
+		total = k < 0 ? -1 : total + k;
+	}
+	for (int i = 0; i < n; i++)
+		free(ids[i]);
+	free(ids);
+	if (total >= 0 && ferror(out)) {
+		snprintf(err, errlen, "write error: %s", strerror(errno));
+		return -1;
+	}
+	return total;
+}

@@ -1,0 +1,44 @@
+/* state.h - the files of the state directory: durable atomic writes, reads,
+ * and the numbered history.  Shared by the service (engine/service.c) and
+ * `passfs history export`, which reads a state directory without a service.
+ *
+ * Layout (one subdirectory per task id; see service.h):
+ *     <id>/pass.c, <id>/result.json, <id>/history/NNNNNN.{c,json}
+ * NNNNNN is the evaluation's seq, zero-padded to 6 digits (more when larger).
+ * A history entry exists once its .json is there: the .c is written first. */
+#ifndef PASSFS_STATE_H
+#define PASSFS_STATE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* mkdir -p with `mode` for every directory it creates.  0 or -errno. */
+int state_mkdirs(const char *path, mode_t mode);
+
+/* Writes dir/name atomically: a temporary file in dir, write, fsync, rename
+ * onto name, then (durable) fsync of dir so the rename survives a crash.
+ * Readers see the old file or the new one, never a mix.  0 or -errno. */
+int state_write_atomic(const char *dir, const char *name, const void *buf, size_t len, int durable);
+
+/* Removes the files in dir whose names start with prefix and end in ".tmp":
+ * the temporaries of writes a crash interrupted.  Errors are ignored. */
+void state_clean_temps(const char *dir, const char *prefix);
+
+/* Reads a whole file of at most max bytes (larger: -EFBIG) into a malloc'd,
+ * NUL-terminated buffer.  Returns it and *len, or NULL with *err = errno. */
+char *state_read_file(const char *path, size_t max, size_t *len, int *err);
+
+/* "000042.json" for seq 42 and ext "json". */
+void state_history_name(char *buf, size_t len, uint64_t seq, const char *ext);
+
+/* The seqs of the history entries in hist_dir (files NNNNNN.json), sorted
+ * ascending, malloc'd into *seqs (free()).  A missing directory is empty.
+ * *max_any is the largest seq of any NNNNNN.c or .json there (0 if none), so
+ * a new seq never reuses a number a crash left half-written.  0 or -errno. */
+int state_history_scan(const char *hist_dir, uint64_t **seqs, int *n, uint64_t *max_any);
+
+/* The current time as ISO 8601 UTC with milliseconds: "2026-03-01T12:34:56.789Z". */
+void state_iso_now(char buf[32]);
+
+#endif

@@ -1,0 +1,357 @@
+/* readme.c - the README.md texts of the task tree (see readme.h).
+ *
+ * Written for a reader who knows CUDA but has never seen passfs: every claim
+ * here is something the reader can act on, and the example compiles (it is
+ * docs/pass-api.md's worked example, which tests/unit/test_pass.c runs). */
+#include "readme.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "graph_util.h"
+#include "score.h"
+
+/* sbuf_printf's *len is the buffer's capacity; the text's length is strlen. */
+#define A(...) do { if (sbuf_printf(&buf, &len, __VA_ARGS__)) goto oom; } while (0)
+
+static const char example_pass[] =
+	"#include <passfs.h>\n"
+	"\n"
+	"/* y = gelu(x + bias), bias broadcast over the last dimension (cols). */\n"
+	"template <typename T>\n"
+	"__global__ void bias_gelu(const T *x, const T *bias, T *y, long long n, int cols)\n"
+	"{\n"
+	"\tlong long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;\n"
+	"\tif (i >= n)\n"
+	"\t\treturn;\n"
+	"\tfloat v = (float)x[i] + (float)bias[i % cols];\n"
+	"\ty[i] = (T)(0.5f * v * (1.0f + erff(v * (float)M_SQRT1_2)));\n"
+	"}\n"
+	"\n"
+	"PASS_REPLACEMENT(pf_call *call)\n"
+	"{\n"
+	"\tconst pf_tensor *x = pf_in(call, 0), *bias = pf_in(call, 1);\n"
+	"\tpf_tensor *y = pf_out(call, 0);\n"
+	"\tlong long n = pf_numel(y);\n"
+	"\tint cols = (int)bias->shape[bias->ndim - 1];\n"
+	"\tpf_dim3 block = pf_dim(256);\n"
+	"\tpf_dim3 grid = pf_dim((unsigned)((n + block.x - 1) / block.x));\n"
+	"\n"
+	"\tswitch (y->dtype) {\n"
+	"\tcase PF_F32:\n"
+	"\t\treturn pf_launch(call, bias_gelu<float>, grid, block, 0,\n"
+	"\t\t\t\t x->data, bias->data, y->data, n, cols);\n"
+	"\tcase PF_F16:\n"
+	"\t\treturn pf_launch(call, bias_gelu<__half>, grid, block, 0,\n"
+	"\t\t\t\t x->data, bias->data, y->data, n, cols);\n"
+	"\tcase PF_BF16:\n"
+	"\t\treturn pf_launch(call, bias_gelu<__nv_bfloat16>, grid, block, 0,\n"
+	"\t\t\t\t x->data, bias->data, y->data, n, cols);\n"
+	"\tdefault:\n"
+	"\t\treturn pf_unsupported(call, \"only float32, float16 and bfloat16\");\n"
+	"\t}\n"
+	"}\n";
+
+static const char rules_text[] =
+	"- **One file.** Everything is in `pass.c`: CUDA C kernels (`__global__`) plus the\n"
+	"  replacement. Includes allowed: `passfs.h`, `cuda_fp16.h`, `cuda_bf16.h`,\n"
+	"  `cuda_runtime.h`, `stdint.h`, `math.h`, `float.h`, `limits.h`, `stddef.h` (and\n"
+	"  their `<c...>` forms); all optional, `passfs.h` is pre-included.\n"
+	"- **Your own kernels only.** Launch with `pf_launch`; no libraries (cuBLAS, cuDNN,\n"
+	"  ...), no eager fallback, no `<<<...>>>`, no device-side launches.\n"
+	"- **No files, network or processes**, no `malloc`, no code that runs when the pass\n"
+	"  is loaded (constructors, dynamic initialisers). The host object may use only the\n"
+	"  passfs API and a small part of libc/libm; the evaluation runs in a sandbox.\n"
+	"- **Outputs are poisoned**: fresh buffers filled with NaN before every call. Write\n"
+	"  every element. Inputs are read-only (hashed after every run).\n"
+	"- **A secret input set.** Every variant also runs on inputs from a secret seed: a\n"
+	"  pass that is right on the public inputs (seed 123) and wrong on the secret ones\n"
+	"  is `rejected`. Caching results, reading timers, or skipping work is caught the\n"
+	"  same way.\n"
+	"- `pass.c` is at most 1 MiB.\n";
+
+static int task_table(char **bufp, size_t *lenp, const struct graph_task *const *tasks, int n)
+{
+	char *buf = *bufp;
+	size_t len = *lenp;
+	A("| task | variants | ops | summary |\n|---|---|---|---|\n");
+	for (int i = 0; i < n; i++) {
+		char *ops = graph_op_sequence(tasks[i]);
+		A("| `%s` | %d | %s | %s |\n", tasks[i]->id, tasks[i]->n_variants, ops ? ops : "",
+		  tasks[i]->summary ? tasks[i]->summary : "");
+		free(ops);
+	}
+	*bufp = buf;
+	*lenp = len;
+	return 0;
+oom:
+	*bufp = buf;
+	*lenp = len;
+	return -1;
+}
+
+char *readme_root(const struct graph_task *const *tasks, int n_tasks, enum readme_mode mode,
+		  double wait_timeout_s, double b, size_t *len_out)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	int watch = mode == README_WATCH;
+	const char *ex = n_tasks > 0 ? tasks[0]->id : "TASK";
+	if (b <= 0)
+		b = SCORE_DEFAULT_B;
+	if (wait_timeout_s <= 0)
+		wait_timeout_s = 20;
+
+	A("# passfs: write a compiler pass, read its score\n\n"
+	  "Each directory here is a *task*: a fusible subgraph taken from a real model\n"
+	  "(attention, an MLP block, a norm), at several shapes and dtypes (its *variants*).\n"
+	  "Your job: write `<task>/pass.c`, a CUDA C file whose *replacement* function runs\n"
+	  "in place of the whole subgraph and is faster than running it op by op (*eager*),\n"
+	  "with the same results. passfs compiles it, checks it against eager on every\n"
+	  "variant, times both, and scores it. Files are the whole interface: use any\n"
+	  "tool (echo, cat, sed -i, python, vim, your editor tool) to write, `cat` to read.\n\n");
+	if (watch)
+		A("> **Watch mode** (`passfs watch`): these are plain files. A save of `pass.c`\n"
+		  "> (close after writing, or a rename onto it) starts the evaluation, and the\n"
+		  "> results are rewritten as whole files when it ends. Reads never wait: poll\n"
+		  "> `status` until it says `done`. Nothing stops you from writing the other files,\n"
+		  "> but passfs overwrites `result.json`, `es_t`, `status` and `summary.json`, and\n"
+		  "> ignores changes to `README.md` and `graph.json`.\n\n");
+
+	A("## The loop\n\n```sh\n"
+	  "ls                        # one directory per task\n"
+	  "T=%s\n"
+	  "cat $T/README.md          # the task: graph, inputs/outputs, variants\n"
+	  "cat $T/pass.c             # the template: the same, as a comment\n"
+	  "cp my_pass.c $T/pass.c    # or sed -i, python, an editor: any write\n",
+	  ex);
+	if (watch)
+		A("sha=$(sha256sum $T/pass.c | cut -c1-64)     # then wait for the result of these bytes:\n"
+		  "until [ \"$(cat $T/status)\" = done ] && grep -q \"$sha\" $T/result.json; do sleep 1; done\n");
+	A("cat $T/result.json        # %s\n"
+	  "cat $T/es_t               # the score alone\n```\n\n",
+	  watch ? "the verdict, the message, the score" : "waits for the evaluation, then shows it");
+	A("Saving `pass.c` starts an evaluation (seconds to a minute): `status` moves\n"
+	  "pending, compiling, running, done.%s Write, read the verdict and message, fix,\n"
+	  "write again: every evaluation is kept as history. Writing back bytes that were\n"
+	  "already evaluated is answered at once.\n\n",
+	  watch ? "" : " Reading `result.json` or `es_t` while an\n"
+		       "evaluation runs waits for it to finish.");
+
+	A("## The files\n\n"
+	  "| file | what |\n|---|---|\n"
+	  "| `README.md` | this manual |\n"
+	  "| `summary.json` | every task's state, verdict, score and seq; `aggregate` = geometric mean of the scores of the evaluated tasks, `aggregate_all` = the same with every unevaluated task counted as %g |\n"
+	  "| `<task>/README.md` | the task: its graph per variant, the `pf_in`/`pf_out` order with shapes and dtypes, the rules |\n"
+	  "| `<task>/graph.json` | the same graph as data (read-only) |\n"
+	  "| `<task>/pass.c` | your pass (writable; at first a template that answers \"not implemented\") |\n"
+	  "| `<task>/result.json` | the latest result: `state`, `verdict`, `message`, `score`, per-variant `speedup` and `min_t`, the compile log |\n"
+	  "| `<task>/es_t` | the score of the current pass.c, one number; absent%s until an evaluation of it is done |\n"
+	  "| `<task>/status` | one word, never waits: `idle`, `pending`, `compiling`, `running`, `done` |\n\n",
+	  b, watch ? "" : " (ENODATA)");
+	if (watch)
+		A("Other files in a task directory (editor swap and backup files, temporaries) are\n"
+		  "fine and ignored.\n\n");
+	else
+		A("`README.md`, `graph.json`, `result.json`, `es_t`, `status`, `summary.json` are\n"
+		  "read-only, also for root. Other files in a task directory (editor swap and\n"
+		  "backup files, temporaries) are allowed. Reading `result.json` or `es_t` while an\n"
+		  "evaluation is pending or running waits for it, at most %g s; then it answers with\n"
+		  "the state as it is. Opened with O_NONBLOCK it never waits.\n\n",
+		  wait_timeout_s);
+
+	A("### result.json\n\n"
+	  "```json\n"
+	  "{\n"
+	  "  \"task\": \"%s\",\n"
+	  "  \"seq\": 3,                     // which evaluation (numbered per task)\n"
+	  "  \"pass_sha256\": \"4f1c...\",     // sha256 of the exact pass.c bytes judged\n"
+	  "  \"state\": \"done\",\n"
+	  "  \"verdict\": \"ok\",              // see Verdicts\n"
+	  "  \"message\": \"all 6 variants correct ...\",\n"
+	  "  \"score\": 1.73,                // the task score (ES_t, below)\n"
+	  "  \"es_t\": {\"-10\": 1.84, ...},\n"
+	  "  \"variants\": [{\"name\": \"f32_b1\", \"verdict\": \"ok\", \"speedup\": 1.91, \"min_t\": -5, ...}],\n"
+	  "  \"compile\": {\"verdict\": \"ok\", \"log_tail\": \"\"}\n"
+	  "}\n```\n\n"
+	  "Check `pass_sha256` against `sha256sum pass.c` to be sure the result is for what\n"
+	  "you wrote. `\"stale\": true` means the result is for an earlier pass.c (the current\n"
+	  "one is still being evaluated, or was edited and not saved yet). A result with\n"
+	  "`\"verdict\": null` and an `\"error\"` means passfs itself could not evaluate (not\n"
+	  "your pass's fault); save again to retry.\n\n",
+	  ex);
+
+	A("## The pass\n\n"
+	  "One file, CUDA C: `__global__` kernels plus one host function, the replacement,\n"
+	  "declared `PASS_REPLACEMENT(pf_call *call)`. It receives the variant's inputs and\n"
+	  "writes its outputs, launching your kernels. The same source runs on every variant\n"
+	  "of the task; `pf_variant(call)` names the variant and the tensors carry shapes and\n"
+	  "dtypes.\n\n"
+	  "| call | does |\n|---|---|\n"
+	  "| `const pf_tensor *pf_in(call, i)` | input `i`, in the graph's input order (see the task README) |\n"
+	  "| `pf_tensor *pf_out(call, i)` | output `i`, in the graph's output order |\n"
+	  "| `pf_num_in(call)`, `pf_num_out(call)` | how many |\n"
+	  "| `long long pf_numel(t)` | product of the shape |\n"
+	  "| `pf_dim3 pf_dim(x, y = 1, z = 1)` | launch dimensions |\n"
+	  "| `pf_launch(call, KERNEL, grid, block, shared_bytes, args...)` | `KERNEL<<<grid, block, shared_bytes>>>(args...)`; spell the kernel out at the call (`softmax<float, 256>`); returns `PF_OK` or an error to return |\n"
+	  "| `void *pf_scratch(call, bytes)` | temporary device memory for this call (NULL past the limit) |\n"
+	  "| `pf_unsupported(call, \"why\")` | declines this variant (verdict `unsupported`, scored as a failure) |\n"
+	  "| `pf_not_implemented(call)` | the template's answer |\n"
+	  "| `const char *pf_variant(call)` | the variant's name |\n\n"
+	  "`pf_tensor` has `data` (device memory), `dtype` (`PF_F32`, `PF_F16`, `PF_BF16`,\n"
+	  "`PF_F64`, `PF_I64`, `PF_I32`, `PF_BOOL`), `ndim`, `shape[]`, `stride[]` (elements;\n"
+	  "always contiguous, row-major). `__half` and `__nv_bfloat16` convert to and from\n"
+	  "`float`: load in the tensor's type, compute in float, store in the tensor's type.\n"
+	  "Launches run in order as on one CUDA stream; passfs synchronises after the\n"
+	  "replacement returns. Use CUDA math (`expf`, `erff`, `rsqrtf`, `fmaxf`, `min`/`max`),\n"
+	  "`__shared__`, `__syncthreads()`, warp shuffles, atomics.\n\n"
+	  "A complete pass for a task `add(x, bias)` then `gelu` (erf form), one output:\n\n"
+	  "```c\n%s```\n\n",
+	  example_pass);
+
+	A("## Scoring\n\n"
+	  "Each variant gets a speedup `s = eager median time / pass median time` and\n"
+	  "`min_t`, the tightest tolerance level t (-10 .. 4) at which every output is close\n"
+	  "to eager (`|pass - eager| <= atol + rtol*|eager|`, atol = 10^t, rtol tighter per\n"
+	  "dtype; from t = 1 on, wrong values are forgiven if the pass ran). At each t a\n"
+	  "variant scores `r = s` if it is correct at t (`s^(1+p)` below 1), `1` if it ran\n"
+	  "but is wrong at t >= 1, else `b = %g` (any failure: compile error, crash, timeout,\n"
+	  "rejected, unsupported, not implemented). `ES_t` is the geometric mean of r over\n"
+	  "the variants, and the task score is a weighted geometric mean of `ES_t` over t,\n"
+	  "weighted toward t = -5 .. 0. Eager itself scores exactly 1; above 1 is faster than\n"
+	  "eager and correct; %g means it failed everywhere. Being correct matters first,\n"
+	  "then fast: a 2x-faster pass that is wrong at float precision loses most of it.\n\n",
+	  b, b);
+
+	A("## Verdicts\n\n"
+	  "| verdict | meaning |\n|---|---|\n"
+	  "| `ok` | every variant ran and is within tolerance at some t |\n"
+	  "| `mismatch` | the pass ran but some output is never within tolerance |\n"
+	  "| `compile_error` | the device gate (NVRTC) or the host compiler refused it; `message` names `pass.c:LINE`, `compile.log_tail` has the log |\n"
+	  "| `runtime_error` | a launch failed, the pass crashed or returned an error |\n"
+	  "| `timeout` | a call took too long |\n"
+	  "| `unsupported` | uses what this backend cannot run (inline PTX on the cpu backend), a forbidden include or `<<<`, or declined with `pf_unsupported` |\n"
+	  "| `rejected` | broke an integrity rule: an output element left unwritten (still NaN), inputs written, wrong on the secret inputs, a forbidden symbol or constructor |\n"
+	  "| `not_implemented` | the template's answer |\n\n"
+	  "The task verdict is `ok` when every variant is ok, else the most serious variant\n"
+	  "verdict; `message` names the variant that failed.\n\n");
+
+	A("## Rules\n\n%s\n", rules_text);
+
+	A("## Tasks\n\n");
+	if (task_table(&buf, &len, tasks, n_tasks))
+		goto oom;
+	A("\nMore: `docs/pass-api.md` (the full pass manual), `docs/scoring.md`,\n"
+	  "`docs/result-format.md` in the passfs sources.\n");
+	*len_out = strlen(buf);
+	return buf;
+oom:
+	free(buf);
+	return NULL;
+}
+
+/* "float32[1,64,256]" */
+static const char *type_str(const struct graph_value *x, char *out, size_t n)
+{
+	char sb[200];
+	const char *dn = graph_dtype_name(x->dtype);
+	snprintf(out, n, "%s%s", dn ? dn : "?", graph_shape_str(&x->shape, sb, sizeof(sb)));
+	return out;
+}
+
+/* Under-the-table note when a tensor's name differs across variants. */
+static int renamed(const struct graph_task *t, int is_out, int idx)
+{
+	const struct graph_variant *v0 = &t->variants[0];
+	const char *n0 = v0->values[is_out ? v0->outputs[idx] : idx].name;
+	for (int k = 1; k < t->n_variants; k++) {
+		const struct graph_variant *v = &t->variants[k];
+		if (idx < (is_out ? v->n_outputs : v->n_inputs) &&
+		    strcmp(v->values[is_out ? v->outputs[idx] : idx].name, n0) != 0)
+			return 1;
+	}
+	return 0;
+}
+
+char *readme_task(const struct graph_task *t, enum readme_mode mode, size_t *len_out)
+{
+	char *buf = NULL, *render = NULL;
+	size_t len = 0, rlen = 0;
+	int watch = mode == README_WATCH;
+
+	A("# %s\n\n", t->id);
+	if (t->summary)
+		A("%s\n\n", t->summary);
+	if (t->source)
+		A("Source: %s\n\n", t->source);
+	A("Write `pass.c` in this directory: a replacement that computes the graph below for\n"
+	  "every variant, faster than running it op by op. %s\n"
+	  "The manual (pass API, scoring, verdicts) is `../README.md`; `pass.c` starts as a\n"
+	  "template that states all of this in a comment.\n\n",
+	  watch ? "Save it, poll `status` until `done`\n(and `result.json`'s `pass_sha256` is that of your file), then read `result.json`."
+		: "Save it, then `cat result.json`: it waits\nfor the evaluation.");
+
+	if (t->n_variants > 0) {
+		const struct graph_variant *v0 = &t->variants[0];
+		int any_renamed = 0;
+		A("## Inputs, outputs and variants\n\n"
+		  "One column per tensor, in the order `pf_in(call, i)` and `pf_out(call, i)` give\n"
+		  "them; one row per variant (its name is `pf_variant(call)`) with each tensor's\n"
+		  "dtype and shape (`pf_tensor.dtype` is the matching `PF_F32`, `PF_F16`, `PF_BF16`,\n"
+		  "...).\n\n| variant |");
+		for (int i = 0; i < v0->n_inputs; i++) {
+			any_renamed |= renamed(t, 0, i);
+			A(" `pf_in(call, %d)` %s |", i, v0->values[i].name);
+		}
+		for (int i = 0; i < v0->n_outputs; i++) {
+			any_renamed |= renamed(t, 1, i);
+			A(" `pf_out(call, %d)` %s |", i, v0->values[v0->outputs[i]].name);
+		}
+		A("\n|---|");
+		for (int i = 0; i < v0->n_inputs + v0->n_outputs; i++)
+			A("---|");
+		A("\n");
+		for (int k = 0; k < t->n_variants; k++) {
+			const struct graph_variant *v = &t->variants[k];
+			A("| `%s` |", v->name);
+			for (int i = 0; i < v->n_inputs + v->n_outputs; i++) {
+				char ty[256];
+				const struct graph_value *x =
+					&v->values[i < v->n_inputs ? i : v->outputs[i - v->n_inputs]];
+				A(" `%s` |", type_str(x, ty, sizeof(ty)));
+			}
+			A("\n");
+		}
+		if (any_renamed)
+			A("\nSome tensors have other names in some variants (see the graph below); the\n"
+			  "position is what counts.\n");
+	}
+
+	A("\n## The graph\n\n"
+	  "Each variant, op by op with PyTorch semantics (the eager baseline runs exactly\n"
+	  "this; `graph.json` has it as data):\n\n");
+	A("```\n");
+	for (int k = 0; k < t->n_variants; k++) {
+		free(render);
+		render = NULL;
+		rlen = 0;
+		if (graph_render_variant(&t->variants[k], &render, &rlen, "") != 0)
+			goto oom;
+		size_t rl = render ? strlen(render) : 0;
+		A("%s%s%s", k ? "\n" : "", render ? render : "", rl && render[rl - 1] != '\n' ? "\n" : "");
+	}
+	A("```\n\n");
+
+	A("## Rules\n\n%s\n"
+	  "Every variant must be handled for a good score: a declined or failing variant\n"
+	  "scores %g at every tolerance level.\n",
+	  rules_text, SCORE_DEFAULT_B);
+	free(render);
+	*len_out = strlen(buf);
+	return buf;
+oom:
+	free(render);
+	free(buf);
+	return NULL;
+}

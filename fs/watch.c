@@ -1,0 +1,416 @@
+/* watch.c - `passfs watch` (see watch.h).
+ *
+ * One thread: a poll() over a signalfd (SIGINT/SIGTERM), an eventfd that the
+ * service's notify callback bumps, and the inotify descriptor.  The notify
+ * callback does nothing but wake this loop, which then rewrites the files of
+ * every task whose generation moved: the service stays the only source of
+ * truth and this loop the only writer of DIR.
+ *
+ *   $ passfs watch --tasks tests/passes/tasks /tmp/w &
+ *   $ cp tests/passes/ok_fused.c /tmp/w/tiny_bias_gelu/pass.c   # IN_CLOSE_WRITE: fires
+ *   $ cat /tmp/w/tiny_bias_gelu/status                          # pending .. done
+ *   $ sed -i 's/256/128/' /tmp/w/tiny_bias_gelu/pass.c          # IN_MOVED_TO: fires */
+#define _GNU_SOURCE
+#include "watch.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/inotify.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "readme.h"
+#include "sha256.h"
+#include "state.h"
+
+struct wtask {
+	char *dir;              /* DIR/<id> */
+	int wd;                 /* inotify watch, -1 when none */
+	uint64_t gen;           /* the service generation last written */
+	int written;            /* the computed files were written at least once */
+	char self_sha[65];      /* pass.c bytes this watcher wrote itself: not an edit */
+};
+
+struct watch {
+	const struct watch_opts *o;
+	struct svc *s;
+	int n;
+	struct wtask *t;
+	int efd, ifd, sfd;
+};
+
+static void on_notify(void *ctx, int task)
+{
+	struct watch *w = ctx;
+	uint64_t one = 1;
+	(void)task;
+	/* Coalesced: the loop compares every task's generation. */
+	if (write(w->efd, &one, sizeof(one)) < 0 && errno != EAGAIN)
+		perror("passfs watch: eventfd");
+}
+
+/* Replaces dir/name with buf: a temporary file (mode) in dir, then rename,
+ * so readers see the old bytes or the new ones, never a part. */
+static int put_file(const char *dir, const char *name, const void *buf, size_t len, mode_t mode)
+{
+	char tmp[PATH_MAX], dst[PATH_MAX];
+	if (snprintf(dst, sizeof(dst), "%s/%s", dir, name) >= (int)sizeof(dst) ||
+	    snprintf(tmp, sizeof(tmp), "%s/.passfs-%s.%ld.tmp", dir, name, (long)getpid()) >= (int)sizeof(tmp))
+		return -ENAMETOOLONG;
+	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
+	if (fd < 0)
+		return -errno;
+	const char *p = buf;
+	size_t left = len;
+	int rc = 0;
+	while (left > 0) {
+		ssize_t k = write(fd, p, left);
+		if (k < 0) {
+			if (errno == EINTR)
+				continue;
+			rc = -errno;
+			break;
+		}
+		p += k;
+		left -= (size_t)k;
+	}
+	if (fchmod(fd, mode) != 0 && rc == 0)
+		rc = -errno;
+	if (close(fd) != 0 && rc == 0)
+		rc = -errno;
+	if (rc == 0 && rename(tmp, dst) != 0)
+		rc = -errno;
+	if (rc != 0)
+		unlink(tmp);
+	return rc;
+}
+
+static void put_or_warn(const char *dir, const char *name, const void *buf, size_t len, mode_t mode)
+{
+	int rc = put_file(dir, name, buf, len, mode);
+	if (rc != 0)
+		fprintf(stderr, "passfs watch: %s/%s: %s\n", dir, name, strerror(-rc));
+}
+
+/* Rewrites result.json, es_t and then status of task i (status last: a
+ * reader that sees "done" finds the result already there). */
+static void write_task(struct watch *w, int i)
+{
+	struct wtask *t = &w->t[i];
+	size_t len = 0;
+	uint64_t gen = svc_generation(w->s, i);
+	char *res = svc_result_json(w->s, i, &len);
+	if (res)
+		put_or_warn(t->dir, "result.json", res, len, 0444);
+	free(res);
+	char *es = svc_es_t(w->s, i, &len);
+	if (es) {
+		put_or_warn(t->dir, "es_t", es, len, 0444);
+		free(es);
+	} else {
+		char p[PATH_MAX];
+		snprintf(p, sizeof(p), "%s/es_t", t->dir);
+		if (unlink(p) != 0 && errno != ENOENT)
+			fprintf(stderr, "passfs watch: %s: %s\n", p, strerror(errno));
+	}
+	char st[16];
+	int n = snprintf(st, sizeof(st), "%s\n", svc_state_name(svc_state(w->s, i)));
+	put_or_warn(t->dir, "status", st, (size_t)n, 0444);
+	t->gen = gen;
+	t->written = 1;
+}
+
+static void write_summary(struct watch *w)
+{
+	size_t len = 0;
+	char *sum = svc_summary_json(w->s, &len);
+	if (sum)
+		put_or_warn(w->o->dir, "summary.json", sum, len, 0444);
+	free(sum);
+}
+
+/* Rewrites every task whose generation moved, then summary.json. */
+static void refresh(struct watch *w)
+{
+	int any = 0;
+	for (int i = 0; i < w->n; i++)
+		if (!w->t[i].written || svc_generation(w->s, i) != w->t[i].gen) {
+			write_task(w, i);
+			any = 1;
+		}
+	if (any)
+		write_summary(w);
+}
+
+/* A save of DIR/<id>/pass.c (or, at start, an edit made while the watcher
+ * was down): the file's bytes become the task's pass.c and fire. */
+static void pass_saved(struct watch *w, int i, int at_start)
+{
+	struct wtask *t = &w->t[i];
+	char p[PATH_MAX];
+	size_t len = 0;
+	int e = 0;
+	snprintf(p, sizeof(p), "%s/pass.c", t->dir);
+	char *src = state_read_file(p, SVC_PASS_MAX, &len, &e);
+	if (src == NULL) {
+		if (e == EFBIG)
+			fprintf(stderr, "passfs watch: %s: larger than %u bytes; not evaluated\n", p, SVC_PASS_MAX);
+		else if (e != ENOENT)
+			fprintf(stderr, "passfs watch: %s: %s\n", p, strerror(e));
+		return;
+	}
+	char sha[65];
+	sha256_hex(src, len, sha);
+	if (t->self_sha[0] && strcmp(sha, t->self_sha) == 0) {
+		t->self_sha[0] = 0;     /* our own write of pass.c */
+		free(src);
+		return;
+	}
+	t->self_sha[0] = 0;
+	if (at_start) {
+		size_t cur = svc_pass_size(w->s, i);
+		char *mine = malloc(cur + 1);
+		int same = mine && cur == len && svc_pass_read(w->s, i, mine, cur, 0) == cur && memcmp(mine, src, len) == 0;
+		free(mine);
+		if (same) {
+			free(src);
+			return;
+		}
+	}
+	uint64_t seq = 0;
+	int rc = svc_pass_replace(w->s, i, src, len);
+	if (rc == 0)
+		rc = svc_fire(w->s, i, &seq);
+	if (rc != 0)
+		fprintf(stderr, "passfs watch: %s: cannot evaluate: %s\n", p, strerror(-rc));
+	else if (!w->o->quiet)
+		fprintf(stderr, "passfs watch: %s/pass.c saved (%zu bytes, sha256 %.12s): evaluation %llu%s\n",
+			svc_task(w->s, i)->id, len, sha, (unsigned long long)seq,
+			at_start ? " (edited while the watcher was stopped)" : "");
+	free(src);
+}
+
+/* The fixed files of the tree, and pass.c where it is missing. */
+static int build_tree(struct watch *w, char *err, size_t errlen)
+{
+	const struct watch_opts *o = w->o;
+	const struct graph_task **gt = calloc((size_t)w->n, sizeof(*gt));
+	if (gt == NULL) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	for (int i = 0; i < w->n; i++)
+		gt[i] = svc_task(w->s, i);
+	size_t len = 0;
+	char *root = readme_root(gt, w->n, README_WATCH, 0, o->svc.eval.b, &len);
+	free(gt);
+	if (root == NULL) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	state_clean_temps(o->dir, ".passfs-");
+	int rc = put_file(o->dir, "README.md", root, len, 0444);
+	free(root);
+	if (rc != 0) {
+		snprintf(err, errlen, "%s/README.md: %s", o->dir, strerror(-rc));
+		return -1;
+	}
+	for (int i = 0; i < w->n; i++) {
+		struct wtask *t = &w->t[i];
+		const struct graph_task *g = svc_task(w->s, i);
+		if (asprintf(&t->dir, "%s/%s", o->dir, g->id) < 0) {
+			t->dir = NULL;
+			snprintf(err, errlen, "out of memory");
+			return -1;
+		}
+		if ((rc = state_mkdirs(t->dir, 0755)) != 0) {
+			snprintf(err, errlen, "%s: %s", t->dir, strerror(-rc));
+			return -1;
+		}
+		state_clean_temps(t->dir, ".passfs-");   /* left by a kill -9 */
+		char *rd = readme_task(g, README_WATCH, &len);
+		if (rd == NULL) {
+			snprintf(err, errlen, "out of memory");
+			return -1;
+		}
+		rc = put_file(t->dir, "README.md", rd, len, 0444);
+		free(rd);
+		char gp[PATH_MAX];
+		int e = 0;
+		snprintf(gp, sizeof(gp), "%s/%s/graph.json", o->svc.tasks_dir, g->id);
+		char *gj = rc == 0 ? state_read_file(gp, (size_t)1 << 30, &len, &e) : NULL;
+		if (rc == 0 && gj == NULL) {
+			snprintf(err, errlen, "%s: %s", gp, strerror(e));
+			return -1;
+		}
+		if (rc == 0)
+			rc = put_file(t->dir, "graph.json", gj, len, 0444);
+		free(gj);
+		if (rc != 0) {
+			snprintf(err, errlen, "%s: %s", t->dir, strerror(-rc));
+			return -1;
+		}
+		char pp[PATH_MAX];
+		struct stat st;
+		snprintf(pp, sizeof(pp), "%s/pass.c", t->dir);
+		if (stat(pp, &st) != 0) {
+			size_t n = svc_pass_size(w->s, i);
+			char *b = malloc(n + 1);
+			if (b == NULL) {
+				snprintf(err, errlen, "out of memory");
+				return -1;
+			}
+			n = svc_pass_read(w->s, i, b, n, 0);
+			sha256_hex(b, n, t->self_sha);
+			rc = put_file(t->dir, "pass.c", b, n, 0644);
+			free(b);
+			if (rc != 0) {
+				snprintf(err, errlen, "%s: %s", pp, strerror(-rc));
+				return -1;
+			}
+		}
+	}
+	return 0;
+}
+
+static void drain_inotify(struct watch *w)
+{
+	char buf[16384] __attribute__((aligned(__alignof__(struct inotify_event))));
+	for (;;) {
+		ssize_t n = read(w->ifd, buf, sizeof(buf));
+		if (n <= 0)
+			return;
+		for (char *p = buf; p < buf + n;) {
+			struct inotify_event *ev = (struct inotify_event *)p;
+			p += sizeof(*ev) + ev->len;
+			if (ev->mask & IN_Q_OVERFLOW) {
+				/* Events were lost: treat every pass.c that differs
+				 * from the service's bytes as saved. */
+				for (int i = 0; i < w->n; i++)
+					pass_saved(w, i, 1);
+				continue;
+			}
+			if (ev->len == 0 || strcmp(ev->name, "pass.c") != 0)
+				continue;
+			for (int i = 0; i < w->n; i++)
+				if (w->t[i].wd == ev->wd) {
+					pass_saved(w, i, 0);
+					break;
+				}
+		}
+	}
+}
+
+int watch_run(const struct watch_opts *o, char *err, size_t errlen)
+{
+	struct watch w = {.o = o, .efd = -1, .ifd = -1, .sfd = -1};
+	int rc = -1;
+	sigset_t sigs, old;
+	sigemptyset(&sigs);
+	sigaddset(&sigs, SIGINT);
+	sigaddset(&sigs, SIGTERM);
+	/* Blocked before the service starts its threads, so they inherit the
+	 * mask and the signals reach only the signalfd. */
+	pthread_sigmask(SIG_BLOCK, &sigs, &old);
+	w.sfd = signalfd(-1, &sigs, SFD_CLOEXEC | SFD_NONBLOCK);
+	w.efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	w.ifd = inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
+	if (w.sfd < 0 || w.efd < 0 || w.ifd < 0) {
+		snprintf(err, errlen, "cannot set up signal, event and inotify descriptors: %s", strerror(errno));
+		goto out;
+	}
+	int e = state_mkdirs(o->dir, 0755);
+	if (e != 0) {
+		snprintf(err, errlen, "%s: %s", o->dir, strerror(-e));
+		goto out;
+	}
+	if (svc_open(&o->svc, on_notify, &w, &w.s, err, errlen) != 0)
+		goto out;
+	w.n = svc_n_tasks(w.s);
+	w.t = calloc((size_t)w.n, sizeof(*w.t));
+	if (w.t == NULL) {
+		snprintf(err, errlen, "out of memory");
+		goto out;
+	}
+	for (int i = 0; i < w.n; i++)
+		w.t[i].wd = -1;
+	if (build_tree(&w, err, errlen) != 0)
+		goto out;
+	for (int i = 0; i < w.n; i++) {
+		w.t[i].wd = inotify_add_watch(w.ifd, w.t[i].dir, IN_CLOSE_WRITE | IN_MOVED_TO | IN_ONLYDIR);
+		if (w.t[i].wd < 0) {
+			snprintf(err, errlen, "inotify on %s: %s%s", w.t[i].dir, strerror(errno),
+				 errno == ENOSPC ? " (raise fs.inotify.max_user_watches)" : "");
+			goto out;
+		}
+	}
+	/* Watches first, then the edits made while stopped: nothing falls between. */
+	for (int i = 0; i < w.n; i++)
+		pass_saved(&w, i, 1);
+	refresh(&w);
+
+	if (!o->quiet) {
+		const char *ex = svc_task(w.s, 0)->id;
+		printf("passfs watch: %d task%s in %s (state %s)\n\n"
+		       "  ls %s                      # one directory per task\n"
+		       "  cat %s/%s/README.md        # the task and the rules; %s/README.md is the manual\n"
+		       "  edit %s/%s/pass.c          # any tool; every save starts an evaluation\n"
+		       "  cat %s/%s/status           # poll until it says done (and result.json's\n"
+		       "                             #   pass_sha256 is sha256sum of your pass.c)\n"
+		       "  cat %s/%s/result.json      # verdict, message, score, per-variant speedups\n\n"
+		       "Plain files: nothing here is read-only and reads never wait. Ctrl-C or SIGTERM stops.\n",
+		       w.n, w.n == 1 ? "" : "s", o->dir, svc_state_dir(w.s), o->dir, o->dir, ex, o->dir, o->dir, ex,
+		       o->dir, ex, o->dir, ex);
+		fflush(stdout);
+	}
+
+	for (;;) {
+		struct pollfd pf[3] = {{w.sfd, POLLIN, 0}, {w.efd, POLLIN, 0}, {w.ifd, POLLIN, 0}};
+		if (poll(pf, 3, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			snprintf(err, errlen, "poll: %s", strerror(errno));
+			goto out;
+		}
+		if (pf[0].revents) {
+			struct signalfd_siginfo si;
+			if (read(w.sfd, &si, sizeof(si)) == (ssize_t)sizeof(si) && !o->quiet)
+				fprintf(stderr, "passfs watch: %s: stopping\n", strsignal((int)si.ssi_signo));
+			break;
+		}
+		if (pf[2].revents)
+			drain_inotify(&w);
+		if (pf[1].revents) {
+			uint64_t v;
+			if (read(w.efd, &v, sizeof(v)) < 0 && errno != EAGAIN)
+				perror("passfs watch: eventfd");
+		}
+		refresh(&w);
+	}
+	rc = 0;
+out:
+	/* svc_close waits for a running evaluation; its result lands in the
+	 * state directory and appears here at the next start. */
+	svc_close(w.s);
+	if (w.t)
+		for (int i = 0; i < w.n; i++)
+			free(w.t[i].dir);
+	free(w.t);
+	if (w.ifd >= 0)
+		close(w.ifd);
+	if (w.efd >= 0)
+		close(w.efd);
+	if (w.sfd >= 0)
+		close(w.sfd);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return rc;
+}

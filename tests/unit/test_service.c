@@ -1,0 +1,438 @@
+/* test_service.c - engine/service: the evaluation service behind mount and watch.
+ *
+ * Runs the real evaluator on the tiny test task (tests/passes/tasks, cpu
+ * backend, one trial, no warm-up: a few seconds per evaluation) with a
+ * temporary state directory, and checks what the front ends rely on:
+ *   - before any evaluation: the template, state idle, an idle result.json
+ *     naming the template's sha256, es_t absent (ENODATA);
+ *   - the 1 MiB cap (EFBIG) on write and truncate; zero-filled holes;
+ *   - mark_pending flips the state at once; fire -> done, the result names
+ *     the sha256 of the bytes, history/NNNNNN.{c,json} written;
+ *   - the same bytes fired again are answered from history at once (no new
+ *     evaluation, a new seq, "reused_from");
+ *   - three fires in quick succession: the middle one is never evaluated
+ *     (at most one queued, the latest wins) and the final result is for the
+ *     final bytes; while waiting, result.json shows the older result "stale";
+ *   - a flush (mark_pending) during an evaluation keeps the state pending;
+ *   - close + open restores pass.c, result.json and es_t byte for byte;
+ *   - a pass.c saved but never judged (kill -9 during an evaluation) is
+ *     fired again at open;
+ *   - passfs failing to evaluate (unknown backend) records an error result
+ *     with no verdict and no score, and is not reused;
+ *   - summary.json and the history export. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "pass.h"
+#include "service.h"
+#include "sha256.h"
+
+static int n_pass, n_fail;
+
+#define CHECK(cond) do { \
+	if (cond) { \
+		n_pass++; \
+	} else { \
+		n_fail++; \
+		fprintf(stderr, "%s:%d: FAILED: %s\n", __FILE__, __LINE__, #cond); \
+	} \
+} while (0)
+
+#define TASKS "tests/passes/tasks"
+#define TASK "tiny_bias_gelu"
+
+static atomic_int notified;
+
+static void on_notify(void *ctx, int task)
+{
+	(void)ctx;
+	(void)task;
+	atomic_fetch_add(&notified, 1);
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static char *slurp(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	if (f == NULL)
+		return NULL;
+	fseek(f, 0, SEEK_END);
+	long n = ftell(f);
+	fseek(f, 0, SEEK_SET);
+	char *buf = malloc((size_t)n + 1);
+	if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
+		free(buf);
+		buf = NULL;
+	}
+	fclose(f);
+	if (buf) {
+		buf[n] = 0;
+		*len = (size_t)n;
+	}
+	return buf;
+}
+
+static int exists(const char *dir, const char *name)
+{
+	char p[4096];
+	struct stat st;
+	snprintf(p, sizeof(p), "%s/%s", dir, name);
+	return stat(p, &st) == 0;
+}
+
+/* Waits until the task is done (not busy); 1 when it got there in time. */
+static int wait_done(struct svc *s, int t, double timeout_s)
+{
+	double end = now_s() + timeout_s;
+	while (now_s() < end) {
+		if (svc_state(s, t) == SVC_DONE && !svc_busy(s, t))
+			return 1;
+		usleep(20000);
+	}
+	return 0;
+}
+
+static json_t *result(struct svc *s, int t)
+{
+	size_t len = 0;
+	char *text = svc_result_json(s, t, &len);
+	if (text == NULL)
+		return NULL;
+	CHECK(len > 0 && text[len - 1] == '\n' && strlen(text) == len);
+	json_t *j = json_loads(text, 0, NULL);
+	free(text);
+	return j;
+}
+
+static const char *str(json_t *j, const char *key)
+{
+	return json_string_value(json_object_get(j, key));
+}
+
+/* Under AddressSanitizer the sandboxed worker dies of SIGSYS (the ASan
+ * runtime makes system calls the seccomp filter refuses), so every pass that
+ * runs is a runtime_error there; the service's behaviour is what this test is
+ * about, so an ASan build accepts any verdict where a pass runs. */
+#if defined(__SANITIZE_ADDRESS__)
+#define RAN_VERDICT(r, want) (json_is_string(json_object_get(r, "verdict")))
+#else
+#define RAN_VERDICT(r, want) (strcmp(str(r, "verdict"), want) == 0)
+#endif
+
+static long long num(json_t *j, const char *key)
+{
+	return json_integer_value(json_object_get(j, key));
+}
+
+static struct svc *open_svc(const char *state, const char *backend)
+{
+	struct svc_opts o = {.tasks_dir = TASKS, .state_dir = state};
+	o.eval.backend = backend;
+	o.eval.trials = 1;
+	o.eval.warmup = -1;
+	o.eval.quiet = 1;
+	struct svc *s = NULL;
+	char err[512] = "";
+	if (svc_open(&o, on_notify, NULL, &s, err, sizeof(err)) != 0) {
+		fprintf(stderr, "svc_open: %s\n", err);
+		return NULL;
+	}
+	return s;
+}
+
+static void replace_with(struct svc *s, int t, const char *src)
+{
+	CHECK(svc_pass_replace(s, t, src, strlen(src)) == 0);
+}
+
+int main(void)
+{
+	char state[] = "/tmp/passfs-test-service-XXXXXX";
+	char hist[512], sdir[256];
+	CHECK(mkdtemp(state) != NULL);
+	snprintf(sdir, sizeof(sdir), "%s/%s", state, TASK);
+	snprintf(hist, sizeof(hist), "%s/history", sdir);
+
+	size_t ok_len = 0, ce_len = 0;
+	char *ok_src = slurp("tests/passes/ok_fused.c", &ok_len);
+	char *ce_src = slurp("tests/passes/compile_error.c", &ce_len);
+	if (ok_src == NULL || ce_src == NULL) {
+		fprintf(stderr, "run from the source tree: tests/passes/ not found\n");
+		return 1;
+	}
+	char ok_sha[65];
+	sha256_hex(ok_src, ok_len, ok_sha);
+
+	struct svc *s = open_svc(state, "cpu");
+	if (s == NULL)
+		return 1;
+	CHECK(svc_n_tasks(s) == 1);
+	int t = svc_find(s, TASK);
+	CHECK(t == 0);
+	CHECK(svc_find(s, "nope") == -1);
+	CHECK(strcmp(svc_state_dir(s), state) == 0);
+
+	/* Before any evaluation: the template, idle. */
+	char *tmpl = pass_template(svc_task(s, t));
+	size_t tl = strlen(tmpl);
+	char *buf = malloc(SVC_PASS_MAX + 16);
+	CHECK(svc_pass_size(s, t) == tl);
+	CHECK(svc_pass_read(s, t, buf, SVC_PASS_MAX, 0) == tl && memcmp(buf, tmpl, tl) == 0);
+	CHECK(svc_pass_read(s, t, buf, 10, tl) == 0);
+	CHECK(svc_state(s, t) == SVC_IDLE && !svc_busy(s, t));
+	json_t *r = result(s, t);
+	char tsha[65];
+	sha256_hex(tmpl, tl, tsha);
+	CHECK(r && strcmp(str(r, "state"), "idle") == 0 && num(r, "seq") == 0);
+	CHECK(r && json_is_null(json_object_get(r, "verdict")) && json_is_null(json_object_get(r, "score")));
+	CHECK(r && strcmp(str(r, "pass_sha256"), tsha) == 0);
+	CHECK(r && strcmp(str(r, "task"), TASK) == 0);
+	json_decref(r);
+	size_t len;
+	errno = 0;
+	CHECK(svc_es_t(s, t, &len) == NULL && errno == ENODATA);
+
+	/* The cap, holes, truncate. */
+	CHECK(svc_pass_write(s, t, "xy", 2, SVC_PASS_MAX - 1) == -EFBIG);
+	CHECK(svc_pass_write(s, t, "x", 1, (uint64_t)SVC_PASS_MAX + 5) == -EFBIG);
+	CHECK(svc_pass_truncate(s, t, (uint64_t)SVC_PASS_MAX + 1) == -EFBIG);
+	CHECK(svc_pass_write(s, t, "x", 1, SVC_PASS_MAX - 1) == 0);
+	CHECK(svc_pass_size(s, t) == SVC_PASS_MAX);
+	CHECK(svc_pass_read(s, t, buf, 4, tl) == 4 && memcmp(buf, "\0\0\0\0", 4) == 0);
+	CHECK(svc_pass_truncate(s, t, 3) == 0 && svc_pass_size(s, t) == 3);
+	CHECK(svc_pass_truncate(s, t, 6) == 0 && svc_pass_read(s, t, buf, 16, 0) == 6 &&
+	      memcmp(buf + 3, "\0\0\0", 3) == 0);
+	CHECK(svc_pass_replace(s, t, buf, (size_t)SVC_PASS_MAX + 1) == -EFBIG);
+	CHECK(svc_pass_write(s, t, "ab", 2, 1) == 0 && svc_pass_read(s, t, buf, 16, 0) == 6 &&
+	      memcmp(buf + 1, "ab", 2) == 0);
+	CHECK(svc_pass_write(s, t, "", 0, 100) == 0 && svc_pass_size(s, t) == 6);   /* no extension */
+	struct stat dst;
+	CHECK(stat(sdir, &dst) == 0 && (dst.st_mode & 0777) == 0700);
+	CHECK(stat(hist, &dst) == 0 && (dst.st_mode & 0777) == 0700);
+	int64_t sec;
+	long nsec;
+	svc_pass_mtime(s, t, &sec, &nsec);
+	CHECK(sec > 1700000000 && nsec >= 0 && nsec < 1000000000);
+
+	/* mark_pending at once; fire -> done. */
+	uint64_t gen0 = svc_generation(s, t);
+	replace_with(s, t, ok_src);
+	CHECK(svc_generation(s, t) != gen0);
+	svc_mark_pending(s, t);
+	CHECK(svc_state(s, t) == SVC_PENDING && svc_busy(s, t));
+	uint64_t seq = 0;
+	CHECK(svc_fire(s, t, &seq) == 0 && seq == 1);
+	CHECK(exists(sdir, "pass.c"));      /* durable before the evaluation */
+	CHECK(wait_done(s, t, 120));
+	CHECK(svc_evaluations(s) == 1);
+	r = result(s, t);
+	CHECK(r && num(r, "seq") == 1 && strcmp(str(r, "state"), "done") == 0);
+	CHECK(r && RAN_VERDICT(r, "ok") && strcmp(str(r, "pass_sha256"), ok_sha) == 0);
+	CHECK(r && json_object_get(r, "stale") == NULL && json_is_string(json_object_get(r, "time")));
+	json_decref(r);
+	char *es = svc_es_t(s, t, &len);
+	CHECK(es && len == strlen(es) && es[len - 1] == '\n' && atof(es) > 0);
+	free(es);
+	CHECK(exists(hist, "000001.c") && exists(hist, "000001.json") && exists(sdir, "result.json"));
+	CHECK(atomic_load(&notified) > 0);
+
+	/* The same bytes again: answered from history, no evaluation. */
+	double t0 = now_s();
+	CHECK(svc_fire(s, t, &seq) == 0 && seq == 2);
+	CHECK(svc_state(s, t) == SVC_DONE);
+	CHECK(now_s() - t0 < 1.0);
+	CHECK(svc_evaluations(s) == 1);
+	r = result(s, t);
+	CHECK(r && num(r, "seq") == 2 && num(r, "reused_from") == 1 && RAN_VERDICT(r, "ok"));
+	json_decref(r);
+	CHECK(exists(hist, "000002.json"));
+
+	/* Three fires in quick succession: B is replaced in the queue by C. */
+	char *a = NULL, *b = NULL, *c = NULL;
+	CHECK(asprintf(&a, "%s// a\n", ok_src) > 0 && asprintf(&b, "%s// b\n", ok_src) > 0 &&
+	      asprintf(&c, "%s// c\n", ok_src) > 0);
+	char c_sha[65];
+	sha256_hex(c, strlen(c), c_sha);
+	uint64_t evals0 = svc_evaluations(s), sa, sb, sc;
+	replace_with(s, t, a);
+	CHECK(svc_fire(s, t, &sa) == 0);
+	replace_with(s, t, b);
+	CHECK(svc_fire(s, t, &sb) == 0);
+	replace_with(s, t, c);
+	CHECK(svc_fire(s, t, &sc) == 0);
+	CHECK(sa == 3 && sb == 4 && sc == 5);
+	CHECK(svc_state(s, t) == SVC_PENDING || svc_state(s, t) == SVC_COMPILING);
+	r = result(s, t);   /* what an O_NONBLOCK reader sees: the older result, stale */
+	CHECK(r && json_is_true(json_object_get(r, "stale")) && num(r, "seq") == 2);
+	CHECK(r && num(r, "pending_seq") == 5 && strcmp(str(r, "state"), "done") != 0);
+	json_decref(r);
+	errno = 0;
+	CHECK(svc_es_t(s, t, &len) == NULL && errno == ENODATA);
+	CHECK(wait_done(s, t, 240));
+	uint64_t d = svc_evaluations(s) - evals0;
+	CHECK(d >= 1 && d <= 2);
+	CHECK(!exists(hist, "000004.json"));
+	r = result(s, t);
+	CHECK(r && num(r, "seq") == 5 && strcmp(str(r, "pass_sha256"), c_sha) == 0);
+	json_decref(r);
+
+	/* A flush after the fire keeps the state pending until the next fire,
+	 * even when the running evaluation finishes in between. */
+	replace_with(s, t, a);
+	CHECK(svc_fire(s, t, &seq) == 0 && seq == 6);   /* a was evaluated (or reused) */
+	svc_mark_pending(s, t);
+	CHECK(svc_state(s, t) == SVC_PENDING);
+	usleep(100000);
+	CHECK(svc_state(s, t) == SVC_PENDING && svc_busy(s, t));
+	replace_with(s, t, c);
+	CHECK(svc_fire(s, t, &seq) == 0 && seq == 7);
+	CHECK(wait_done(s, t, 120));
+	r = result(s, t);
+	CHECK(r && num(r, "seq") == 7 && strcmp(str(r, "pass_sha256"), c_sha) == 0);
+	json_decref(r);
+
+	/* Unfired edits: the result stays, marked stale; es_t is withheld. */
+	CHECK(svc_pass_write(s, t, "/", 1, strlen(c)) == 0);
+	r = result(s, t);
+	CHECK(r && json_is_true(json_object_get(r, "stale")) && strcmp(str(r, "state"), "done") == 0);
+	json_decref(r);
+	CHECK(svc_es_t(s, t, &len) == NULL);
+	replace_with(s, t, c);
+
+	/* summary.json */
+	char *sum = svc_summary_json(s, &len);
+	json_t *sj = sum ? json_loads(sum, 0, NULL) : NULL;
+	CHECK(sj && num(sj, "evaluated") == 1 && json_is_number(json_object_get(sj, "aggregate")));
+	CHECK(sj && json_array_size(json_object_get(sj, "tasks")) == 1);
+	CHECK(sj && strcmp(str(json_array_get(json_object_get(sj, "tasks"), 0), "id"), TASK) == 0);
+	json_decref(sj);
+	free(sum);
+
+	/* Restart: the same pass.c, result.json and es_t. */
+	CHECK(svc_fire(s, t, &seq) == 0 && seq == 8 && svc_state(s, t) == SVC_DONE);  /* reused */
+	char *before = svc_result_json(s, t, &len);
+	char *es_before = svc_es_t(s, t, &len);
+	svc_close(s);
+	s = open_svc(state, "cpu");
+	CHECK(s != NULL);
+	if (s == NULL)
+		return 1;
+	CHECK(svc_pass_size(s, t) == strlen(c) && svc_pass_read(s, t, buf, SVC_PASS_MAX, 0) == strlen(c) &&
+	      memcmp(buf, c, strlen(c)) == 0);
+	char *after = svc_result_json(s, t, &len);
+	char *es_after = svc_es_t(s, t, &len);
+	CHECK(before && after && strcmp(before, after) == 0);
+	CHECK(es_before && es_after && strcmp(es_before, es_after) == 0);
+	CHECK(svc_state(s, t) == SVC_DONE && svc_evaluations(s) == 0);
+	free(before);
+	free(after);
+	free(es_before);
+	free(es_after);
+	svc_close(s);
+
+	/* A crash after pass.c was saved, before its result: fired again at open. */
+	FILE *f = fopen("/tmp/passfs-test-service-pass.c", "w");
+	CHECK(f && fwrite(ce_src, 1, ce_len, f) == ce_len);
+	fclose(f);
+	char cmd[8192];
+	snprintf(cmd, sizeof(cmd), "mv /tmp/passfs-test-service-pass.c %s/pass.c", sdir);
+	CHECK(system(cmd) == 0);
+	s = open_svc(state, "cpu");
+	CHECK(s != NULL);
+	if (s == NULL)
+		return 1;
+	CHECK(wait_done(s, t, 120));
+	char ce_sha[65];
+	sha256_hex(ce_src, ce_len, ce_sha);
+	r = result(s, t);
+	CHECK(r && num(r, "seq") == 9 && strcmp(str(r, "pass_sha256"), ce_sha) == 0);
+	CHECK(r && strcmp(str(r, "verdict"), "compile_error") == 0);
+	json_decref(r);
+	es = svc_es_t(s, t, &len);
+	CHECK(es && strcmp(es, "0.100000\n") == 0);   /* a failed pass has a score: b */
+	free(es);
+	svc_close(s);
+
+	/* History export: one line per history entry (all have verdicts here). */
+	char exp_path[] = "/tmp/passfs-test-service-exp-XXXXXX";
+	int efd = mkstemp(exp_path);
+	FILE *ef = fdopen(efd, "w+");
+	char err[512] = "";
+	int lines = svc_history_export(state, NULL, ef, err, sizeof(err));
+	/* seqs 1,2,(3),5,6,7,8,9: 4 was replaced in the queue, and 3 too when
+	 * it had not started before 4 came */
+	int entries = 0;
+	for (int k = 1; k <= 9; k++) {
+		char name[32];
+		snprintf(name, sizeof(name), "%06d.json", k);
+		entries += exists(hist, name);
+	}
+	CHECK(entries == 7 || entries == 8);
+	CHECK(lines == entries);
+	rewind(ef);
+	char *line = NULL;
+	size_t cap = 0;
+	int parsed = 0, with_src = 0;
+	while (getline(&line, &cap, ef) > 0) {
+		json_t *j = json_loads(line, 0, NULL);
+		if (j)
+			parsed++;
+		if (j && str(j, "pass") && strstr(str(j, "pass"), "PASS_REPLACEMENT") && str(j, "time") &&
+		    json_array_size(json_object_get(j, "variants")) == 6)
+			with_src++;
+		json_decref(j);
+	}
+	CHECK(parsed == entries && with_src == entries);
+	free(line);
+	fclose(ef);
+	unlink(exp_path);
+	CHECK(svc_history_export(state, "nope", stdout, err, sizeof(err)) == -1 && strstr(err, "nope"));
+
+	/* passfs cannot evaluate: no verdict, no score, an error; not reused. */
+	char state2[] = "/tmp/passfs-test-service2-XXXXXX";
+	CHECK(mkdtemp(state2) != NULL);
+	s = open_svc(state2, "no-such-backend");
+	CHECK(s != NULL);
+	if (s == NULL)
+		return 1;
+	replace_with(s, t, ok_src);
+	CHECK(svc_fire(s, t, &seq) == 0 && seq == 1);
+	CHECK(wait_done(s, t, 60));
+	r = result(s, t);
+	CHECK(r && json_is_null(json_object_get(r, "verdict")) && json_is_null(json_object_get(r, "score")));
+	CHECK(r && str(r, "error") && strstr(str(r, "error"), "no-such-backend"));
+	json_decref(r);
+	CHECK(svc_es_t(s, t, &len) == NULL);
+	CHECK(svc_fire(s, t, &seq) == 0 && seq == 2);
+	CHECK(wait_done(s, t, 60));
+	CHECK(svc_evaluations(s) == 2);
+	svc_close(s);
+
+	snprintf(cmd, sizeof(cmd), "rm -rf %s %s", state, state2);
+	if (n_fail == 0 && system(cmd) != 0)
+		fprintf(stderr, "cannot remove %s\n", state);
+	free(a);
+	free(b);
+	free(c);
+	free(buf);
+	free(tmpl);
+	free(ok_src);
+	free(ce_src);
+	printf("test_service: %d passed, %d failed\n", n_pass, n_fail);
+	return n_fail ? 1 : 0;
+}
