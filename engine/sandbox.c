@@ -8,6 +8,8 @@
  * list), reports the call and exits. */
 #include "sandbox.h"
 
+#include "gpu.h"
+
 #include <errno.h>
 #include <linux/audit.h>
 #include <linux/filter.h>
@@ -126,11 +128,26 @@ int sandbox_enter(const struct sandbox_limits *lim, char *err, size_t errlen)
 
 	/* Build the program: check the arch, then the fd-restricted calls, then
 	 * the plain allow-list, then trap. */
-	struct sock_filter prog[512];   /* 8 fd calls x (3 + 2 x 10 fds) + 60 fit */
+	/* 10 fd calls x (3 + 2 x 11 fds) + 8 device calls x (3 + 2 x 32 fds) + 70 fit */
+	struct sock_filter prog[1024];
 	int n = 0;
-	if (lim->n_io_fds > 8) {
+	if (lim->n_io_fds > 8 || lim->n_dev_fds < 0 || lim->n_dev_fds > 32 ||
+	    (lim->n_dev_fds > 0 && lim->dev_fds == NULL)) {
 		errno = EINVAL;
 		goto fail;
+	}
+	/* The given device descriptors, plus those the GPU driver opened when
+	 * this process initialised CUDA (none on the cpu backend). */
+	int dev_fds[32], n_dev = 0, drv[32];
+	for (int k = 0; k < lim->n_dev_fds; k++)
+		dev_fds[n_dev++] = lim->dev_fds[k];
+	int nd = gpu_driver_fds(NULL, drv, 32);
+	for (int k = 0; k < nd; k++) {
+		int known = 0;
+		for (int q = 0; q < n_dev && !known; q++)
+			known = dev_fds[q] == drv[k];
+		if (!known && n_dev < 32)
+			dev_fds[n_dev++] = drv[k];
 	}
 #define EMIT(...) do { struct sock_filter ins_[] = {__VA_ARGS__}; \
 	for (size_t k_ = 0; k_ < sizeof(ins_) / sizeof(ins_[0]); k_++) prog[n++] = ins_[k_]; } while (0)
@@ -156,10 +173,26 @@ int sandbox_enter(const struct sandbox_limits *lim, char *err, size_t errlen)
 		SYS_futex, SYS_clock_gettime, SYS_clock_getres, SYS_gettimeofday, SYS_nanosleep,
 		SYS_clock_nanosleep, SYS_sched_yield, SYS_exit, SYS_exit_group, SYS_rt_sigreturn,
 		SYS_rt_sigprocmask, SYS_getpid, SYS_gettid, SYS_sched_getaffinity, SYS_restart_syscall,
-		SYS_set_robust_list, SYS_rseq, SYS_getrandom,
+		SYS_set_robust_list, SYS_rseq, SYS_getrandom, SYS_sigaltstack,
 	};
 	for (size_t i = 0; i < sizeof(plain) / sizeof(plain[0]); i++)
 		EMIT(ALLOW((unsigned)plain[i]));
+	/* The GPU driver's descriptors: the calls it makes on them, whichever
+	 * thread makes them.  Each block tests args[0] and reloads nr. */
+	if (n_dev > 0) {
+		EMIT(ALLOW((unsigned)SYS_poll), ALLOW((unsigned)SYS_ppoll));
+		static const long devcalls[] = {SYS_ioctl, SYS_read, SYS_write, SYS_pread64, SYS_pwrite64,
+						SYS_fcntl, SYS_fstat, SYS_close};
+		for (size_t i = 0; i < sizeof(devcalls) / sizeof(devcalls[0]); i++) {
+			EMIT(BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (unsigned)devcalls[i], 0,
+				      (unsigned char)(2 * n_dev + 2)));
+			EMIT(BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[0])));
+			for (int k = 0; k < n_dev; k++)
+				EMIT(BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (unsigned)dev_fds[k], 0, 1),
+				     BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW));
+			EMIT(BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)));
+		}
+	}
 	/* read/write and friends on permitted descriptors only. */
 	static const long fdcalls[] = {SYS_read, SYS_write, SYS_readv, SYS_writev, SYS_recvmsg, SYS_sendmsg,
 				       SYS_sendto, SYS_recvfrom,
