@@ -11,7 +11,10 @@
 #define _GNU_SOURCE
 #include "eager.h"
 
+#include <dirent.h>
+#include <dlfcn.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -20,13 +23,17 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
+#include "hostcc.h"
 #include "oplib/oplib.h"
+#include "sha256.h"
 
 #define MAXD GRAPH_MAX_DIMS
 #define EW_BLOCK 256
 #define MAX_FIX 6
 #define ARENA_ALIGN 256
+#define CACHE_MAX_AGE_S (30 * 24 * 3600)
 
 enum { BK_INPUT, BK_OUTPUT, BK_SCRATCH };
 
@@ -72,10 +79,17 @@ struct step {
 	struct fix fix[MAX_FIX];
 };
 
-/* A compiled op library shared by the plans of one eager_prepare_task. */
+/* A launch trampoline of a host-compiled module (gpu/hostcc.h). */
+typedef int (*tramp_fn)(pf_call *c, pf_dim3 g, pf_dim3 b, size_t smem, void **args, int nargs);
+
+/* A compiled op library shared by the plans of one eager_prepare_task: a
+ * gpu_module, or on the cpu backend the shared object itself (see
+ * "the op library" below for why). */
 struct shared_mod {
 	struct gpu_module *mod;
+	void *handle;
 	int refs;
+	int from_cache;
 	double compile_ms;
 };
 
@@ -92,7 +106,8 @@ struct eager_plan {
 	int nnames, capnames;
 	char **names;
 	struct shared_mod *mod;
-	struct gpu_kernel **kernels;    /* per name */
+	struct gpu_kernel **kernels;    /* per name (gpu_module) */
+	tramp_fn *tramps;               /* per name (cpu shared object) */
 	void *arena;
 	size_t arena_bytes;
 };
@@ -1110,9 +1125,39 @@ static int op_conv2d(struct build *b)
 	int64_t total = c.n * c.cout * c.oh * c.ow;
 	if (total == 0)
 		return 0;
+	/* 1x1, stride 1, no padding, one group: out[n] = W @ x[n], a batched GEMM
+	 * (when x's rows continue each other) */
+	if (c.kh == 1 && c.kw == 1 && c.stride_h == 1 && c.stride_w == 1 && c.pad_h == 0 && c.pad_w == 0 &&
+	    c.groups == 1 && (c.h == 1 || c.w_ == 1 || c.sh == c.w_ * c.sw)) {
+		struct gemm_desc g = {0};
+		g.a = &w;
+		g.b = x;
+		g.c = out;
+		g.bias = bv ? &bias : NULL;
+		g.alpha = 1.0;
+		g.m = c.cout;
+		g.k = c.cin;
+		g.n = c.h * c.w_;
+		g.sam = c.cin;
+		g.sak = 1;
+		g.sbk = c.sc;
+		g.sbn = c.w_ == 1 ? c.sh : c.sw;
+		g.sbias_m = 1;
+		g.sbias_n = 0;
+		g.nb = 1;
+		g.bshape[0] = c.n;
+		g.sab[0] = 0;
+		g.sbb[0] = c.sn;
+		return emit_gemm(b, &g);
+	}
 	char name[128];
 	int si;
-	if (cout_g >= 8 && kk >= 8) {
+	if (b->p->is_cpu && cout_g >= 4 && kk >= 4) {
+		int64_t tiles = (c.n * c.oh * c.ow + 15) / 16 * ((cout_g + 3) / 4);
+		pf_dim3 grid = {grid_for(tiles, 64, INT32_MAX), 1, grid_for(c.groups, 1, 65535)};
+		snprintf(name, sizeof(name), "conv2d_thread<%s>", tname(x->dt));
+		si = add_step(b, name, grid, (pf_dim3){64, 1, 1}, &c, sizeof(c));
+	} else if (!b->p->is_cpu && cout_g >= 8 && kk >= 8) {
 		snprintf(name, sizeof(name), "conv2d_gemm<%s>", tname(x->dt));
 		pf_dim3 grid = {grid_for(c.n * c.oh * c.ow, 64, INT32_MAX), grid_for(cout_g, 64, 65535),
 				grid_for(c.groups, 1, 65535)};
@@ -1515,9 +1560,13 @@ static void plan_release(struct eager_plan *p)
 	if (p->arena)
 		gpu_free(p->dev, p->arena);
 	if (p->mod && --p->mod->refs == 0) {
-		gpu_module_free(p->mod->mod);
+		if (p->mod->mod)
+			gpu_module_free(p->mod->mod);
+		if (p->mod->handle)
+			dlclose(p->mod->handle);
 		free(p->mod);
 	}
+	free(p->tramps);
 	for (int i = 0; i < p->nnames; i++)
 		free(p->names[i]);
 	free(p->names);
@@ -1688,6 +1737,245 @@ static int cmp_name(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
+/* ---- the op library on the cpu backend: compiled once, kept on disk ----------
+ *
+ * The cpu backend compiles a module with g++ (seconds for the op library);
+ * the same source and kernel list give the same object, so eager keeps it
+ * under $XDG_CACHE_HOME/passfs/oplib (else ~/.cache/passfs/oplib), named by
+ * the SHA-256 of everything that determines it: the op library source, the
+ * name expressions, the pass API headers the host compile includes
+ * (passfs.h, passfs_abi.h, pf_emu.h), the compiler's --version line, and the
+ * compile pipeline's flags and trampolines: gpu/hostcc.c's text when the
+ * source tree is there, else the passfs binary's size and mtime.  A hit is
+ * one dlopen.  Eager compiles through gpu/hostcc
+ * and launches through the trampolines with gpu_run_blocks, which is what
+ * the cpu backend's own gpu_module_compile / gpu_launch do, minus the NVRTC
+ * gate and ELF check (this source is passfs's own).  PASSFS_OPLIB_CACHE=0
+ * turns the disk cache off.  Entries unused for 30 days are pruned. */
+
+struct eager_call {
+	pf_call call;
+	struct gpu_dev *dev;
+	int failed;
+	char msg[512];
+};
+
+static int rt_fail(pf_call *c, int code, const char *msg)
+{
+	struct eager_call *ec = c->priv;
+	if (!ec->failed) {
+		ec->failed = 1;
+		snprintf(ec->msg, sizeof(ec->msg), "%s", msg ? msg : "launch failed");
+	}
+	return code;
+}
+
+static int rt_run_blocks(pf_call *c, pf_dim3 grid, void (*fn)(void *ctx, pf_dim3 idx), void *ctx)
+{
+	struct eager_call *ec = c->priv;
+	return gpu_run_blocks(ec->dev, grid, fn, ctx);
+}
+
+static const struct pf_runtime eager_runtime = {
+	.abi_version = PF_ABI_VERSION,
+	.fail = rt_fail,
+	.run_blocks = rt_run_blocks,
+};
+
+static int append_file(char **buf, size_t *len, size_t *cap, const char *path)
+{
+	FILE *f = fopen(path, "rb");
+	char chunk[65536];
+	size_t got;
+	if (f == NULL)
+		return append(buf, len, cap, path, strlen(path));   /* absent: its name still counts */
+	while ((got = fread(chunk, 1, sizeof(chunk), f)) > 0)
+		if (append(buf, len, cap, chunk, got)) {
+			fclose(f);
+			return -1;
+		}
+	fclose(f);
+	return 0;
+}
+
+/* The host compiler's identity: the first line of `$PASSFS_CXX --version`. */
+static const char *compiler_id(void)
+{
+	static char id[256];
+	static int done;
+	if (!done) {
+		const char *cxx = getenv("PASSFS_CXX");
+		char cmd[600];
+		snprintf(cmd, sizeof(cmd), "%s --version 2>/dev/null", cxx && *cxx ? cxx : "g++");
+		FILE *f = popen(cmd, "r");
+		if (f) {
+			if (fgets(id, sizeof(id), f) == NULL)
+				id[0] = 0;
+			pclose(f);
+		}
+		done = 1;
+	}
+	return id;
+}
+
+static int cache_key(const char *src, char *const *names, int nn, char key[65])
+{
+	char *buf = NULL, line[512];
+	size_t len = 0, cap = 0;
+	struct stat st;
+	const char *inc = hostcc_include_dir();
+	static const char *headers[] = {"passfs.h", "passfs_abi.h", "pf_emu.h"};
+	int n = snprintf(line, sizeof(line), "passfs oplib 1\n%s\n%s\n", PASSFS_VERSION, compiler_id());
+	if (append(&buf, &len, &cap, line, (size_t)n))
+		goto oom;
+	/* The compile pipeline (flags, trampolines): its source in a source
+	 * tree build, so rebuilding passfs for other reasons keeps the cache;
+	 * else the binary that holds it. */
+	if (stat(PASSFS_SOURCE_OPLIB "/../hostcc.c", &st) == 0) {
+		if (append_file(&buf, &len, &cap, PASSFS_SOURCE_OPLIB "/../hostcc.c"))
+			goto oom;
+	} else if (stat("/proc/self/exe", &st) == 0) {
+		n = snprintf(line, sizeof(line), "exe %lld %lld.%09ld\n", (long long)st.st_size,
+			     (long long)st.st_mtim.tv_sec, st.st_mtim.tv_nsec);
+		if (append(&buf, &len, &cap, line, (size_t)n))
+			goto oom;
+	}
+	for (size_t i = 0; i < sizeof(headers) / sizeof(headers[0]); i++) {
+		char path[4096];
+		snprintf(path, sizeof(path), "%s/%s", inc, headers[i]);
+		if (append_file(&buf, &len, &cap, path))
+			goto oom;
+	}
+	if (append(&buf, &len, &cap, src, strlen(src)))
+		goto oom;
+	for (int i = 0; i < nn; i++)
+		if (append(&buf, &len, &cap, "\n", 1) || append(&buf, &len, &cap, names[i], strlen(names[i])))
+			goto oom;
+	sha256_hex(buf, len, key);
+	free(buf);
+	return 0;
+oom:
+	free(buf);
+	return -1;
+}
+
+/* The cache directory, created (0700) if needed; -1 when there is none. */
+static int cache_dir(char *dir, size_t len)
+{
+	const char *off = getenv("PASSFS_OPLIB_CACHE");
+	const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+	if (off && strcmp(off, "0") == 0)
+		return -1;
+	if (xdg && *xdg == '/')
+		snprintf(dir, len, "%s/passfs/oplib", xdg);
+	else if (home && *home == '/')
+		snprintf(dir, len, "%s/.cache/passfs/oplib", home);
+	else
+		return -1;
+	for (char *q = dir + 1; *q; q++) {
+		if (*q != '/')
+			continue;
+		*q = 0;
+		int bad = mkdir(dir, 0700) != 0 && errno != EEXIST;
+		*q = '/';
+		if (bad)
+			return -1;
+	}
+	if (mkdir(dir, 0700) != 0 && errno != EEXIST)
+		return -1;
+	return access(dir, W_OK | X_OK) == 0 ? 0 : -1;
+}
+
+/* Copies src to dst through a temporary file and a rename, so a reader
+ * never sees half a file. */
+static int cache_store(const char *src, const char *dst)
+{
+	char tmp[4400];
+	snprintf(tmp, sizeof(tmp), "%.4300s.%ld.tmp", dst, (long)getpid());
+	int in = open(src, O_RDONLY | O_CLOEXEC), out = -1, rc = -1;
+	if (in < 0)
+		return -1;
+	out = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (out >= 0) {
+		char buf[65536];
+		ssize_t got;
+		rc = 0;
+		while (rc == 0 && (got = read(in, buf, sizeof(buf))) > 0)
+			rc = write(out, buf, (size_t)got) == got ? 0 : -1;
+		if (close(out) != 0)
+			rc = -1;
+		if (rc == 0)
+			rc = rename(tmp, dst);
+		if (rc != 0)
+			unlink(tmp);
+	}
+	close(in);
+	return rc;
+}
+
+static void cache_prune(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	time_t now = time(NULL);
+	if (d == NULL)
+		return;
+	while ((e = readdir(d)) != NULL) {
+		char path[4400];
+		struct stat st;
+		if (strncmp(e->d_name, "oplib-", 6) != 0)
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+		if (stat(path, &st) == 0 && now - st.st_mtime > CACHE_MAX_AGE_S)
+			unlink(path);
+	}
+	closedir(d);
+}
+
+/* Loads (or compiles and caches) the op library for the sorted names. */
+static int cpu_oplib_load(const char *src, char *const *names, int nn, struct shared_mod *sm, char *err,
+			  size_t errlen)
+{
+	char key[65], dir[4096], path[4300];
+	int have_dir = cache_dir(dir, sizeof(dir)) == 0;
+	if (have_dir && cache_key(src, names, nn, key) == 0) {
+		snprintf(path, sizeof(path), "%s/oplib-%s.so", dir, key);
+		if ((sm->handle = dlopen(path, RTLD_NOW | RTLD_LOCAL)) != NULL) {
+			sm->from_cache = 1;
+			utimensat(AT_FDCWD, path, NULL, 0);     /* recently used: not pruned */
+			return 0;
+		}
+	} else {
+		have_dir = 0;
+	}
+	struct hostcc_request hr = {.label = "oplib.cu", .src = src, .len = strlen(src),
+				    .names = (const char *const *)names, .n_names = nn, .timeout_s = 600};
+	struct hostcc_output ho;
+	double t0 = now_ms();
+	if (hostcc_compile(&hr, &ho, err, errlen) != HOSTCC_OK) {
+		if (ho.log && *ho.log) {
+			size_t used = strlen(err);
+			snprintf(err + used, errlen - used, ": %.*s", (int)strcspn(ho.log, "\n"), ho.log);
+		}
+		hostcc_output_free(&ho);
+		return -1;
+	}
+	sm->compile_ms = now_ms() - t0;
+	const char *load = ho.so_path;
+	if (have_dir && cache_store(ho.so_path, path) == 0) {
+		load = path;
+		cache_prune(dir);
+	}
+	sm->handle = dlopen(load, RTLD_NOW | RTLD_LOCAL);
+	hostcc_output_free(&ho);
+	if (sm->handle == NULL) {
+		const char *e = dlerror();
+		snprintf(err, errlen, "eager: cannot load the compiled op library: %s", e ? e : "?");
+		return -1;
+	}
+	return 0;
+}
+
 /* Compiles one module holding every name of the given plans, shared by
  * them, and resolves each plan's kernels. */
 static int compile_plans(struct gpu_dev *d, struct eager_plan **plans, int np, char *err, size_t errlen)
@@ -1713,31 +2001,54 @@ static int compile_plans(struct gpu_dev *d, struct eager_plan **plans, int np, c
 		}
 	if (nn > 1)
 		qsort(names, (size_t)nn, sizeof(char *), cmp_name);
-	if ((src = oplib_source(err, errlen)) == NULL)
-		goto out;
 	if ((sm = calloc(1, sizeof(*sm))) == NULL)
 		goto oom;
-	double t0 = now_ms();
-	if (nn > 0 && gpu_module_compile(d, "oplib.cu", src, (const char *const *)names, nn, &sm->mod, &log, err,
-					 errlen)) {
-		if (log && *log) {
-			size_t used = strlen(err);
-			snprintf(err + used, errlen - used, "; %.*s", (int)strcspn(log, "\n"), log);
-		}
-		goto out;
-	}
-	sm->compile_ms = now_ms() - t0;
-	for (int i = 0; i < np; i++) {
-		struct eager_plan *p = plans[i];
-		p->kernels = calloc((size_t)(p->nnames ? p->nnames : 1), sizeof(*p->kernels));
-		if (p->kernels == NULL)
-			goto oom;
-		for (int k = 0; k < p->nnames; k++)
-			if ((p->kernels[k] = gpu_module_kernel(sm->mod, p->names[k])) == NULL) {
-				snprintf(err, errlen, "eager: the op library has no kernel '%s'", p->names[k]);
+	if (nn > 0) {
+		if ((src = oplib_source(err, errlen)) == NULL)
+			goto out;
+		if (gpu_backend_of(d) == GPU_BACKEND_CPU) {
+			if (cpu_oplib_load(src, names, nn, sm, err, errlen))
+				goto out;
+		} else {
+			double t0 = now_ms();
+			if (gpu_module_compile(d, "oplib.cu", src, (const char *const *)names, nn, &sm->mod, &log,
+					       err, errlen)) {
+				if (log && *log) {
+					size_t used = strlen(err);
+					snprintf(err + used, errlen - used, ": %.*s", (int)strcspn(log, "\n"), log);
+				}
 				goto out;
 			}
-		p->mod = sm;
+			sm->compile_ms = now_ms() - t0;
+		}
+	}
+	for (int i = 0; i < np; i++) {
+		struct eager_plan *p = plans[i];
+		size_t n = (size_t)(p->nnames ? p->nnames : 1);
+		if (sm->handle ? (p->tramps = calloc(n, sizeof(*p->tramps))) == NULL
+			       : (p->kernels = calloc(n, sizeof(*p->kernels))) == NULL)
+			goto oom;
+		for (int k = 0; k < p->nnames; k++) {
+			if (sm->handle) {
+				char sym[32];
+				char **at = bsearch(&p->names[k], names, (size_t)nn, sizeof(char *), cmp_name);
+				void *fn = NULL;
+				if (at) {
+					snprintf(sym, sizeof(sym), "pf_tramp_%d", (int)(at - names));
+					fn = dlsym(sm->handle, sym);
+				}
+				memcpy(&p->tramps[k], &fn, sizeof(fn));
+				if (fn != NULL)
+					continue;
+			} else if ((p->kernels[k] = gpu_module_kernel(sm->mod, p->names[k])) != NULL) {
+				continue;
+			}
+			snprintf(err, errlen, "eager: the op library has no kernel '%s'", p->names[k]);
+			goto out;
+		}
+	}
+	for (int i = 0; i < np; i++) {  /* every plan resolved: they share it */
+		plans[i]->mod = sm;
 		sm->refs++;
 	}
 	rc = 0;
@@ -1745,13 +2056,12 @@ static int compile_plans(struct gpu_dev *d, struct eager_plan **plans, int np, c
 oom:
 	snprintf(err, errlen, "eager: out of memory");
 out:
-	if (rc && sm && sm->refs == 0) {
+	if (sm && sm->refs == 0) {      /* failed: no plan holds it */
 		if (sm->mod)
 			gpu_module_free(sm->mod);
+		if (sm->handle)
+			dlclose(sm->handle);
 		free(sm);
-		for (int i = 0; i < np; i++)
-			if (plans[i]->mod == sm)
-				plans[i]->mod = NULL;
 	}
 	free(names);
 	free(src);
@@ -1812,7 +2122,16 @@ int eager_run(struct eager_plan *p, void *const *inputs, void **outputs, char *e
 			memcpy((char *)&s->p + s->fix[k].field, &ptr, sizeof(ptr));
 		}
 		void *args[1] = {&s->p};
-		if (gpu_launch(p->dev, p->kernels[s->kernel], s->grid, s->block, 0, args, 1, err, errlen)) {
+		if (p->tramps) {
+			struct eager_call ec = {.call = {.rt = &eager_runtime, .backend = PF_BACKEND_CPU}, .dev = p->dev};
+			ec.call.priv = &ec;
+			int rc = p->tramps[s->kernel](&ec.call, s->grid, s->block, 0, args, 1);
+			if (rc != PF_OK || ec.failed) {
+				snprintf(err, errlen, "eager: variant '%s', launch %d (%s): %s", p->variant, i,
+					 p->names[s->kernel], ec.failed ? ec.msg : "launch failed");
+				return -1;
+			}
+		} else if (gpu_launch(p->dev, p->kernels[s->kernel], s->grid, s->block, 0, args, 1, err, errlen)) {
 			size_t used = strlen(err);
 			snprintf(err + used, errlen - used, " (eager: variant '%s', launch %d: %s)", p->variant, i,
 				 p->names[s->kernel]);
@@ -1834,5 +2153,5 @@ size_t eager_scratch_bytes(const struct eager_plan *p)
 
 double eager_compile_ms(const struct eager_plan *p)
 {
-	return p->mod ? p->mod->compile_ms : 0.0;
+	return p->mod && !p->mod->from_cache ? p->mod->compile_ms : 0.0;
 }

@@ -9,16 +9,32 @@
  *        +-- pass worker   loads the pass object, enters the seccomp
  *                          sandbox, then runs the replacement
  *
- * Eager outputs never enter the pass worker.  Each check run writes the
- * pass's outputs (and its device inputs, to prove they were not written)
- * into shared memory the parent reads.  Timing alternates batches of eager
- * and pass trials so drift hits both; outputs are poisoned before every
- * pass call and the outputs of the last timed call are verified too. */
+ * Eager outputs never enter the pass worker: it unmaps eager's result area
+ * and closes every descriptor it does not need before the sandbox goes on.
+ * Each run writes the pass's outputs (and its device inputs, to prove they
+ * were not written) into shared memory the parent reads.  Outputs are
+ * poisoned before every call.
+ *
+ * Timing alternates single trials of eager and the pass, one command each.
+ * Every timed trial gets inputs no call has seen before: the public set with
+ * each generated input rotated (flat, circularly) by an offset the parent
+ * draws after the pass worker exists and sends with that trial's command
+ * only, so neither a cache keyed by pointer or content nor a call counter
+ * can replay an earlier answer, and nothing in the worker's memory predicts
+ * the next trial.  After every trial both workers store their outputs; the
+ * parent checks every pass trial for poison and fully verifies a random
+ * quarter of them (always the last) against eager's outputs of the same
+ * trial, chosen after the trial ran.  docs/integrity.md has the rules.
+ *
+ * The pass is compiled in a child process (NVRTC runs in-process there, and
+ * a template explosion must not stall or bloat the caller) with a wall-clock
+ * limit and an address-space limit; the device-code scan runs there too. */
 #define _GNU_SOURCE
 #include "eval.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <math.h>
 #include <poll.h>
 #include <signal.h>
@@ -27,6 +43,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/random.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -36,6 +53,8 @@
 #include "eval_util.h"
 #include "gpu.h"
 #include "inputs.h"
+#include "integrity.h"
+#include "nvrtc.h"
 #include "pass.h"
 #include "pass_run.h"
 #include "sha256.h"
@@ -44,12 +63,34 @@
 
 #define N_SETS 2                /* public seed 123, then the secret seed */
 #define PUBLIC_SEED 123
-#define LOG_CAP 16384
+/* What a worker printed is kept as its first LOG_HEAD and last LOG_TAIL
+ * bytes (16 KiB in all, whatever it prints); the pipe is always drained, so
+ * a flood never blocks the worker. */
+#define LOG_HEAD 8192
+#define LOG_TAIL 8192
 
-enum { CMD_CHECK = 1, CMD_TIME, CMD_KEEP_TIMED, CMD_QUIT };
+#define TIMED_SLOT N_SETS     /* result slot of the latest timed trial */
+#define SECRET_GAP 3            /* tolerance levels the secret set may trail the public one */
+/* Address space a pass worker may add on the cpu backend, past what it
+ * holds when the sandbox goes on: the scratch limit (pass_run.c, 4 GiB),
+ * fiber stacks (pf_emu.h: 128 MiB per 1024-thread block per pool thread,
+ * twice over for slack) and 1 GiB for the pass's own aligned_alloc/mmap. */
+#define PASS_AS_SCRATCH ((size_t)4 << 30)
+#define PASS_AS_PER_THREAD ((size_t)256 << 20)
+#define PASS_AS_SLACK ((size_t)1 << 30)
+/* The compile child: wall clock (NVRTC, then the host compiler's own 60 s)
+ * and address space added to what it inherits. */
+#define COMPILE_TIMEOUT_S 120
+#define COMPILE_AS_EXTRA ((size_t)4 << 30)
 
+enum { CMD_CHECK = 1, CMD_TIME, CMD_QUIT };
+
+/* CMD_CHECK: run input set `set` into result slot `set`.  CMD_TIME: one
+ * timed trial on the public set rotated by rot[] (elements, per input),
+ * results into TIMED_SLOT. */
 struct cmd {
 	int op, set, count;
+	uint64_t rot[GRAPH_MAX_IO];
 };
 
 struct reply {
@@ -74,7 +115,7 @@ struct layout {
 	size_t in_total;
 	/* result area: outputs per set + the timed outputs, then inputs after */
 	size_t res_out[N_SETS + 1][GRAPH_MAX_IO];
-	size_t res_in_after[N_SETS][GRAPH_MAX_IO];
+	size_t res_in_after[N_SETS + 1][GRAPH_MAX_IO];
 	size_t res_total;
 };
 
@@ -83,8 +124,12 @@ struct worker {
 	int sock;               /* parent's end */
 	int out_fd;             /* the child's stdout+stderr, read end */
 	int report_fd;          /* sandbox report, read end */
-	char *log;              /* what the child printed (capped) */
+	char *log;              /* what the child printed: the head, then (at
+				 * worker_stop) the tail appended */
 	size_t log_len;
+	char tail[LOG_TAIL];    /* the last bytes past the head */
+	size_t tail_len;
+	unsigned long long dropped;     /* bytes between head and tail */
 	char report[256];
 };
 
@@ -96,6 +141,7 @@ struct ctx {
 	struct pass_module *mod;
 	double timeout_s;
 	int warmup, trials;
+	double bytes_per_ms;    /* the roofline's bandwidth; 0: unknown */
 };
 
 /* ---- small helpers -------------------------------------------------------- */
@@ -171,7 +217,7 @@ static void plan_layout(struct ctx *c)
 			L->res_out[s][o] = off;
 			off += align_up(L->out_bytes[o]);
 		}
-	for (int s = 0; s < N_SETS; s++)
+	for (int s = 0; s <= N_SETS; s++)
 		for (int i = 0; i < v->n_inputs; i++) {
 			L->res_in_after[s][i] = off;
 			off += align_up(L->in_bytes[i]);
@@ -228,7 +274,6 @@ struct wstate {
 	struct ctx *c;
 	struct gpu_dev *dev;
 	void *din[GRAPH_MAX_IO], *dout[GRAPH_MAX_IO];
-	int loaded_set;
 	/* pass worker */
 	struct pass_instance *pi;
 	/* eager worker */
@@ -237,15 +282,21 @@ struct wstate {
 	unsigned char *poison[GRAPH_MAX_IO];
 };
 
-static int w_load_set(struct wstate *w, int set, char *err, size_t errlen)
+/* Loads input set `set`, each input rotated left by rot[i] elements (NULL:
+ * as generated): device element k holds element (k + rot) mod n. */
+static int w_load_set(struct wstate *w, int set, const uint64_t *rot, char *err, size_t errlen)
 {
 	const struct ctx *c = w->c;
-	for (int i = 0; i < c->v->n_inputs; i++)
-		if (gpu_copy_to_device(w->dev, w->din[i], c->in.base + c->lay.in_off[set][i], c->lay.in_bytes[i])) {
+	for (int i = 0; i < c->v->n_inputs; i++) {
+		const unsigned char *src = c->in.base + c->lay.in_off[set][i];
+		size_t bytes = c->lay.in_bytes[i], esz = graph_dtype_size(c->v->values[i].dtype);
+		size_t n = esz ? bytes / esz : 0, r = rot && n ? (size_t)(rot[i] % n) : 0;
+		if (gpu_copy_to_device(w->dev, w->din[i], src + r * esz, (n - r) * esz) ||
+		    (r && gpu_copy_to_device(w->dev, (char *)w->din[i] + (n - r) * esz, src, r * esz))) {
 			snprintf(err, errlen, "copying input %d to the device failed", i);
 			return -1;
 		}
-	w->loaded_set = set;
+	}
 	return 0;
 }
 
@@ -256,9 +307,11 @@ static int w_call(struct wstate *w, double *ms, char *err, size_t errlen)
 {
 	const struct ctx *c = w->c;
 	char e2[256];
-	if (w->is_pass)
-		for (int o = 0; o < c->v->n_outputs; o++)
-			gpu_copy_to_device(w->dev, w->dout[o], w->poison[o], c->lay.out_bytes[o]);
+	/* Eager's outputs are poisoned too: it overwrites them anyway, and the
+	 * two workers then do the same work around the timed window, so the
+	 * parent can compare their round trips (timing_suspect). */
+	for (int o = 0; o < c->v->n_outputs; o++)
+		gpu_copy_to_device(w->dev, w->dout[o], w->poison[o], c->lay.out_bytes[o]);
 	if (gpu_sync(w->dev, e2, sizeof(e2))) {
 		snprintf(err, errlen, "%s", e2);
 		return W_ERR;
@@ -299,14 +352,19 @@ static void worker_loop(struct wstate *w, int sock, unsigned char *res)
 		int rc = PF_OK;
 		err[0] = 0;
 		switch (cmd.op) {
-		case CMD_CHECK: {
-			double ms;
-			if (w_load_set(w, cmd.set, err, sizeof(err))) {
-				rc = W_ERR;
-				break;
+		case CMD_CHECK:
+		case CMD_TIME: {
+			double ms = 0;
+			int timed = cmd.op == CMD_TIME, slot = timed ? TIMED_SLOT : cmd.set;
+			if (cmd.set < 0 || cmd.set >= N_SETS ||
+			    w_load_set(w, cmd.set, timed ? cmd.rot : NULL, err, sizeof(err))) {
+				reply_send(sock, W_ERR, NULL, 0, "%s", err[0] ? err : "bad input set");
+				continue;
 			}
 			rc = w_call(w, &ms, err, sizeof(err));
-			if (rc == PF_OK && w_store(w, res, cmd.set, w->is_pass)) {
+			/* Both workers store every run (outside the timed window):
+			 * the parent decides afterwards which trials to verify. */
+			if (rc == PF_OK && w_store(w, res, slot, 1)) {
 				rc = W_ERR;
 				snprintf(err, sizeof(err), "copying results back failed");
 			}
@@ -314,22 +372,6 @@ static void worker_loop(struct wstate *w, int sock, unsigned char *res)
 			reply_send(sock, rc, times, 1, "%s", err);
 			continue;
 		}
-		case CMD_TIME: {
-			int n = cmd.count > MAX_BATCH ? MAX_BATCH : cmd.count;
-			if (w->loaded_set != 0 && w_load_set(w, 0, err, sizeof(err))) {
-				reply_send(sock, W_ERR, NULL, 0, "%s", err);
-				continue;
-			}
-			int k;
-			for (k = 0; k < n && rc == PF_OK; k++)
-				rc = w_call(w, &times[k], err, sizeof(err));
-			reply_send(sock, rc, times, rc == PF_OK ? n : 0, "%s", err);
-			continue;
-		}
-		case CMD_KEEP_TIMED:
-			rc = w_store(w, res, N_SETS, 0) ? W_ERR : PF_OK;
-			reply_send(sock, rc, NULL, 0, "%s", rc ? "copying results back failed" : "");
-			continue;
 		case CMD_QUIT:
 		default:
 			return;
@@ -352,28 +394,96 @@ oom:
 	return -1;
 }
 
+/* The process's address space now, in bytes (0 when unknown). */
+static size_t vm_size_now(void)
+{
+	FILE *f = fopen("/proc/self/statm", "r");
+	unsigned long pages = 0;
+	if (f == NULL)
+		return 0;
+	if (fscanf(f, "%lu", &pages) != 1)
+		pages = 0;
+	fclose(f);
+	return (size_t)pages * (size_t)sysconf(_SC_PAGESIZE);
+}
+
+static int cmp_int(const void *a, const void *b)
+{
+	return *(const int *)a - *(const int *)b;
+}
+
+/* Closes every descriptor but 1, 2 and keep[] (stdin becomes /dev/null):
+ * the fork inherited the caller's (a daemon's files, sockets, the memfds of
+ * eager's results), and mmap of an open descriptor needs no read(). */
+static int close_other_fds(int *keep, int n, char *err, size_t errlen)
+{
+	int devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	if (devnull < 0 || dup2(devnull, 0) < 0) {
+		snprintf(err, errlen, "cannot open /dev/null: %s", strerror(errno));
+		return -1;
+	}
+	if (devnull != 0)
+		close(devnull);
+	qsort(keep, (size_t)n, sizeof(int), cmp_int);
+	unsigned lo = 3;
+	for (int k = 0; k < n; k++) {
+		if (keep[k] < 3 || (unsigned)keep[k] < lo)
+			continue;
+		if ((unsigned)keep[k] > lo && close_range(lo, (unsigned)keep[k] - 1, 0)) {
+			snprintf(err, errlen, "close_range: %s", strerror(errno));
+			return -1;
+		}
+		lo = (unsigned)keep[k] + 1;
+	}
+	if (close_range(lo, ~0u, 0)) {
+		snprintf(err, errlen, "close_range: %s", strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
 /* Runs in the forked child; never returns. */
 static void __attribute__((noreturn)) worker_main(struct ctx *c, int is_pass, int sock, int report_fd)
 {
-	struct wstate w = {.c = c, .is_pass = is_pass, .loaded_set = -1};
+	struct wstate w = {.c = c, .is_pass = is_pass};
 	char err[400];
 	unsigned char *res = is_pass ? c->pass_res.base : c->eager_res.base;
+	if (is_pass) {
+		/* Eager's outputs are in the parent's memory, which this fork
+		 * inherited mapped: unmap them before any pass code exists here. */
+		munmap(c->eager_res.base, c->eager_res.size);
+		c->eager_res.base = NULL;
+	}
 	if (gpu_open(c->job->opts.backend ? c->job->opts.backend : "auto", &w.dev, err, sizeof(err)) ||
 	    w_alloc(&w, err, sizeof(err)))
 		goto fail;
-	if (is_pass) {
-		for (int o = 0; o < c->v->n_outputs; o++) {
-			const struct graph_value *x = &c->v->values[c->v->outputs[o]];
-			w.poison[o] = malloc(c->lay.out_bytes[o] ? c->lay.out_bytes[o] : 1);
-			if (w.poison[o] == NULL)
-				goto fail;
-			eval_fill_poison(w.poison[o], x->dtype, (size_t)graph_shape_numel(&x->shape));
+	for (int o = 0; o < c->v->n_outputs; o++) {
+		const struct graph_value *x = &c->v->values[c->v->outputs[o]];
+		w.poison[o] = malloc(c->lay.out_bytes[o] ? c->lay.out_bytes[o] : 1);
+		if (w.poison[o] == NULL) {
+			snprintf(err, sizeof(err), "out of memory");
+			goto fail;
 		}
+		eval_fill_poison(w.poison[o], x->dtype, (size_t)graph_shape_numel(&x->shape));
+	}
+	if (is_pass) {
 		if (pass_instance_create(c->mod, w.dev, c->v, &w.pi, err, sizeof(err)))
+			goto fail;
+		int keep[72] = {sock, report_fd};
+		int nkeep = 2 + gpu_driver_fds(w.dev, keep + 2, 64);
+		if (close_other_fds(keep, nkeep, err, sizeof(err)))
 			goto fail;
 		int io[1] = {sock};
 		struct sandbox_limits lim = {.address_space = 0, .cpu_seconds = 0, .report_fd = report_fd,
 					     .io_fds = io, .n_io_fds = 1};
+		/* The cuda driver reserves terabytes of address space, so the
+		 * limit is for the cpu backend, where device memory is ours. */
+		size_t vm = vm_size_now();
+		if (gpu_backend_of(w.dev) == GPU_BACKEND_CPU && vm > 0) {
+			long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+			lim.address_space = vm + PASS_AS_SCRATCH + PASS_AS_SLACK +
+					    (size_t)(cpus > 0 ? cpus + 1 : 2) * PASS_AS_PER_THREAD;
+		}
 		if (sandbox_enter(&lim, err, sizeof(err)))
 			goto fail;
 	} else {
@@ -397,19 +507,58 @@ static void worker_drain(struct worker *wk)
 		ssize_t n = read(wk->out_fd, buf, sizeof(buf));
 		if (n <= 0)
 			break;
-		if (wk->log_len < LOG_CAP) {
-			size_t take = (size_t)n;
-			if (take > LOG_CAP - wk->log_len)
-				take = LOG_CAP - wk->log_len;
+		size_t take = 0;
+		if (wk->log_len < LOG_HEAD) {
+			take = (size_t)n;
+			if (take > LOG_HEAD - wk->log_len)
+				take = LOG_HEAD - wk->log_len;
 			char *nl = realloc(wk->log, wk->log_len + take + 1);
 			if (nl == NULL)
-				break;
+				continue;
 			wk->log = nl;
 			memcpy(wk->log + wk->log_len, buf, take);
 			wk->log_len += take;
 			wk->log[wk->log_len] = 0;
 		}
+		size_t rest = (size_t)n - take;
+		if (rest == 0)
+			continue;
+		if (wk->tail_len + rest > LOG_TAIL) {
+			size_t drop = wk->tail_len + rest - LOG_TAIL;
+			if (drop > wk->tail_len)
+				drop = wk->tail_len;
+			memmove(wk->tail, wk->tail + drop, wk->tail_len - drop);
+			wk->tail_len -= drop;
+			wk->dropped += drop;
+		}
+		if (rest > LOG_TAIL) {
+			wk->dropped += rest - LOG_TAIL;
+			take += rest - LOG_TAIL;
+			rest = LOG_TAIL;
+		}
+		memcpy(wk->tail + wk->tail_len, buf + take, rest);
+		wk->tail_len += rest;
 	}
+}
+
+/* Joins head and tail into wk->log, saying how much was left out. */
+static void worker_log_finish(struct worker *wk)
+{
+	if (wk->tail_len == 0)
+		return;
+	char gap[96] = "";
+	if (wk->dropped)
+		snprintf(gap, sizeof(gap), "\n[... %llu bytes of output not kept ...]\n", wk->dropped);
+	size_t gl = strlen(gap);
+	char *nl = realloc(wk->log, wk->log_len + gl + wk->tail_len + 1);
+	if (nl == NULL)
+		return;
+	memcpy(nl + wk->log_len, gap, gl);
+	memcpy(nl + wk->log_len + gl, wk->tail, wk->tail_len);
+	wk->log = nl;
+	wk->log_len += gl + wk->tail_len;
+	wk->log[wk->log_len] = 0;
+	wk->tail_len = 0;
 }
 
 static int worker_start(struct ctx *c, int is_pass, struct worker *wk, char *err, size_t errlen)
@@ -508,6 +657,7 @@ static void worker_stop(struct worker *wk, int kill_it, char *msg, size_t len)
 		killed = 1;
 	}
 	worker_drain(wk);
+	worker_log_finish(wk);
 	ssize_t n = read(wk->report_fd, wk->report, sizeof(wk->report) - 1);
 	wk->report[n > 0 ? n : 0] = 0;
 	char *nl = strchr(wk->report, '\n');
@@ -545,6 +695,14 @@ struct vresult {
 	double eager_iqr, pass_iqr;     /* IQR / median */
 	double max_abs_err, max_rel_err;
 	int trials;
+	int timed_checked;              /* timed trials fully verified */
+	double roofline_ms;             /* fastest possible (0: unknown) */
+	int implausible;                /* pass median below the roofline bound */
+	int timing_suspect;             /* the worker's times do not explain its round trips */
+	double pass_ms_reported;        /* the worker's median when timing_suspect */
+	double overhead_ms;             /* eager's round trip outside its timed window (median) */
+	double unexplained_ms;
+	char note[400];                 /* why a flag is set */
 	char msg[512];
 	char *log;
 };
@@ -591,16 +749,58 @@ static int compare_set(struct ctx *c, int pass_slot, int eager_set, int *poisone
 	return worst;
 }
 
-static int inputs_unchanged(struct ctx *c, int set, char *where, size_t wlen)
+/* Whether the pass left the inputs of result slot `slot` as loaded: input
+ * set `set`, rotated by rot[] (NULL: not rotated; see w_load_set). */
+static int inputs_unchanged(struct ctx *c, int slot, int set, const uint64_t *rot, char *where, size_t wlen)
 {
-	for (int i = 0; i < c->v->n_inputs; i++)
-		if (memcmp(c->pass_res.base + c->lay.res_in_after[set][i], c->in.base + c->lay.in_off[set][i],
-			   c->lay.in_bytes[i]) != 0) {
+	for (int i = 0; i < c->v->n_inputs; i++) {
+		const unsigned char *after = c->pass_res.base + c->lay.res_in_after[slot][i];
+		const unsigned char *src = c->in.base + c->lay.in_off[set][i];
+		size_t bytes = c->lay.in_bytes[i], esz = graph_dtype_size(c->v->values[i].dtype);
+		size_t n = esz ? bytes / esz : 0, r = rot && n ? (size_t)(rot[i] % n) : 0;
+		if (memcmp(after, src + r * esz, (n - r) * esz) != 0 || memcmp(after + (n - r) * esz, src, r * esz) != 0) {
 			snprintf(where, wlen, "the pass wrote into its input %d ('%s'); inputs are read-only", i,
 				 c->v->values[i].name);
 			return 0;
 		}
+	}
 	return 1;
+}
+
+/* A 64-bit generator for the parent's draws (rotations, which trials to
+ * verify): splitmix64, seeded from getrandom after the pass worker forked,
+ * so its state never existed in that process. */
+static uint64_t rng_next(uint64_t *s)
+{
+	uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+static uint64_t rng_seed(void)
+{
+	uint64_t s;
+	if (getrandom(&s, sizeof(s), 0) != sizeof(s))
+		s = (uint64_t)now_ms() * 0x9e3779b97f4a7c15ull ^ (uint64_t)getpid();
+	return s;
+}
+
+/* The first poisoned element of the pass's outputs in a result slot:
+ * returns 1 with where filled, else 0. */
+static int timed_poison(struct ctx *c, int slot, char *where, size_t wlen)
+{
+	for (int o = 0; o < c->v->n_outputs; o++) {
+		const struct graph_value *x = &c->v->values[c->v->outputs[o]];
+		long long at = eval_find_poison(x->dtype, c->pass_res.base + c->lay.res_out[slot][o],
+						(size_t)graph_shape_numel(&x->shape));
+		if (at >= 0) {
+			snprintf(where, wlen, "output %d ('%s') element %lld was never written (it still holds the poison)",
+				 o, x->name, at);
+			return 1;
+		}
+	}
+	return 0;
 }
 
 static void fail_variant(struct vresult *vr, enum score_status st, const char *fmt, ...)
@@ -699,7 +899,7 @@ static int eval_variant(struct ctx *c, struct vresult *vr, char *err, size_t err
 			pass_step_failed(&pw, step, &r, vr, c->timeout_s);
 			goto done;
 		}
-		if (!inputs_unchanged(c, s, where, sizeof(where))) {
+		if (!inputs_unchanged(c, s, s, NULL, where, sizeof(where))) {
 			fail_variant(vr, SCORE_REJECTED, "%s", where);
 			goto stop_pass;
 		}
@@ -709,72 +909,172 @@ static int eval_variant(struct ctx *c, struct vresult *vr, char *err, size_t err
 			goto stop_pass;
 		}
 	}
-	/* Right on the public inputs, never close on the secret ones: the
+	/* Right on the public inputs, wrong on the secret ones (never close,
+	 * or SECRET_GAP tolerance levels worse: both sets have the same
+	 * statistics, so an honest pass is about as accurate on both): the
 	 * results depend on something other than the inputs. */
-	if (min_t[0] <= 0 && min_t[1] == SCORE_T_NEVER) {
+	if (min_t[0] <= 0 && (min_t[1] == SCORE_T_NEVER || min_t[1] - min_t[0] >= SECRET_GAP)) {
+		char lv[64];
+		if (min_t[1] == SCORE_T_NEVER)
+			snprintf(lv, sizeof(lv), "at no tolerance");
+		else
+			snprintf(lv, sizeof(lv), "only from t = %d", min_t[1]);
 		fail_variant(vr, SCORE_REJECTED,
-			     "right on the public inputs but wrong on a second, secret input set (%s): "
+			     "right on the public inputs (from t = %d) but %s on a second, secret input set%s%s%s: "
 			     "results must be computed from the inputs",
-			     where);
+			     min_t[0], lv, min_t[1] == SCORE_T_NEVER ? " (" : "", min_t[1] == SCORE_T_NEVER ? where : "",
+			     min_t[1] == SCORE_T_NEVER ? ")" : "");
 		goto stop_pass;
 	}
 	vr->min_t = min_t[0] > min_t[1] ? min_t[0] : min_t[1];
 	if (vr->min_t == SCORE_T_NEVER)
 		snprintf(vr->msg, sizeof(vr->msg), "%s", where);
 
-	/* Timing: alternate batches so drift hits both. */
-	int total = c->warmup + c->trials;
-	double *te = calloc((size_t)total, sizeof(double)), *tp = calloc((size_t)total, sizeof(double));
-	int ne = 0, np = 0;
-	while (ne < total || np < total) {
-		int batch = 5;
-		struct cmd cm = {.op = CMD_TIME, .count = batch};
-		if (ne < total) {
-			cm.count = total - ne < batch ? total - ne : batch;
-			step = worker_step(&ew, 600, &cm, &r, t1);
-			if (step != STEP_OK || r.status != PF_OK) {
-				free(te);
-				free(tp);
-				snprintf(err, errlen, "eager timing failed on variant '%s'", c->v->name);
-				worker_stop(&ew, 1, NULL, 0);
-				worker_stop(&pw, 1, NULL, 0);
-				return -1;
+	/* Timing: one eager trial, then one pass trial, on the same fresh
+	 * rotation of the public inputs (see the top of this file). */
+	{
+		int total = c->warmup + c->trials;
+		double *te = calloc((size_t)total, sizeof(double)), *tp = calloc((size_t)total, sizeof(double));
+		double *we = calloc((size_t)total, sizeof(double)), *wp = calloc((size_t)total, sizeof(double));
+		uint64_t rng = rng_seed();
+		int check_min_t = vr->min_t;
+		int failed_timing = te == NULL || tp == NULL || we == NULL || wp == NULL;
+		if (failed_timing)
+			snprintf(err, errlen, "out of memory timing variant '%s'", c->v->name);
+		for (int k = 0; k < total && !failed_timing; k++) {
+			struct cmd cm = {.op = CMD_TIME, .set = 0, .count = 1};
+			for (int i = 0; i < c->v->n_inputs; i++) {
+				long long n = graph_shape_numel(&c->v->values[i].shape);
+				/* literal data is part of the task, not a draw */
+				cm.rot[i] = c->v->gen[i].data == NULL && n > 1 ? rng_next(&rng) % (uint64_t)n : 0;
 			}
-			memcpy(te + ne, t1, sizeof(double) * (size_t)r.n_times);
-			ne += r.n_times;
-		}
-		if (np < total) {
-			cm.count = total - np < batch ? total - np : batch;
+			double t0 = now_ms();
+			step = worker_step(&ew, 600, &cm, &r, t1);
+			we[k] = now_ms() - t0;
+			if (step != STEP_OK || r.status != PF_OK || r.n_times != 1) {
+				snprintf(err, errlen, "eager timing failed on variant '%s': %s", c->v->name,
+					 step == STEP_OK ? r.msg : "the eager worker died");
+				failed_timing = 1;
+				break;
+			}
+			te[k] = t1[0];
+			t0 = now_ms();
 			step = worker_step(&pw, c->timeout_s, &cm, &r, t1);
-			if (step != STEP_OK || r.status != PF_OK) {
+			wp[k] = now_ms() - t0;
+			if (step != STEP_OK || r.status != PF_OK || r.n_times != 1) {
 				pass_step_failed(&pw, step, &r, vr, c->timeout_s);
-				free(te);
-				free(tp);
+				free(te), free(tp), free(we), free(wp);
 				goto done;
 			}
-			memcpy(tp + np, t1, sizeof(double) * (size_t)r.n_times);
-			np += r.n_times;
+			tp[k] = t1[0];
+			/* The worker's clock readings happen inside the parent's
+			 * round trip; anything else means pass code moved them. */
+			if (!(tp[k] > 0) || tp[k] > wp[k]) {
+				fail_variant(vr, SCORE_REJECTED,
+					     "timed run %d of %d: the worker reported %.4f ms for a call whose round trip "
+					     "took %.4f ms: the pass tampered with the timer", k + 1, total, tp[k], wp[k]);
+				free(te), free(tp), free(we), free(wp);
+				goto stop_pass;
+			}
+			/* Every trial: no poison left.  A random quarter (drawn
+			 * now, after the trial ran) and the last: every value,
+			 * and the inputs. */
+			char tw[400];
+			if (timed_poison(c, TIMED_SLOT, tw, sizeof(tw))) {
+				fail_variant(vr, SCORE_REJECTED, "timed run %d of %d: %s", k + 1, total, tw);
+				free(te), free(tp), free(we), free(wp);
+				goto stop_pass;
+			}
+			if (k != total - 1 && rng_next(&rng) % 4 != 0)
+				continue;
+			vr->timed_checked++;
+			if (!inputs_unchanged(c, TIMED_SLOT, 0, cm.rot, tw, sizeof(tw))) {
+				fail_variant(vr, SCORE_REJECTED, "timed run %d of %d: %s", k + 1, total, tw);
+				free(te), free(tp), free(we), free(wp);
+				goto stop_pass;
+			}
+			int tt = compare_set(c, TIMED_SLOT, TIMED_SLOT, &poisoned, vr, tw, sizeof(tw));
+			/* The same rule as for the secret set: never close, or far
+			 * less accurate than the checked runs. */
+			if (check_min_t <= 0 && (tt == SCORE_T_NEVER || tt - check_min_t >= SECRET_GAP)) {
+				char lv[440];
+				if (tt == SCORE_T_NEVER)
+					snprintf(lv, sizeof(lv), "wrong (%s)", tw);
+				else
+					snprintf(lv, sizeof(lv), "right only from t = %d", tt);
+				fail_variant(vr, SCORE_REJECTED,
+					     "the outputs of timed run %d of %d are %s, though the checked runs were right "
+					     "from t = %d: results must be computed from each call's inputs",
+					     k + 1, total, lv, check_min_t);
+				free(te), free(tp), free(we), free(wp);
+				goto stop_pass;
+			}
+			/* min_t holds on every verified run */
+			if (tt > vr->min_t)
+				vr->min_t = tt;
 		}
+		if (failed_timing) {
+			free(te), free(tp), free(we), free(wp);
+			worker_stop(&ew, 1, NULL, 0);
+			worker_stop(&pw, 1, NULL, 0);
+			return -1;
+		}
+		/* The parent's own view.  Each worker's round trip minus its
+		 * reported time is what it spent outside the timed window; both
+		 * do the same copies, so per trial the two should match.  A pass
+		 * whose round trips exceed eager's (paired by trial, so load on
+		 * the machine cancels) by more than noise (0.1 ms) and more than
+		 * its own reported time did work its reported times do not show:
+		 * pass code can reach the worker's clock readings (the same
+		 * process).  Such a pass is scored on the parent's estimate
+		 * instead: its round trip less eager's overhead in that trial. */
+		double *d = calloc((size_t)total, sizeof(double)), *est = calloc((size_t)total, sizeof(double));
+		double dummy;
+		if (d && est) {
+			for (int k = 0; k < total; k++) {
+				d[k] = (wp[k] - tp[k]) - (we[k] - te[k]);
+				est[k] = tp[k] + d[k];
+			}
+			for (int k = 0; k < total; k++)
+				we[k] -= te[k];
+			vr->overhead_ms = median_of(we + c->warmup, c->trials, &dummy);
+		}
+		vr->eager_ms = median_of(te + c->warmup, c->trials, &vr->eager_iqr);
+		vr->pass_ms = median_of(tp + c->warmup, c->trials, &vr->pass_iqr);
+		if (d && est) {
+			vr->unexplained_ms = median_of(d + c->warmup, c->trials, &dummy);
+			if (vr->unexplained_ms > 0.1 && vr->unexplained_ms > vr->pass_ms) {
+				vr->timing_suspect = 1;
+				vr->pass_ms_reported = vr->pass_ms;
+				vr->pass_ms = median_of(est + c->warmup, c->trials, &vr->pass_iqr);
+				snprintf(vr->note, sizeof(vr->note),
+					 "each pass trial's round trip took %.3f ms more than eager's beyond the %.3f ms the "
+					 "worker reported: the reported times do not cover the pass's work, so pass_ms "
+					 "(%.3f) is the parent's estimate", vr->unexplained_ms, vr->pass_ms_reported,
+					 vr->pass_ms);
+			}
+		}
+		free(d);
+		free(est);
+		vr->trials = c->trials;
+		free(te), free(tp), free(we), free(wp);
 	}
-	vr->eager_ms = median_of(te + c->warmup, c->trials, &vr->eager_iqr);
-	vr->pass_ms = median_of(tp + c->warmup, c->trials, &vr->pass_iqr);
-	vr->trials = c->trials;
-	free(te);
-	free(tp);
 	vr->speedup = vr->pass_ms > 0 ? vr->eager_ms / vr->pass_ms : 1e9;
-	/* The outputs of the last timed call must be right too. */
-	{
-		struct cmd cm = {.op = CMD_KEEP_TIMED};
-		step = worker_step(&pw, c->timeout_s, &cm, &r, t1);
-		if (step != STEP_OK || r.status != PF_OK) {
-			pass_step_failed(&pw, step, &r, vr, c->timeout_s);
-			goto done;
-		}
-		struct vresult scratch = {0};
-		int tt = compare_set(c, N_SETS, 0, &poisoned, &scratch, where, sizeof(where));
-		if (poisoned || (tt == SCORE_T_NEVER && min_t[0] != SCORE_T_NEVER)) {
-			fail_variant(vr, SCORE_REJECTED, "the outputs of the timed runs are wrong (%s)", where);
-			goto stop_pass;
+	/* Plausibility: the least data the variant moves, at the fastest this
+	 * machine moves data. */
+	if (c->bytes_per_ms > 0) {
+		size_t bytes = 0;
+		for (int i = 0; i < c->v->n_inputs; i++)
+			bytes += c->lay.in_bytes[i];
+		for (int o = 0; o < c->v->n_outputs; o++)
+			bytes += c->lay.out_bytes[o];
+		vr->roofline_ms = integrity_min_ms(bytes, c->bytes_per_ms);
+		if (integrity_implausible(vr->pass_ms, vr->roofline_ms)) {
+			vr->implausible = 1;
+			snprintf(vr->note, sizeof(vr->note),
+				 "the pass median %.4f ms is under half of %.4f ms, the time this machine needs to move "
+				 "the variant's %zu bytes of inputs and outputs once: the timing cannot be right "
+				 "(a flag, not a verdict)", vr->pass_ms, vr->roofline_ms, bytes);
 		}
 	}
 	if (vr->min_t == SCORE_T_NEVER)
@@ -818,9 +1118,16 @@ static void eval_trial_counts(const struct eval_job *job, enum gpu_backend be, i
 		*trials = job->opts.trials;
 }
 
+/* What the device-code scan said (integrity_scan_ptx; rc 2: it did not run). */
+struct scan_result {
+	int rc, line;
+	double ms;
+	char msg[512];
+};
+
 static int eval_finish(const struct eval_job *job, const struct graph_task *t, struct score_variant *sv,
 		       struct vresult *vr, json_t *variants, const struct pass_diag *diag,
-		       const struct pass_module *mod, const char *backend,
+		       const struct pass_module *mod, const struct scan_result *scan, const char *backend,
 		       const char *device, double elapsed_ms, json_t **result, char *err, size_t errlen)
 {
 	struct score_input in = {.params = {job->opts.b > 0 ? job->opts.b : SCORE_DEFAULT_B, job->opts.p},
@@ -869,8 +1176,21 @@ static int eval_finish(const struct eval_job *job, const struct graph_task *t, s
 	if (mod) {
 		json_object_set_new(compile, "nvrtc_ms", json_real(eval_round(mod->nvrtc_ms, 4)));
 		json_object_set_new(compile, "host_ms", json_real(eval_round(mod->host_ms, 4)));
-		if (mod->note[0])
+		json_object_set_new(compile, "device_scan",
+				    json_string(scan->rc == 2 ? "not run" : scan->rc == 0 ? "clean" : "rejected"));
+		if (scan->rc != 2)
+			json_object_set_new(compile, "device_scan_ms", json_real(eval_round(scan->ms, 3)));
+		/* A scan that could not run must say so: silence would read as
+		 * "clean". */
+		if (mod->ptx == NULL) {
+			char note[400];
+			snprintf(note, sizeof(note), "%s%sthe device-code scan (clock and timer reads, writable "
+				 "__device__ state, device-side launches, trap) did not run: no PTX",
+				 mod->note, mod->note[0] ? "; " : "");
+			json_object_set_new(compile, "note", json_string(note));
+		} else if (mod->note[0]) {
 			json_object_set_new(compile, "note", json_string(mod->note));
+		}
 		if (mod->host_log && mod->host_log[0])
 			json_object_set_new(compile, "log_tail", json_string(eval_tail(mod->host_log, 4096)));
 	}
@@ -912,6 +1232,18 @@ static json_t *variant_json(const struct graph_variant *v, const struct vresult 
 		json_object_set_new(j, "max_rel_err", json_real(vr->max_rel_err));
 		if (vr->pass_iqr > 0.2 || vr->eager_iqr > 0.2)
 			json_object_set_new(j, "timing_unstable", json_true());
+		json_object_set_new(j, "timed_checks", json_integer(vr->timed_checked));
+		json_object_set_new(j, "trial_overhead_ms", json_real(eval_round(vr->overhead_ms, 3)));
+		if (vr->roofline_ms > 0)
+			json_object_set_new(j, "roofline_ms", json_real(eval_round(vr->roofline_ms, 4)));
+		if (vr->implausible)
+			json_object_set_new(j, "implausible", json_true());
+		if (vr->timing_suspect) {
+			json_object_set_new(j, "timing_suspect", json_true());
+			json_object_set_new(j, "pass_ms_reported", json_real(eval_round(vr->pass_ms_reported, 4)));
+		}
+		if (vr->note[0])
+			json_object_set_new(j, "integrity_note", json_string(vr->note));
 	} else {
 		json_object_set_new(j, "speedup", json_null());
 	}
@@ -920,6 +1252,303 @@ static json_t *variant_json(const struct graph_variant *v, const struct vresult 
 	if (vr->log)
 		json_object_set_new(j, "log_tail", json_string(eval_tail(vr->log, 2048)));
 	return j;
+}
+
+/* ---- compiling in a child ----------------------------------------------------------- */
+
+/* The child sends its pass_module field by field; a field added to struct
+ * pass_module must be added here too (this assertion trips first). */
+_Static_assert(sizeof(struct pass_module) == 248, "struct pass_module changed: update compile_isolated()");
+
+struct compile_head {
+	int rc;
+	struct pass_diag diag;
+	int has_mod, n_names, has_lowered;
+	double nvrtc_ms, host_ms;
+	char note[160];
+	int scan_rc, scan_line;         /* integrity_scan_ptx: 0 clean, 1 refused, -1 failed; 2 not run */
+	double scan_ms;
+	char scan_msg[512];
+};
+
+static int write_full(int fd, const void *p, size_t n)
+{
+	const char *b = p;
+	while (n) {
+		ssize_t k = write(fd, b, n);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			return -1;
+		b += k;
+		n -= (size_t)k;
+	}
+	return 0;
+}
+
+/* A string as a length (UINT32_MAX for NULL) and its bytes. */
+static int blob_write(int fd, const char *s)
+{
+	uint32_t n = s ? (uint32_t)strlen(s) : UINT32_MAX;
+	return write_full(fd, &n, sizeof(n)) || (s && write_full(fd, s, n)) ? -1 : 0;
+}
+
+struct rbuf {
+	const unsigned char *p;
+	size_t len, off;
+	int bad;
+};
+
+static void rbuf_take(struct rbuf *r, void *dst, size_t n)
+{
+	if (r->bad || r->len - r->off < n) {
+		r->bad = 1;
+		memset(dst, 0, n);
+		return;
+	}
+	memcpy(dst, r->p + r->off, n);
+	r->off += n;
+}
+
+static char *blob_read(struct rbuf *r)
+{
+	uint32_t n;
+	rbuf_take(r, &n, sizeof(n));
+	if (r->bad || n == UINT32_MAX)
+		return NULL;
+	if (r->len - r->off < n) {
+		r->bad = 1;
+		return NULL;
+	}
+	char *s = malloc((size_t)n + 1);
+	if (s == NULL) {
+		r->bad = 1;
+		return NULL;
+	}
+	memcpy(s, r->p + r->off, n);
+	s[n] = 0;
+	r->off += n;
+	return s;
+}
+
+static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st, (void)flag, (void)ftw;
+	remove(path);
+	return 0;
+}
+
+static void rm_tree(const char *dir)
+{
+	nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+/* The compile timeout: PASSFS_COMPILE_TIMEOUT_S (tests), else 120 s. */
+static double compile_timeout_s(void)
+{
+	const char *e = getenv("PASSFS_COMPILE_TIMEOUT_S");
+	double t = e ? atof(e) : 0;
+	return t > 0 ? t : COMPILE_TIMEOUT_S;
+}
+
+static void __attribute__((noreturn)) compile_child(const struct eval_job *job, const struct pass_options *po,
+						   const char *tmp, int fd)
+{
+	struct compile_head h;
+	struct pass_module *m = NULL;
+	memset(&h, 0, sizeof(h));
+	prctl_pdeathsig_kill();
+	/* The compilers' scratch directory: the parent removes it whatever
+	 * happens here. */
+	setenv("TMPDIR", tmp, 1);
+	size_t vm = vm_size_now();
+	if (vm > 0) {
+		/* Soft limit only: the host compiler's own limits may differ. */
+		struct rlimit rl;
+		getrlimit(RLIMIT_AS, &rl);
+		rl.rlim_cur = vm + COMPILE_AS_EXTRA;
+		if (rl.rlim_max != RLIM_INFINITY && rl.rlim_cur > rl.rlim_max)
+			rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_AS, &rl);
+	}
+	h.rc = pass_compile_opts(job->pass_label, job->pass_src, job->pass_len, po, &m, &h.diag);
+	h.scan_rc = 2;
+	if (h.rc == 0 && m != NULL) {
+		h.has_mod = 1;
+		h.n_names = m->names.n;
+		h.has_lowered = m->lowered != NULL;
+		h.nvrtc_ms = m->nvrtc_ms;
+		h.host_ms = m->host_ms;
+		snprintf(h.note, sizeof(h.note), "%s", m->note);
+		if (m->ptx != NULL)
+			h.scan_rc = integrity_scan_ptx(m->ptx, job->pass_label ? job->pass_label : "pass.c", h.scan_msg,
+						       sizeof(h.scan_msg), &h.scan_line, &h.scan_ms);
+	}
+	int bad = write_full(fd, &h, sizeof(h));
+	if (!bad && h.has_mod) {
+		bad |= blob_write(fd, m->label) | blob_write(fd, m->dir) | blob_write(fd, m->so_path);
+		for (int i = 0; i < m->names.n; i++)
+			bad |= blob_write(fd, m->names.expr[i]) | write_full(fd, &m->names.line[i], sizeof(int));
+		if (m->lowered)
+			for (int i = 0; i < m->names.n; i++)
+				bad |= blob_write(fd, m->lowered[i]);
+		bad |= blob_write(fd, m->ptx) | blob_write(fd, m->host_log);
+	}
+	/* No pass_module_free: its directory now belongs to the parent. */
+	_exit(bad ? 3 : 0);
+}
+
+/* Runs pass_compile_opts and the device-code scan in a child process with
+ * a wall-clock limit and an address-space limit.  Returns 0 with *mod (or
+ * NULL) and *diag exactly as pass_compile_opts would, the scan's result in
+ * scan_* (scan_rc 2: not run); -1 with err when passfs itself failed (no
+ * fork, no temporary directory).  *tmpdir receives a directory the caller
+ * removes (rm_tree) after pass_module_free. */
+static int compile_isolated(const struct eval_job *job, const struct pass_options *po, struct pass_module **mod,
+			    struct pass_diag *diag, int *scan_rc, char *scan_msg, size_t scan_len, int *scan_line,
+			    double *scan_ms, char *tmpdir, size_t tmplen, char *err, size_t errlen)
+{
+	const char *label = job->pass_label ? job->pass_label : "pass.c";
+	const char *root = getenv("TMPDIR");
+	*mod = NULL;
+	*scan_rc = 2;
+	memset(diag, 0, sizeof(*diag));
+	snprintf(tmpdir, tmplen, "%s/passfs-compile-XXXXXX", root && *root ? root : "/tmp");
+	if (mkdtemp(tmpdir) == NULL) {
+		snprintf(err, errlen, "cannot create a compile directory: %s", strerror(errno));
+		tmpdir[0] = 0;
+		return -1;
+	}
+	/* Loaded here once, so every child inherits it instead of loading it. */
+	char why[256];
+	(void)nvrtc_available(why, sizeof(why));
+	int pfd[2];
+	if (pipe2(pfd, O_CLOEXEC)) {
+		snprintf(err, errlen, "pipe: %s", strerror(errno));
+		return -1;
+	}
+	fflush(stdout);
+	fflush(stderr);
+	pid_t pid = fork();
+	if (pid < 0) {
+		snprintf(err, errlen, "fork: %s", strerror(errno));
+		close(pfd[0]);
+		close(pfd[1]);
+		return -1;
+	}
+	if (pid == 0) {
+		close(pfd[0]);
+		compile_child(job, po, tmpdir, pfd[1]);
+	}
+	close(pfd[1]);
+	double limit = compile_timeout_s(), deadline = now_ms() + limit * 1e3;
+	unsigned char *buf = NULL;
+	size_t len = 0, cap = 0;
+	int timed_out = 0, oom = 0;
+	for (;;) {
+		double left = deadline - now_ms();
+		if (left <= 0) {
+			timed_out = 1;
+			break;
+		}
+		struct pollfd pf = {pfd[0], POLLIN, 0};
+		int n = poll(&pf, 1, (int)(left > 1000 ? 1000 : left + 1));
+		if (n < 0 && errno != EINTR)
+			break;
+		if (n <= 0)
+			continue;
+		if (cap - len < 65536) {
+			unsigned char *nb = realloc(buf, cap ? cap * 2 : 1 << 20);
+			if (nb == NULL) {
+				oom = 1;
+				break;
+			}
+			buf = nb;
+			cap = cap ? cap * 2 : 1 << 20;
+		}
+		ssize_t k = read(pfd[0], buf + len, cap - len);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			break;
+		len += (size_t)k;
+	}
+	close(pfd[0]);
+	int st = 0;
+	if (timed_out || oom)
+		kill(pid, SIGKILL);
+	waitpid(pid, &st, 0);
+	struct compile_head h;
+	struct rbuf rb = {.p = buf, .len = len};
+	rbuf_take(&rb, &h, sizeof(h));
+	if (timed_out || oom || rb.bad || !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+		free(buf);
+		diag->verdict = PASS_COMPILE_ERROR;
+		if (oom)
+			snprintf(diag->message, sizeof(diag->message), "%s: out of memory reading the compile result", label);
+		else if (timed_out)
+			snprintf(diag->message, sizeof(diag->message),
+				 "%s: the compile did not finish within %.0f s (template or constexpr recursion?)", label,
+				 limit);
+		else if (WIFSIGNALED(st))
+			snprintf(diag->message, sizeof(diag->message),
+				 "%s: the compiler died (%s) - out of memory (a compile may add %zu GiB)?", label,
+				 strsignal(WTERMSIG(st)), COMPILE_AS_EXTRA >> 30);
+		else
+			snprintf(diag->message, sizeof(diag->message), "%s: the compiler failed (status %d)", label,
+				 WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+		if (!timed_out && !oom && !WIFSIGNALED(st) && rb.bad)
+			diag->verdict = PASS_INTERNAL_ERROR;
+		return 0;
+	}
+	*diag = h.diag;
+	*scan_rc = h.scan_rc;
+	*scan_line = h.scan_line;
+	*scan_ms = h.scan_ms;
+	snprintf(scan_msg, scan_len, "%s", h.scan_msg);
+	if (h.rc != 0 || !h.has_mod) {
+		free(buf);
+		return 0;
+	}
+	struct pass_module *m = calloc(1, sizeof(*m));
+	if (m == NULL) {
+		free(buf);
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	m->label = blob_read(&rb);
+	m->dir = blob_read(&rb);
+	m->so_path = blob_read(&rb);
+	m->nvrtc_ms = h.nvrtc_ms;
+	m->host_ms = h.host_ms;
+	snprintf(m->note, sizeof(m->note), "%s", h.note);
+	if (h.n_names > 0 && !rb.bad) {
+		m->names.expr = calloc((size_t)h.n_names, sizeof(char *));
+		m->names.line = calloc((size_t)h.n_names, sizeof(int));
+		if (m->names.expr == NULL || m->names.line == NULL)
+			rb.bad = 1;
+		for (int i = 0; i < h.n_names && !rb.bad; i++) {
+			m->names.expr[i] = blob_read(&rb);
+			rbuf_take(&rb, &m->names.line[i], sizeof(int));
+			m->names.n = i + 1;
+		}
+		if (h.has_lowered && !rb.bad) {
+			if ((m->lowered = calloc((size_t)h.n_names, sizeof(char *))) == NULL)
+				rb.bad = 1;
+			for (int i = 0; i < h.n_names && !rb.bad; i++)
+				m->lowered[i] = blob_read(&rb);
+		}
+	}
+	m->ptx = blob_read(&rb);
+	m->host_log = blob_read(&rb);
+	free(buf);
+	if (rb.bad || m->label == NULL || m->so_path == NULL) {
+		pass_module_free(m);
+		snprintf(err, errlen, "the compile child's result was truncated");
+		return -1;
+	}
+	*mod = m;
+	return 0;
 }
 
 int eval_run(const struct eval_job *job, json_t **result, char *err, size_t errlen)
@@ -932,6 +1561,8 @@ int eval_run(const struct eval_job *job, json_t **result, char *err, size_t errl
 	json_t *variants = json_array();
 	double t_start = now_ms();
 	uint64_t secret = job->opts.secret_seed;
+	struct scan_result scan = {.rc = 2};
+	char tmpdir[4096] = "";
 	int rc = -1;
 	*result = NULL;
 	if (secret == 0 && getrandom(&secret, sizeof(secret), 0) != sizeof(secret))
@@ -953,8 +1584,17 @@ int eval_run(const struct eval_job *job, json_t **result, char *err, size_t errl
 		job->opts.progress(job->opts.progress_ctx, "compiling");
 	struct pass_options po = {.allow_device_only = be == GPU_BACKEND_CUDA};
 	memset(&diag, 0, sizeof(diag));
-	if (pass_compile_opts(job->pass_label, job->pass_src, job->pass_len, &po, &mod, &diag) != 0 ||
-	    diag.verdict != PASS_OK) {
+	if (compile_isolated(job, &po, &mod, &diag, &scan.rc, scan.msg, sizeof(scan.msg), &scan.line, &scan.ms, tmpdir,
+			     sizeof(tmpdir), err, errlen))
+		goto out;
+	if (mod != NULL && diag.verdict == PASS_OK && scan.rc != 0 && scan.rc != 2) {
+		/* The device code broke an integrity rule: nothing runs. */
+		diag.verdict = PASS_REJECTED;
+		diag.line = scan.line;
+		snprintf(diag.message, sizeof(diag.message), "%s",
+			 scan.rc < 0 ? "out of memory scanning the device code" : scan.msg);
+	}
+	if (mod == NULL || diag.verdict != PASS_OK) {
 		if (diag.verdict == PASS_INTERNAL_ERROR) {
 			snprintf(err, errlen, "cannot compile passes here: %s", diag.message);
 			goto out;
@@ -968,8 +1608,8 @@ int eval_run(const struct eval_job *job, json_t **result, char *err, size_t errl
 			fail_variant(&vr[i], st, "%s", diag.message);
 			json_array_append_new(variants, variant_json(&t->variants[i], &vr[i]));
 		}
-		rc = eval_finish(job, t, sv, vr, variants, &diag, NULL, backend, device, now_ms() - t_start, result,
-				 err, errlen);
+		rc = eval_finish(job, t, sv, vr, variants, &diag, mod, &scan, backend, device, now_ms() - t_start,
+				 result, err, errlen);
 		goto out;
 	}
 	if (job->opts.progress)
@@ -1006,6 +1646,14 @@ int eval_run(const struct eval_job *job, json_t **result, char *err, size_t errl
 		}
 		c.warmup = warmup;
 		c.trials = trials;
+		if (be == GPU_BACKEND_CPU) {
+			size_t bytes = 0;
+			for (int k = 0; k < c.v->n_inputs; k++)
+				bytes += c.lay.in_bytes[k];
+			for (int o = 0; o < c.v->n_outputs; o++)
+				bytes += c.lay.out_bytes[o];
+			c.bytes_per_ms = integrity_cpu_bytes_per_ms(bytes);
+		}
 		if (!bad && !job->opts.quiet)
 			fprintf(stderr, "passfs eval: variant %s ...\n", c.v->name);
 		if (!bad && eval_variant(&c, &vr[i], err, errlen))
@@ -1021,7 +1669,7 @@ int eval_run(const struct eval_job *job, json_t **result, char *err, size_t errl
 		sv[i].dtype = eval_score_dtype(c.v->values[c.v->outputs[0]].dtype);
 		json_array_append_new(variants, variant_json(c.v, &vr[i]));
 	}
-	rc = eval_finish(job, t, sv, vr, variants, &diag, mod, backend, device, now_ms() - t_start, result, err,
+	rc = eval_finish(job, t, sv, vr, variants, &diag, mod, &scan, backend, device, now_ms() - t_start, result, err,
 			 errlen);
 out:
 	for (int i = 0; i < t->n_variants; i++)
@@ -1031,5 +1679,7 @@ out:
 	if (rc)
 		json_decref(variants);
 	pass_module_free(mod);
+	if (tmpdir[0])
+		rm_tree(tmpdir);
 	return rc;
 }

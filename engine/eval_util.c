@@ -39,6 +39,41 @@ void eval_fill_poison(void *buf, enum graph_dtype dt, size_t n)
 	}
 }
 
+long long eval_find_poison(enum graph_dtype dt, const void *buf, size_t n)
+{
+	switch (dt) {
+	case DT_F32:
+		for (size_t i = 0; i < n; i++) {
+			uint32_t b;
+			memcpy(&b, (const char *)buf + 4 * i, 4);
+			if (b == POISON_F32)
+				return (long long)i;
+		}
+		return -1;
+	case DT_F16:
+	case DT_BF16: {
+		uint16_t pat = dt == DT_F16 ? POISON_F16 : POISON_BF16;
+		for (size_t i = 0; i < n; i++) {
+			uint16_t h;
+			memcpy(&h, (const char *)buf + 2 * i, 2);
+			if (h == pat)
+				return (long long)i;
+		}
+		return -1;
+	}
+	case DT_F64:
+		for (size_t i = 0; i < n; i++) {
+			uint64_t b;
+			memcpy(&b, (const char *)buf + 8 * i, 8);
+			if (b == POISON_F64)
+				return (long long)i;
+		}
+		return -1;
+	default:
+		return -1;
+	}
+}
+
 /* Element i as a double, and whether it is the poison pattern. */
 static double load(enum graph_dtype dt, const void *p, size_t i, int *poison)
 {

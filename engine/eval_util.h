@@ -16,6 +16,10 @@
  * arithmetic produces (float types), 0xA5 bytes otherwise. */
 void eval_fill_poison(void *buf, enum graph_dtype dt, size_t n);
 
+/* The first of n elements that still holds the poison pattern, or -1 (only
+ * float types carry a recognisable poison). */
+long long eval_find_poison(enum graph_dtype dt, const void *buf, size_t n);
+
 struct eval_cmp {
 	int min_t;              /* smallest t (-10..4) at which every element passes, or SCORE_T_NEVER */
 	long long poison_at;    /* first element still holding the poison, or -1 */

@@ -2,9 +2,16 @@
 #include "inputs.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+
+/* Elements per independent random stream: inputs are generated in chunks
+ * that threads share out, with the same bytes whatever the thread count. */
+#define CHUNK 65536
+#define MAX_THREADS 16
 
 /* ---- 16-bit float conversions ------------------------------------------- */
 
@@ -101,6 +108,8 @@ static uint64_t next_u64(struct rng *r)     /* xoshiro256** */
 	return result;
 }
 
+/* A stream per (seed, stream number): splitmix64 of the number, mixed into
+ * the seed, then splitmix64 fills xoshiro's state. */
 static void rng_seed(struct rng *r, uint64_t seed, uint64_t stream)
 {
 	uint64_t x = seed ^ splitmix64(&stream);
@@ -174,36 +183,47 @@ static double clamp_int_bound(double b)
 	return b;
 }
 
-static void generate_one(const struct graph_input_gen *g, enum graph_dtype dt, size_t n,
-			 uint64_t seed, int index, void *buf)
+struct gen_job {
+	const struct graph_input_gen *g;
+	enum graph_dtype dt;
+	size_t n;
+	uint64_t seed;
+	int index;
+	void *buf;
+	size_t nchunks;
+	size_t next;            /* next chunk to take */
+	pthread_mutex_t mu;
+};
+
+/* Elements [lo, hi) of one input, from the stream of (seed, input, chunk). */
+static void generate_chunk(const struct gen_job *j, size_t chunk)
 {
+	const struct graph_input_gen *g = j->g;
+	enum graph_dtype dt = j->dt;
+	void *buf = j->buf;
+	size_t lo = chunk * CHUNK, hi = lo + CHUNK < j->n ? lo + CHUNK : j->n;
 	struct rng r;
-	rng_seed(&r, seed, (uint64_t)index);
-	if (g->data) {
-		for (size_t i = 0; i < n; i++)
-			store(buf, dt, i, i < g->n_data ? g->data[i] : 0.0);
-		return;
-	}
+	rng_seed(&r, j->seed, ((uint64_t)(unsigned)j->index << 40) ^ (uint64_t)chunk);
 	if (dt == DT_BOOL) {
-		for (size_t i = 0; i < n; i++)
+		for (size_t i = lo; i < hi; i++)
 			((uint8_t *)buf)[i] = uniform(&r) > 0.5;
 		return;
 	}
 	if (dt == DT_I64 || dt == DT_I32) {
-		int64_t lo = g->has_min ? (int64_t)ceil(clamp_int_bound(g->min)) : 0;
-		int64_t hi = g->has_max ? (int64_t)floor(clamp_int_bound(g->max)) : lo + 9;
+		int64_t lo_v = g->has_min ? (int64_t)ceil(clamp_int_bound(g->min)) : 0;
+		int64_t hi_v = g->has_max ? (int64_t)floor(clamp_int_bound(g->max)) : lo_v + 9;
 		if (dt == DT_I32) {
-			lo = lo < INT32_MIN ? INT32_MIN : lo > INT32_MAX ? INT32_MAX : lo;
-			hi = hi < INT32_MIN ? INT32_MIN : hi > INT32_MAX ? INT32_MAX : hi;
+			lo_v = lo_v < INT32_MIN ? INT32_MIN : lo_v > INT32_MAX ? INT32_MAX : lo_v;
+			hi_v = hi_v < INT32_MIN ? INT32_MIN : hi_v > INT32_MAX ? INT32_MAX : hi_v;
 		}
-		if (hi < lo)
-			hi = lo;
-		for (size_t i = 0; i < n; i++)
-			store_int(buf, dt, i, uniform_int(&r, lo, hi));
+		if (hi_v < lo_v)
+			hi_v = lo_v;
+		for (size_t i = lo; i < hi; i++)
+			store_int(buf, dt, i, uniform_int(&r, lo_v, hi_v));
 		return;
 	}
 	double std = g->has_std ? g->std : 0.1, mean = g->has_mean ? g->mean : 0.0;
-	for (size_t i = 0; i < n; i++) {
+	for (size_t i = lo; i < hi; i++) {
 		double v = normal(&r) * std * 0.2 + mean;
 		if (g->has_min && v < g->min)
 			v = g->min;
@@ -217,6 +237,42 @@ static void generate_one(const struct graph_input_gen *g, enum graph_dtype dt, s
 			v = 100.0;
 		store(buf, dt, i, v);
 	}
+}
+
+static void *gen_worker(void *arg)
+{
+	struct gen_job *j = arg;
+	for (;;) {
+		pthread_mutex_lock(&j->mu);
+		size_t c = j->next < j->nchunks ? j->next++ : j->nchunks;
+		pthread_mutex_unlock(&j->mu);
+		if (c >= j->nchunks)
+			return NULL;
+		generate_chunk(j, c);
+	}
+}
+
+static void generate_one(const struct graph_input_gen *g, enum graph_dtype dt, size_t n,
+			 uint64_t seed, int index, void *buf)
+{
+	if (g->data) {
+		for (size_t i = 0; i < n; i++)
+			store(buf, dt, i, i < g->n_data ? g->data[i] : 0.0);
+		return;
+	}
+	struct gen_job j = {g, dt, n, seed, index, buf, (n + CHUNK - 1) / CHUNK, 0, PTHREAD_MUTEX_INITIALIZER};
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	int nt = cpus < 1 ? 1 : cpus > MAX_THREADS ? MAX_THREADS : (int)cpus;
+	if ((size_t)nt > j.nchunks)
+		nt = (int)j.nchunks;
+	pthread_t th[MAX_THREADS];
+	int started = 0;
+	for (int t = 1; t < nt; t++)
+		if (pthread_create(&th[started], NULL, gen_worker, &j) == 0)
+			started++;
+	gen_worker(&j);         /* the caller works too; alone if no thread started */
+	for (int t = 0; t < started; t++)
+		pthread_join(th[t], NULL);
 }
 
 void inputs_free(void **host_bufs, int n)

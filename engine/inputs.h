@@ -11,9 +11,11 @@
  *     round-to-nearest-even (float16 and bfloat16 via float32, as torch's
  *     float32 randn followed by .to(dtype)).
  *
- * The generator is deterministic and independent per input: input i draws from
- * xoshiro256** seeded (through splitmix64) with seed and i, normals by
- * Box-Muller.  The same (variant, seed) gives the same bytes on every machine.
+ * The generator is deterministic and independent per input: each run of 65536
+ * elements of input i draws from its own xoshiro256** stream, seeded through
+ * splitmix64 from (seed, i, run), normals by Box-Muller in double.  The same
+ * (variant, seed) gives the same bytes on every machine and with any number
+ * of threads (large inputs are generated on all CPUs).
  * 123 is the public seed (PassNet's); evaluations add a secret one.
  * docs/eager.md describes it.
  */

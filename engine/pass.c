@@ -23,6 +23,13 @@ static const char *const include_allow[] = {
 #define INCLUDE_ALLOW_TEXT \
 	"passfs.h, cuda_fp16.h, cuda_bf16.h, cuda_runtime.h, stdint.h, cstdint, math.h, cmath, " \
 	"float.h, cfloat, limits.h, climits, stddef.h, cstddef"
+/* Device-only headers, allowed where the backend has a GPU (NVRTC takes them
+ * from the CUDA include directory; the host compile gets stand-ins, see
+ * hostcc_device_stubs). */
+static const char *const include_allow_gpu[] = {
+	"mma.h", "cooperative_groups.h", "cooperative_groups/reduce.h", "cooperative_groups/memcpy_async.h",
+	"cuda_pipeline.h", "cuda_awbarrier.h", NULL
+};
 
 const char *pass_verdict_name(enum pass_verdict v)
 {
@@ -128,7 +135,7 @@ static int in_list(const char *const *list, const char *s, size_t n)
  * '%:'); src holds the unmasked text (the header name is inside quotes,
  * which the mask blanks).  Returns 0 or -1 with diag. */
 static int check_directive(const char *label, const char *src, const char *m, size_t len, size_t i,
-			   int line, struct pass_diag *diag)
+			   int line, int allow_device_only, struct pass_diag *diag)
 {
 	i += m[i] == '#' ? 1 : 2;
 	while (i < len && (is_space(m[i]) || (m[i] == '\\' && i + 1 < len && m[i + 1] == '\n')))
@@ -155,7 +162,12 @@ static int check_directive(const char *label, const char *src, const char *m, si
 		e++;
 	if (e >= len || src[e] != close)
 		return fail(diag, PASS_COMPILE_ERROR, line, "%s:%d: unterminated #include", label, line);
-	if (!in_list(include_allow, src + b, e - b))
+	if (!allow_device_only && in_list(include_allow_gpu, src + b, e - b))
+		return fail(diag, PASS_UNSUPPORTED, line,
+			    "%s:%d: #include %c%.*s%c is not allowed on the cpu backend: it needs a GPU; the cpu "
+			    "backend cannot run it", label, line, src[i], (int)(e - b), src + b, close);
+	if (!in_list(include_allow, src + b, e - b) &&
+	    !(allow_device_only && in_list(include_allow_gpu, src + b, e - b)))
 		return fail(diag, PASS_UNSUPPORTED, line,
 			    "%s:%d: #include %c%.*s%c is not allowed (a pass may include only "
 			    INCLUDE_ALLOW_TEXT ")", label, line, src[i], (int)(e - b > 200 ? 200 : e - b),
@@ -329,7 +341,7 @@ int pass_scan(const char *label, const char *src, size_t len, int allow_device_o
 		}
 		if (line_start && (c == '#' || (c == '%' && i + 1 < len && m[i + 1] == ':'))) {
 			int line = line_at(m, i, &cursor, &cur_line);
-			rc = check_directive(label, src, m, len, i, line, diag);
+			rc = check_directive(label, src, m, len, i, line, allow_device_only, diag);
 			/* The rest of the logical line: a macro body may not hide
 			 * what the code may not say, but pf_launch inside a #define
 			 * is not a launch of a known kernel. */
@@ -568,6 +580,9 @@ int pass_compile_opts(const char *label, const char *src, size_t len, const stru
 		.names = (const char *const *)m->names.expr, .name_lines = m->names.line,
 		.n_names = m->names.n, .kernel_table = 1, .timeout_s = opt->host_timeout_s,
 		.include_dir = inc,
+		/* a GPU runs the kernels: the host object needs only their
+		 * signatures (inline PTX and wmma stay out of g++'s way) */
+		.device_stubs = opt->allow_device_only,
 	};
 	struct hostcc_output ho;
 	enum hostcc_status hs = hostcc_compile(&hr, &ho, err, sizeof err);

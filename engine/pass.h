@@ -12,6 +12,11 @@
  *   (c) the NVRTC device gate with those names (skipped, with a note, when
  *       NVRTC cannot be loaded);
  *   (d) the host compile (gpu/hostcc.h) with the kernel table appended;
+ *       where the backend has a GPU (allow_device_only), with device stubs:
+ *       kernels and __device__ functions keep their signatures but not
+ *       their bodies (hostcc_device_stubs), so inline PTX and wmma never
+ *       reach g++, and mma.h / cooperative_groups.h / cuda_pipeline.h may be
+ *       included;
  *   (e) the ELF check of the object (gpu/elfcheck.h).
  * Every failure is a pass_diag: a verdict (the result.json word), one
  * sentence naming file:line where there is one, and the compiler log tail.
@@ -81,7 +86,7 @@ struct pass_module {
 
 struct pass_options {
 	const char *arch;       /* NVRTC target; NULL: sm_90 */
-	int allow_device_only;  /* see pass_scan */
+	int allow_device_only;  /* see pass_scan; also selects the host compile with device stubs */
 	int host_timeout_s;     /* <= 0: 60 */
 	int skip_nvrtc;         /* do not run the device gate (tests, cpu-only speed) */
 };

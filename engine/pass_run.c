@@ -19,6 +19,10 @@ struct pass_instance {
 	const struct graph_variant *v;
 	pf_tensor in[GRAPH_MAX_IO], out[GRAPH_MAX_IO];
 	struct pass_loaded loaded;
+	/* cuda backend: the pass's device code, and the kernel of each entry of
+	 * loaded.kernels (same index); NULL on the cpu backend */
+	struct gpu_module *gmod;
+	struct gpu_kernel **gk;
 	void *scratch[SCRATCH_MAX_BLOCKS];
 	int n_scratch;
 	size_t scratch_bytes;
@@ -96,11 +100,56 @@ static void *rt_scratch(pf_call *c, size_t bytes)
 	return dev;
 }
 
+/* cuda backend: pf_launch gives the kernel's host address; the kernel table
+ * maps it to the name expression whose device kernel cuda_bind found. */
 static int rt_launch(pf_call *c, const void *kernel, pf_dim3 grid, pf_dim3 block, size_t smem, void **args,
 		     int nargs, const size_t *sizes)
 {
-	(void)kernel, (void)grid, (void)block, (void)smem, (void)args, (void)nargs, (void)sizes;
-	return rt_fail(c, PF_ERR_LAUNCH, "launching on the cuda backend is not available in this build");
+	struct pass_instance *pi = self(c);
+	if (pi->gk == NULL)
+		return rt_fail(c, PF_ERR_LAUNCH, "this backend runs kernels on the host (no device launcher)");
+	for (int i = 0; i < pi->loaded.n_kernels; i++) {
+		if (pi->loaded.kernels[i].addr != kernel)
+			continue;
+		char e[400];
+		if (gpu_launch_sized(pi->dev, pi->gk[i], grid, block, smem, args, nargs, sizes, e, sizeof(e)))
+			return rt_fail(c, PF_ERR_LAUNCH, e);
+		return PF_OK;
+	}
+	return rt_fail(c, PF_ERR_LAUNCH, "pf_launch: this kernel is not named in any pf_launch of the pass "
+		       "(launch kernels by name, not through a function pointer)");
+}
+
+/* cuda backend: loads the device code NVRTC made for the pass (its PTX,
+ * JIT-compiled for the device here, before the sandbox) and finds the
+ * kernel of each kernel-table entry. */
+static int cuda_bind(struct pass_instance *pi, const struct pass_module *mod, char *err, size_t errlen)
+{
+	if (mod->ptx == NULL || (mod->names.n > 0 && mod->lowered == NULL)) {
+		snprintf(err, errlen, "%s: no device code to run on the GPU (%s)", mod->label,
+			 mod->note[0] ? mod->note : "the device compile did not run");
+		return -1;
+	}
+	char *log = NULL;
+	if (gpu_module_load(pi->dev, mod->label, mod->ptx, strlen(mod->ptx) + 1,
+			    (const char *const *)mod->names.expr, (const char *const *)mod->lowered, mod->names.n,
+			    &pi->gmod, &log, err, errlen)) {
+		free(log);
+		return -1;
+	}
+	free(log);
+	pi->gk = calloc((size_t)pi->loaded.n_kernels + 1, sizeof(*pi->gk));
+	if (pi->gk == NULL) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	for (int i = 0; i < pi->loaded.n_kernels; i++)
+		if ((pi->gk[i] = gpu_module_kernel(pi->gmod, pi->loaded.kernels[i].name)) == NULL) {
+			snprintf(err, errlen, "%s: the device code has no kernel '%s'", mod->label,
+				 pi->loaded.kernels[i].name);
+			return -1;
+		}
+	return 0;
 }
 
 static int rt_run_blocks(pf_call *c, pf_dim3 grid, void (*fn)(void *ctx, pf_dim3 block_idx), void *ctx)
@@ -143,6 +192,10 @@ int pass_instance_create(struct pass_module *mod, struct gpu_dev *dev, const str
 	}
 	pi->dev = dev;
 	pi->v = v;
+	if (gpu_backend_of(dev) == GPU_BACKEND_CUDA && cuda_bind(pi, mod, err, errlen)) {
+		pass_instance_free(pi);
+		return -1;
+	}
 	pi->rt = (struct pf_runtime){.abi_version = PF_ABI_VERSION, .in = rt_in, .out = rt_out,
 				     .num_in = rt_num_in, .num_out = rt_num_out, .scratch = rt_scratch,
 				     .fail = rt_fail, .variant = rt_variant, .launch = rt_launch,
@@ -188,7 +241,15 @@ int pass_instance_call(struct pass_instance *pi, void *const *din, void *const *
 
 void pass_instance_free(struct pass_instance *pi)
 {
-	if (pi)
+	if (pi) {
+		gpu_module_free(pi->gmod);
+		free(pi->gk);
 		pass_unload(&pi->loaded);
+	}
 	free(pi);
+}
+
+struct gpu_module *pass_instance_module(struct pass_instance *pi)
+{
+	return pi ? pi->gmod : NULL;
 }

@@ -25,4 +25,9 @@ int pass_instance_call(struct pass_instance *pi, void *const *din, void *const *
 
 void pass_instance_free(struct pass_instance *pi);
 
+/* The pass's device code on the cuda backend (gpu_module_kernel_count /
+ * _at / gpu_kernel_info give each kernel's registers, shared and local
+ * memory); NULL on the cpu backend. */
+struct gpu_module *pass_instance_module(struct pass_instance *pi);
+
 #endif

@@ -114,9 +114,12 @@ int sandbox_enter(const struct sandbox_limits *lim, char *err, size_t errlen)
 		goto fail;
 
 	report_fd = lim->report_fd;
-	/* stdio sizes its buffer with fstat on first use: do that now. */
+	/* stdio allocates a stream's buffer on first use and sizes it with
+	 * fstat, which the filter refuses: give stdout its buffer now, so a
+	 * pass's printf works (setvbuf with NULL would only defer the fstat). */
+	static char stdout_buf[4096];
 	fflush(stdout);
-	setvbuf(stdout, NULL, _IOLBF, 0);
+	setvbuf(stdout, stdout_buf, _IOLBF, sizeof(stdout_buf));
 	(void)!write(1, "", 0);
 	struct sigaction sa;
 	memset(&sa, 0, sizeof(sa));
@@ -128,7 +131,7 @@ int sandbox_enter(const struct sandbox_limits *lim, char *err, size_t errlen)
 
 	/* Build the program: check the arch, then the fd-restricted calls, then
 	 * the plain allow-list, then trap. */
-	/* 10 fd calls x (3 + 2 x 11 fds) + 8 device calls x (3 + 2 x 32 fds) + 70 fit */
+	/* 10 fd calls x (3 + 2 x 11 fds) + 9 device calls x (3 + 2 x 32 fds) + 70 fit */
 	struct sock_filter prog[1024];
 	int n = 0;
 	if (lim->n_io_fds > 8 || lim->n_dev_fds < 0 || lim->n_dev_fds > 32 ||
@@ -181,8 +184,10 @@ int sandbox_enter(const struct sandbox_limits *lim, char *err, size_t errlen)
 	 * thread makes them.  Each block tests args[0] and reloads nr. */
 	if (n_dev > 0) {
 		EMIT(ALLOW((unsigned)SYS_poll), ALLOW((unsigned)SYS_ppoll));
+		/* newfstatat: glibc's fstat (fd, "", AT_EMPTY_PATH); a path
+		 * relative to a device descriptor reaches no file */
 		static const long devcalls[] = {SYS_ioctl, SYS_read, SYS_write, SYS_pread64, SYS_pwrite64,
-						SYS_fcntl, SYS_fstat, SYS_close};
+						SYS_fcntl, SYS_fstat, SYS_newfstatat, SYS_close};
 		for (size_t i = 0; i < sizeof(devcalls) / sizeof(devcalls[0]); i++) {
 			EMIT(BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (unsigned)devcalls[i], 0,
 				      (unsigned char)(2 * n_dev + 2)));

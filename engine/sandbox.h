@@ -18,6 +18,15 @@ struct sandbox_limits {
 	int report_fd;          /* where the SIGSYS handler writes its line (-1: none) */
 	const int *io_fds;      /* fds the process may read and write (IPC), besides 1 and 2 */
 	int n_io_fds;
+	/* Device descriptors (at most 32 with the driver's): ioctl, read, write,
+	 * pread64, pwrite64, fcntl, fstat, newfstatat and close are allowed on these, and
+	 * poll/ppoll (which open nothing) are allowed at all.  The descriptors
+	 * the GPU driver opened when this process initialised CUDA
+	 * (gpu_driver_fds(NULL, ...)) are added by sandbox_enter itself: a CUDA
+	 * worker needs them after entry - launches, syncs and copies talk to the
+	 * driver through them, also from the driver's own threads. */
+	const int *dev_fds;
+	int n_dev_fds;
 };
 
 /* Applies the rlimits and installs the seccomp filter.  Returns 0, or -1 with

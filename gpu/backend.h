@@ -15,8 +15,12 @@ struct gpu_ops {
 			      char **log, char *err, size_t errlen);
 	void (*module_free)(struct gpu_module *m);
 	struct gpu_kernel *(*module_kernel)(struct gpu_module *m, const char *name);
+	struct gpu_kernel *(*module_kernel_at)(struct gpu_module *m, int i);
+	int (*module_kernel_count)(struct gpu_module *m);
+	/* arg_sizes may be NULL */
 	int (*launch)(struct gpu_dev *d, struct gpu_kernel *k, pf_dim3 grid, pf_dim3 block,
-		      size_t smem, void **args, int nargs, char *err, size_t errlen);
+		      size_t smem, void **args, int nargs, const size_t *arg_sizes, char *err,
+		      size_t errlen);
 	void *(*alloc)(struct gpu_dev *d, size_t bytes);
 	void (*free)(struct gpu_dev *d, void *p);
 	int (*copy_to_device)(struct gpu_dev *d, void *dst, const void *src, size_t bytes);
@@ -26,6 +30,18 @@ struct gpu_ops {
 	/* cpu backend only (NULL elsewhere): pf_runtime.run_blocks */
 	int (*run_blocks)(struct gpu_dev *d, pf_dim3 grid,
 			  void (*block_fn)(void *ctx, pf_dim3 block_idx), void *ctx);
+	/* Optional (NULL: gpu.c answers "not on this backend" or a no-op). */
+	int (*module_load)(struct gpu_dev *d, const char *label, const void *image, size_t image_size,
+			   const char *const *names, const char *const *lowered, int n,
+			   struct gpu_module **out, char **log, char *err, size_t errlen);
+	void (*kernel_info)(struct gpu_kernel *k, struct gpu_kernel_info *out);
+	int (*trace_enable)(struct gpu_dev *d, char *err, size_t errlen);
+	int (*trace_begin)(struct gpu_dev *d, char *err, size_t errlen);
+	int (*trace_end)(struct gpu_dev *d, struct gpu_trace *out, char *err, size_t errlen);
+	int (*l2_flush)(struct gpu_dev *d, char *err, size_t errlen);
+	int (*driver_fds)(struct gpu_dev *d, int *fds, int max);
+	/* the bench lock's file name part ("0000_19_00.0"); NULL: no lock */
+	const char *(*lock_key)(struct gpu_dev *d);
 };
 
 struct gpu_dev {
@@ -33,6 +49,8 @@ struct gpu_dev {
 	enum gpu_backend backend;
 	char name[128];
 	char arch[16];
+	int bench_fd;           /* the bench lock's descriptor while held */
+	int bench_held;
 };
 
 struct gpu_module {
@@ -47,8 +65,35 @@ struct gpu_kernel {
 int gpu_cpu_open(struct gpu_dev **out, char *err, size_t errlen);
 
 /* Whether a CUDA driver and at least one GPU are present: dlopen
- * libcuda.so.1, cuInit, cuDeviceGetCount.  Returns the device count (> 0),
- * or 0 with the reason in why. */
+ * libcuda.so.1 (or $PASSFS_LIBCUDA), then cuInit and cuDeviceGetCount in a
+ * forked child, so the calling process stays free of CUDA.  Cached: the
+ * first answer holds for the process and the children it forks later.
+ * Returns the device count (> 0), or 0 with the reason in why. */
 int gpu_cuda_probe(char *why, size_t whylen);
+
+/* The cuda backend (cuda.c).  Fails with the reason when no GPU is usable. */
+int gpu_cuda_open(struct gpu_dev **out, char *err, size_t errlen);
+/* The driver descriptors of every cuda device initialised in this process. */
+int gpu_cuda_process_fds(int *fds, int max);
+
+/* --- internals exposed for the unit tests (no GPU needed) ----------------- */
+
+/* Every driver entry point the cuda backend uses, checked in the library
+ * at path (NULL: libcuda.so.1 / $PASSFS_LIBCUDA) without calling any: 0 when
+ * all resolve, else -1 with the missing ones (or the dlopen error) in why. */
+int gpu_cuda_check_symbols(const char *path, char *why, size_t whylen);
+
+/* The launch-time argument check: nargs against n_params (n_params < 0:
+ * unknown, not checked), then each sizes[i] (sizes NULL: not checked)
+ * against param_sizes[i].  Returns 0, or -1 with a message naming `kname`. */
+int gpu_cuda_check_args(const char *kname, int n_params, const size_t *param_sizes, int nargs,
+			const size_t *sizes, char *err, size_t errlen);
+
+/* The NVRTC target for compute capability major.minor ("sm_90a" for 9.0). */
+void gpu_cuda_arch_name(int major, int minor, char *out, size_t outlen);
+
+/* Opens (creating, mode 0666) and exclusively flocks path, waiting up to
+ * timeout_ms (< 0 forever).  Returns the descriptor, or -1 with the reason. */
+int gpu_lockfile_acquire(const char *path, int timeout_ms, char *err, size_t errlen);
 
 #endif

@@ -307,9 +307,10 @@ static const struct pf_runtime cpu_runtime = {
 };
 
 static int cpu_launch(struct gpu_dev *d, struct gpu_kernel *k, pf_dim3 grid, pf_dim3 block,
-		      size_t smem, void **args, int nargs, char *err, size_t errlen)
+		      size_t smem, void **args, int nargs, const size_t *arg_sizes, char *err, size_t errlen)
 {
 	struct cpu_kernel *ck = (struct cpu_kernel *)k;
+	(void)arg_sizes;        /* the trampoline unpacks by the kernel's own types */
 	struct cpu_call cc = {.call = {.rt = &cpu_runtime, .backend = PF_BACKEND_CPU}, .dev = cpu_of(d)};
 	cc.call.priv = &cc;
 	int rc = ck->tramp(&cc.call, grid, block, smem, args, nargs);
@@ -371,6 +372,22 @@ static struct gpu_kernel *cpu_module_kernel(struct gpu_module *gm, const char *n
 		if (same_expr(m->kernels[i].name, name))
 			return &m->kernels[i].base;
 	return NULL;
+}
+
+static struct gpu_kernel *cpu_module_kernel_at(struct gpu_module *gm, int i)
+{
+	struct cpu_module *m = (struct cpu_module *)gm;
+	return i >= 0 && i < m->n_kernels ? &m->kernels[i].base : NULL;
+}
+
+static int cpu_module_kernel_count(struct gpu_module *gm)
+{
+	return ((struct cpu_module *)gm)->n_kernels;
+}
+
+static void cpu_kernel_info(struct gpu_kernel *k, struct gpu_kernel_info *out)
+{
+	out->name = ((struct cpu_kernel *)k)->name;     /* the rest is unknown here */
 }
 
 static char *dup_or_empty(const char *s)
@@ -488,6 +505,9 @@ static const struct gpu_ops cpu_ops = {
 	.module_compile = cpu_module_compile,
 	.module_free = cpu_module_free,
 	.module_kernel = cpu_module_kernel,
+	.module_kernel_at = cpu_module_kernel_at,
+	.module_kernel_count = cpu_module_kernel_count,
+	.kernel_info = cpu_kernel_info,
 	.launch = cpu_launch,
 	.alloc = cpu_alloc,
 	.free = cpu_free,

@@ -2,61 +2,40 @@
  * checked here once, so backends can trust them. */
 #include "backend.h"
 
-#include <dlfcn.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <sys/file.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <string.h>
-
-int gpu_cuda_probe(char *why, size_t whylen)
-{
-	void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-	if (h == NULL) {
-		snprintf(why, whylen, "no CUDA driver (libcuda.so.1)");
-		return 0;
-	}
-	int (*init)(unsigned) = (int (*)(unsigned))dlsym(h, "cuInit");
-	int (*count)(int *) = (int (*)(int *))dlsym(h, "cuDeviceGetCount");
-	int n = 0;
-	if (init == NULL || count == NULL) {
-		snprintf(why, whylen, "libcuda.so.1 lacks cuInit/cuDeviceGetCount");
-	} else if (init(0) != 0) {
-		snprintf(why, whylen, "cuInit failed (no GPU, or the driver cannot use it)");
-	} else if (count(&n) != 0 || n <= 0) {
-		snprintf(why, whylen, "no GPU on this machine");
-		n = 0;
-	}
-	/* The driver stays loaded: unloading an initialised libcuda is not
-	 * supported, and the cuda backend will want it. */
-	return n;
-}
 
 int gpu_open(const char *which, struct gpu_dev **out, char *err, size_t errlen)
 {
 	*out = NULL;
+	int rc;
 	if (which == NULL || strcmp(which, "auto") == 0) {
-		/* The cuda backend is not written yet: auto means cpu for now,
-		 * even where a GPU exists. */
-		return gpu_cpu_open(out, err, errlen);
-	}
-	if (strcmp(which, "cpu") == 0)
-		return gpu_cpu_open(out, err, errlen);
-	if (strcmp(which, "cuda") == 0) {
 		char why[256];
-		if (gpu_cuda_probe(why, sizeof why) <= 0)
-			snprintf(err, errlen,
-				 "--backend cuda: no CUDA driver (libcuda.so.1) or no GPU on this machine");
-		else
-			snprintf(err, errlen, "--backend cuda: the cuda backend is not available in this "
-				 "build yet (use --backend cpu)");
+		rc = gpu_cuda_probe(why, sizeof why) > 0 ? gpu_cuda_open(out, err, errlen)
+							 : gpu_cpu_open(out, err, errlen);
+	} else if (strcmp(which, "cpu") == 0) {
+		rc = gpu_cpu_open(out, err, errlen);
+	} else if (strcmp(which, "cuda") == 0) {
+		rc = gpu_cuda_open(out, err, errlen);
+	} else {
+		snprintf(err, errlen, "--backend %s: unknown backend (auto, cuda or cpu)", which);
 		return -1;
 	}
-	snprintf(err, errlen, "--backend %s: unknown backend (auto, cuda or cpu)", which);
-	return -1;
+	if (rc == 0)
+		(*out)->bench_fd = -1;
+	return rc;
 }
 
 void gpu_close(struct gpu_dev *d)
 {
-	if (d != NULL)
-		d->ops->close(d);
+	if (d == NULL)
+		return;
+	gpu_bench_unlock(d);
+	d->ops->close(d);
 }
 
 enum gpu_backend gpu_backend_of(const struct gpu_dev *d)
@@ -105,6 +84,12 @@ struct gpu_kernel *gpu_module_kernel(struct gpu_module *m, const char *name)
 int gpu_launch(struct gpu_dev *d, struct gpu_kernel *k, pf_dim3 grid, pf_dim3 block, size_t smem,
 	       void **args, int nargs, char *err, size_t errlen)
 {
+	return gpu_launch_sized(d, k, grid, block, smem, args, nargs, NULL, err, errlen);
+}
+
+int gpu_launch_sized(struct gpu_dev *d, struct gpu_kernel *k, pf_dim3 grid, pf_dim3 block, size_t smem,
+		     void **args, int nargs, const size_t *arg_sizes, char *err, size_t errlen)
+{
 	if (k == NULL) {
 		snprintf(err, errlen, "launch of a null kernel");
 		return -1;
@@ -117,7 +102,7 @@ int gpu_launch(struct gpu_dev *d, struct gpu_kernel *k, pf_dim3 grid, pf_dim3 bl
 		snprintf(err, errlen, "launch with %d arguments but no argument list", nargs);
 		return -1;
 	}
-	return d->ops->launch(d, k, grid, block, smem, args, nargs, err, errlen);
+	return d->ops->launch(d, k, grid, block, smem, args, nargs, arg_sizes, err, errlen);
 }
 
 void *gpu_alloc(struct gpu_dev *d, size_t bytes)
@@ -163,4 +148,126 @@ int gpu_run_blocks(struct gpu_dev *d, pf_dim3 grid, void (*block_fn)(void *ctx, 
 	if (d->ops->run_blocks == NULL || grid.x == 0 || grid.y == 0 || grid.z == 0)
 		return -1;
 	return d->ops->run_blocks(d, grid, block_fn, ctx);
+}
+
+/* --- loading, introspection, benchmark support ------------------------------- */
+
+static int not_here(const struct gpu_dev *d, const char *what, char *err, size_t errlen)
+{
+	snprintf(err, errlen, "%s needs the cuda backend (this is %s)", what, d->name);
+	return -1;
+}
+
+int gpu_module_load(struct gpu_dev *d, const char *label, const void *image, size_t image_size,
+		    const char *const *names, const char *const *lowered, int n, struct gpu_module **out,
+		    char **log, char *err, size_t errlen)
+{
+	*out = NULL;
+	if (log != NULL)
+		*log = NULL;
+	if (label == NULL)
+		label = "module";
+	if (image == NULL || n < 0 || (n > 0 && (names == NULL || lowered == NULL))) {
+		snprintf(err, errlen, "%s: no code or kernel names given", label);
+		return -1;
+	}
+	for (int i = 0; i < n; i++)
+		if (names[i] == NULL || lowered[i] == NULL) {
+			snprintf(err, errlen, "%s: kernel %d has no name or no lowered name", label, i);
+			return -1;
+		}
+	if (d->ops->module_load == NULL)
+		return not_here(d, "loading compiled device code", err, errlen);
+	return d->ops->module_load(d, label, image, image_size, names, lowered, n, out, log, err, errlen);
+}
+
+int gpu_module_kernel_count(struct gpu_module *m)
+{
+	return m != NULL ? m->dev->ops->module_kernel_count(m) : 0;
+}
+
+struct gpu_kernel *gpu_module_kernel_at(struct gpu_module *m, int i)
+{
+	return m != NULL ? m->dev->ops->module_kernel_at(m, i) : NULL;
+}
+
+int gpu_kernel_info(struct gpu_kernel *k, struct gpu_kernel_info *out)
+{
+	if (k == NULL)
+		return -1;
+	*out = (struct gpu_kernel_info){.name = "", .lowered = "", .num_regs = -1, .shared_bytes = -1,
+					.local_bytes = -1, .const_bytes = -1, .max_threads_per_block = -1,
+					.n_params = -1, .param_bytes = -1};
+	k->mod->dev->ops->kernel_info(k, out);
+	return 0;
+}
+
+int gpu_trace_enable(struct gpu_dev *d, char *err, size_t errlen)
+{
+	if (d->ops->trace_enable == NULL)
+		return not_here(d, "GPU timing (CUPTI)", err, errlen);
+	return d->ops->trace_enable(d, err, errlen);
+}
+
+int gpu_trace_begin(struct gpu_dev *d, char *err, size_t errlen)
+{
+	if (d->ops->trace_begin == NULL)
+		return not_here(d, "GPU timing (CUPTI)", err, errlen);
+	return d->ops->trace_begin(d, err, errlen);
+}
+
+int gpu_trace_end(struct gpu_dev *d, struct gpu_trace *out, char *err, size_t errlen)
+{
+	memset(out, 0, sizeof *out);
+	if (d->ops->trace_end == NULL)
+		return not_here(d, "GPU timing (CUPTI)", err, errlen);
+	return d->ops->trace_end(d, out, err, errlen);
+}
+
+int gpu_l2_flush(struct gpu_dev *d, char *err, size_t errlen)
+{
+	if (d->ops->l2_flush == NULL)
+		return 0;       /* nothing to flush on the cpu backend that matters here */
+	return d->ops->l2_flush(d, err, errlen);
+}
+
+int gpu_driver_fds(struct gpu_dev *d, int *fds, int max)
+{
+	if (fds == NULL || max <= 0)
+		return 0;
+	if (d == NULL)
+		return gpu_cuda_process_fds(fds, max);
+	if (d->ops->driver_fds == NULL)
+		return 0;
+	return d->ops->driver_fds(d, fds, max);
+}
+
+int gpu_bench_lock(struct gpu_dev *d, int timeout_ms, char *err, size_t errlen)
+{
+	const char *key = d->ops->lock_key ? d->ops->lock_key(d) : NULL;
+	if (key == NULL)
+		return 0;
+	if (d->bench_held) {
+		snprintf(err, errlen, "the GPU benchmark lock is already held by this device");
+		return -1;
+	}
+	const char *dir = getenv("PASSFS_LOCK_DIR");
+	char path[4096];
+	snprintf(path, sizeof path, "%s/passfs-gpu-%s.lock", dir && *dir ? dir : "/tmp", key);
+	int fd = gpu_lockfile_acquire(path, timeout_ms, err, errlen);
+	if (fd < 0)
+		return -1;
+	d->bench_fd = fd;
+	d->bench_held = 1;
+	return 0;
+}
+
+void gpu_bench_unlock(struct gpu_dev *d)
+{
+	if (d == NULL || !d->bench_held)
+		return;
+	flock(d->bench_fd, LOCK_UN);
+	close(d->bench_fd);
+	d->bench_fd = -1;
+	d->bench_held = 0;
 }

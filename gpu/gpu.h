@@ -22,13 +22,23 @@ struct gpu_module;
 struct gpu_kernel;
 
 /* Opens a backend: "cpu", "cuda" or "auto" (cuda when a device exists, else
- * cpu).  "cuda" without a usable GPU fails with one clear line. */
+ * cpu).  "cuda" without a usable GPU fails with one clear line.
+ *
+ * The cuda backend finds the GPU with a probe in a short-lived child
+ * process (the answer is cached for the process and the children it forks
+ * later), and initialises CUDA in the calling process only when the device
+ * is first used (alloc, compile, load, copy, sync): a process that only
+ * opens, names and closes a cuda device never initialises CUDA, so it may
+ * fork workers that each use the GPU (a CUDA context does not survive
+ * fork).  PASSFS_CUDA_DEVICE picks the device ordinal (default 0). */
 int gpu_open(const char *which, struct gpu_dev **out, char *err, size_t errlen);
 void gpu_close(struct gpu_dev *d);
 enum gpu_backend gpu_backend_of(const struct gpu_dev *d);
 /* "cpu (2 threads, emulated CUDA)" or the GPU's name. */
 const char *gpu_device_name(const struct gpu_dev *d);
-/* "sm_90" for the present GPU (or sm_90 on the cpu backend). */
+/* The NVRTC target for the device: "sm_90a" on compute capability 9.0
+ * (Hopper: wgmma, setmaxnreg and TMA need the "a" target), "sm_XY" on
+ * others; "sm_90" on the cpu backend. */
 const char *gpu_arch(const struct gpu_dev *d);
 
 /* Compiles CUDA C source into a module holding the kernels named by the name
@@ -42,11 +52,51 @@ void gpu_module_free(struct gpu_module *m);
 /* The kernel for name expression `name` (one of those given at compile). */
 struct gpu_kernel *gpu_module_kernel(struct gpu_module *m, const char *name);
 
+/* Loads an already compiled module (cuda backend): `image` is NVRTC's PTX
+ * (NUL-terminated text, JIT-compiled for the device at load) or a cubin
+ * (ELF, image_size bytes); names[i] is a name expression and lowered[i] its
+ * lowered (mangled) name from the same compile.  On failure returns -1 and,
+ * when log is not NULL, the JIT's error log (malloc'd).  The cpu backend
+ * answers -1 ("... needs the cuda backend"). */
+int gpu_module_load(struct gpu_dev *d, const char *label, const void *image, size_t image_size,
+		    const char *const *names, const char *const *lowered, int n, struct gpu_module **out,
+		    char **log, char *err, size_t errlen);
+/* The kernels of a module, in the order of the names given at compile or
+ * load time: count, then 0 <= i < count. */
+int gpu_module_kernel_count(struct gpu_module *m);
+struct gpu_kernel *gpu_module_kernel_at(struct gpu_module *m, int i);
+
 /* Launches a kernel; args[i] points at the i-th argument's value, as with
  * cuLaunchKernel.  The number of arguments and their sizes are checked
- * against the kernel's parameters when the backend knows them. */
+ * against the kernel's parameters when the backend knows them (cuda:
+ * cuFuncGetParamInfo; cpu: the trampoline checks the count).  On the cuda
+ * backend launches are asynchronous: a fault inside the kernel is reported
+ * by the next gpu_sync (or copy), naming the kernels launched since the
+ * previous sync, and leaves the device unusable (every later call fails
+ * with the same message; the process must end). */
 int gpu_launch(struct gpu_dev *d, struct gpu_kernel *k, pf_dim3 grid, pf_dim3 block, size_t smem,
 	       void **args, int nargs, char *err, size_t errlen);
+/* Same, also checking arg_sizes[i] (the host's sizeof of argument i, NULL:
+ * unchecked) against the kernel's parameter sizes: a mismatch means host
+ * and device disagree on a parameter's type and is refused. */
+int gpu_launch_sized(struct gpu_dev *d, struct gpu_kernel *k, pf_dim3 grid, pf_dim3 block, size_t smem,
+		     void **args, int nargs, const size_t *arg_sizes, char *err, size_t errlen);
+
+/* What a compiled kernel uses (result.json reports it per kernel).  Fields
+ * the backend cannot know are -1 (all of them on the cpu backend). */
+struct gpu_kernel_info {
+	const char *name;               /* the name expression (owned by the kernel) */
+	const char *lowered;            /* the lowered name, "" when none */
+	int num_regs;                   /* registers per thread */
+	int shared_bytes;               /* static shared memory per block */
+	int local_bytes;                /* local memory per thread (spills, stack arrays) */
+	int const_bytes;
+	int max_threads_per_block;      /* the most this kernel can be launched with */
+	int n_params;                   /* parameter count (cuFuncGetParamInfo), -1 unknown */
+	long long param_bytes;          /* size of the parameter block, -1 unknown */
+};
+/* Returns 0 and fills *out, or -1 (k NULL). */
+int gpu_kernel_info(struct gpu_kernel *k, struct gpu_kernel_info *out);
 
 /* cpu backend: calls fn(ctx, block_idx) once per block of `grid`, spread over
  * the device's threads, a block start to finish on one thread (this is what
@@ -60,7 +110,77 @@ void gpu_free(struct gpu_dev *d, void *p);
 int gpu_copy_to_device(struct gpu_dev *d, void *dst, const void *src, size_t bytes);
 int gpu_copy_to_host(struct gpu_dev *d, void *dst, const void *src, size_t bytes);
 int gpu_memset(struct gpu_dev *d, void *dst, int byte, size_t bytes);
-/* Waits for all work on the device (context-wide). */
+/* Waits for all work on the device (context-wide: every stream). */
 int gpu_sync(struct gpu_dev *d, char *err, size_t errlen);
+
+/* ---- Benchmark support -------------------------------------------------
+ *
+ * GPU time from CUPTI activity records (cuda backend).  Kernels, memcpys and
+ * memsets on every stream of the context are recorded, so work a call
+ * leaves running (or puts on another stream) is counted.  Use:
+ *
+ *     gpu_open(...); gpu_trace_enable(d, ...);    before any module or alloc
+ *     ...
+ *     gpu_sync(d); gpu_trace_begin(d, ...); t0 = clock;
+ *     run the call; gpu_sync(d); t1 = clock;
+ *     gpu_trace_end(d, &tr, ...);                 after the host clock stops
+ *
+ * Tracing costs host time per launch while enabled (both eager and pass
+ * pay it per launch); PASSFS_CUPTI=0 in the environment turns it off
+ * (gpu_trace_enable then fails saying so). */
+#define GPU_TRACE_MAX_KERNELS 8
+struct gpu_trace {
+	double kernel_ms;               /* sum of kernel durations */
+	double memcpy_ms, memset_ms;    /* sums of copy and memset durations */
+	double span_ms;                 /* first start to last end over every record */
+	int n_kernels, n_memcpy, n_memset;
+	int n_streams;                  /* distinct streams seen (up to 16 counted) */
+	unsigned long long dropped;     /* records CUPTI dropped; > 0: the sums are short */
+	int n_names;                    /* per kernel (lowered name), the first 8 seen */
+	struct {
+		char name[96];
+		double ms;
+		int count;
+	} kernels[GPU_TRACE_MAX_KERNELS];
+};
+/* Starts recording.  Returns 0, or -1 with the reason (cpu backend; CUPTI
+ * not found; PASSFS_CUPTI=0; another CUPTI client such as nsys). */
+int gpu_trace_enable(struct gpu_dev *d, char *err, size_t errlen);
+/* Opens a window: records that start before this call are not counted.
+ * Returns 0, or -1 when tracing is not enabled. */
+int gpu_trace_begin(struct gpu_dev *d, char *err, size_t errlen);
+/* Closes the window: synchronises the context, flushes CUPTI (forced) and
+ * sums the records that started since gpu_trace_begin into *out.  Returns 0
+ * or -1 (err says why; a device error is reported as by gpu_sync). */
+int gpu_trace_end(struct gpu_dev *d, struct gpu_trace *out, char *err, size_t errlen);
+
+/* --cold: evicts the L2 cache.  cuda: resets persisting L2 lines
+ * (cuCtxResetPersistingL2Cache, after setting the persisting limit to 0 on
+ * first use) and memsets a device buffer of gpu_l2_flush_bytes() bytes,
+ * asynchronously, before the caller's next sync.  cpu: nothing (returns 0).
+ * Returns 0 or -1 with the reason. */
+int gpu_l2_flush(struct gpu_dev *d, char *err, size_t errlen);
+/* The flush buffer's size for an L2 of l2_bytes (the device attribute):
+ * twice the L2 (lines survive a flush of exactly its size: the L2 is
+ * split in partitions and hashed), rounded up to 1 MiB, at least 8 MiB;
+ * 256 MiB when the size is unknown (<= 0). */
+size_t gpu_l2_flush_bytes(long long l2_bytes);
+
+/* One benchmark at a time per GPU, machine-wide: an exclusive flock on
+ * $PASSFS_LOCK_DIR (default /tmp)/passfs-gpu-<PCI bus id>.lock, shared by
+ * every passfs process and user (mode 0666).  Waits up to timeout_ms (< 0:
+ * forever; 0: one try).  Returns 0 when held (also on the cpu backend,
+ * where it is a no-op), or -1 with the reason (timeout, cannot open).
+ * Not recursive; the lock ends with gpu_bench_unlock, gpu_close, or the
+ * process (and any child it forked holding the descriptor). */
+int gpu_bench_lock(struct gpu_dev *d, int timeout_ms, char *err, size_t errlen);
+void gpu_bench_unlock(struct gpu_dev *d);
+
+/* The descriptors the GPU driver (and CUPTI) opened while initialising d
+ * (cuda backend, once the device is in use: after the first alloc, compile
+ * or load); d NULL: those of every cuda device initialised in this process.
+ * The sandbox allows the driver's calls on them (engine/sandbox.c asks with
+ * NULL).  Returns how many were written (at most max); 0 on the cpu backend. */
+int gpu_driver_fds(struct gpu_dev *d, int *fds, int max);
 
 #endif

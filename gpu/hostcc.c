@@ -514,6 +514,295 @@ char *hostcc_rewrite_shared(const char *label, const char *src, size_t len, size
 	return out.p;
 }
 
+/* --- device stubs (the cuda backend's host compile) --------------------------- */
+
+#define MAX_MARKERS 32
+
+struct stubber {
+	const char *src, *m;
+	size_t len;
+	char markers[MAX_MARKERS][64];  /* object-like macros that expand to __device__/__global__ */
+	int n_markers;
+};
+
+/* Index just past the logical directive line starting at i. */
+static size_t skip_directive(const char *m, size_t len, size_t i)
+{
+	while (i < len && !(m[i] == '\n' && (i == 0 || m[i - 1] != '\\')))
+		i++;
+	return i;
+}
+
+/* Records `#define NAME body` (object-like) whose body says __device__ or
+ * __global__ but not __host__: declarations using NAME are device-only. */
+static void note_marker(struct stubber *st, size_t b, size_t e)
+{
+	const char *m = st->m;
+	size_t i = b + 1;
+	while (i < e && (m[i] == ' ' || m[i] == '\t'))
+		i++;
+	if (e - i < 6 || strncmp(m + i, "define", 6) != 0 || is_ident(m[i + 6]))
+		return;
+	i += 6;
+	while (i < e && (m[i] == ' ' || m[i] == '\t'))
+		i++;
+	size_t nb = i;
+	while (i < e && is_ident(m[i]))
+		i++;
+	if (i == nb || i - nb >= sizeof st->markers[0] || (i < e && m[i] == '('))
+		return;
+	int dev = 0, host = 0;
+	for (size_t k = i; k < e;) {
+		if (!is_ident(m[k])) {
+			k++;
+			continue;
+		}
+		size_t w = k;
+		while (k < e && is_ident(m[k]))
+			k++;
+		if ((k - w == 10 && (strncmp(m + w, "__device__", 10) == 0 || strncmp(m + w, "__global__", 10) == 0)))
+			dev = 1;
+		for (int q = 0; q < st->n_markers; q++)
+			if (strlen(st->markers[q]) == k - w && strncmp(m + w, st->markers[q], k - w) == 0)
+				dev = 1;
+		if (k - w == 8 && strncmp(m + w, "__host__", 8) == 0)
+			host = 1;
+	}
+	if (dev && !host && st->n_markers < MAX_MARKERS) {
+		memcpy(st->markers[st->n_markers], m + nb, i - nb);
+		st->markers[st->n_markers][i - nb] = '\0';
+		st->n_markers++;
+	}
+}
+
+enum decl_kind { DECL_OTHER, DECL_SCOPE, DECL_KEEP, DECL_STUB };
+
+/* What the `{` closing the declaration m[b, e) opens. */
+static enum decl_kind classify_decl(const struct stubber *st, size_t b, size_t e)
+{
+	const char *m = st->m;
+	size_t cap = e - b + 1;
+	struct tok *t = malloc(sizeof *t * cap);
+	if (t == NULL)
+		return DECL_OTHER;
+	int n = tokenize(m, b, e, t, (int)cap);
+	int depth = 0, seen_paren = 0, has_kw = 0, last_close = -1, dev = 0, host = 0, cexpr = 0;
+	for (int k = 0; k < n; k++) {
+		if (tok_is(m, t[k], "(")) {
+			seen_paren = 1;
+			depth++;
+		} else if (tok_is(m, t[k], ")")) {
+			if (--depth == 0)
+				last_close = k;
+		} else if (depth == 0 && !seen_paren &&
+			   (tok_is(m, t[k], "class") || tok_is(m, t[k], "struct") || tok_is(m, t[k], "union") ||
+			    tok_is(m, t[k], "enum") || tok_is(m, t[k], "namespace"))) {
+			has_kw = 1;
+		}
+		if (tok_is(m, t[k], "__device__") || tok_is(m, t[k], "__global__"))
+			dev = 1;
+		else if (tok_is(m, t[k], "__host__"))
+			host = 1;
+		else if (tok_is(m, t[k], "constexpr"))
+			cexpr = 1;
+		else if (is_ident(m[t[k].b]))
+			for (int q = 0; q < st->n_markers; q++)
+				if (tok_is(m, t[k], st->markers[q]))
+					dev = 1;
+	}
+	/* extern "C" { ... } (the literal is masked to quotes and blanks) */
+	int extern_c = n >= 2 && tok_is(m, t[0], "extern") && m[t[1].b] == '"';
+	if (extern_c) {
+		int only_quotes = 1;
+		for (int k = 1; k < n; k++)
+			only_quotes &= m[t[k].b] == '"';
+		if (only_quotes) {
+			free(t);
+			return DECL_SCOPE;
+		}
+	}
+	enum decl_kind kind = has_kw ? DECL_SCOPE : DECL_OTHER;
+	if (last_close >= 0 && depth == 0) {
+		/* a function: after the parameter list only qualifiers, or a
+		 * trailing return type */
+		int fn = 1;
+		for (int k = last_close + 1; k < n && fn; k++) {
+			if (tok_is(m, t[k], "-") && k + 1 < n && tok_is(m, t[k + 1], ">"))
+				break;
+			fn = tok_is(m, t[k], "const") || tok_is(m, t[k], "volatile") || tok_is(m, t[k], "noexcept") ||
+			     tok_is(m, t[k], "override") || tok_is(m, t[k], "final") || tok_is(m, t[k], "mutable") ||
+			     tok_is(m, t[k], "&") || tok_is(m, t[k], "__restrict__");
+		}
+		if (fn)
+			kind = dev && !host && !cexpr ? DECL_STUB : DECL_KEEP;
+	}
+	free(t);
+	return kind;
+}
+
+/* Index of the `}` matching the `{` at i (directive lines skipped), or len. */
+static size_t match_brace(const char *m, size_t len, size_t i)
+{
+	int depth = 0, line_start = 0;
+	for (; i < len; i++) {
+		char c = m[i];
+		if (c == '\n') {
+			line_start = 1;
+			continue;
+		}
+		if (line_start && c == '#') {
+			i = skip_directive(m, len, i) - 1;
+			continue;
+		}
+		if (c != ' ' && c != '\t' && c != '\r')
+			line_start = 0;
+		if (c == '{')
+			depth++;
+		else if (c == '}' && --depth == 0)
+			return i;
+	}
+	return len;
+}
+
+/* Appends src[b, e) with every asm statement (asm/__asm__/__asm, any
+ * qualifiers, then a parenthesised operand list) replaced by (void)0,
+ * newlines kept. */
+static void emit_without_asm(struct buf *out, const char *src, const char *m, size_t b, size_t e)
+{
+	size_t copied = b;
+	for (size_t i = b; i < e;) {
+		if (!is_ident(m[i]) || (i > 0 && is_ident(m[i - 1]))) {
+			i++;
+			continue;
+		}
+		size_t w = i;
+		while (i < e && is_ident(m[i]))
+			i++;
+		size_t wl = i - w;
+		if (!((wl == 3 && strncmp(m + w, "asm", 3) == 0) || (wl == 5 && strncmp(m + w, "__asm", 5) == 0) ||
+		      (wl == 7 && strncmp(m + w, "__asm__", 7) == 0)))
+			continue;
+		size_t k = i;
+		for (;;) {
+			while (k < e && (m[k] == ' ' || m[k] == '\t' || m[k] == '\n' || m[k] == '\r'))
+				k++;
+			size_t q = k;
+			while (k < e && is_ident(m[k]))
+				k++;
+			if (k == q)
+				break;
+			if (!((k - q == 8 && strncmp(m + q, "volatile", 8) == 0) ||
+			      (k - q == 12 && strncmp(m + q, "__volatile__", 12) == 0) ||
+			      (k - q == 6 && strncmp(m + q, "inline", 6) == 0) ||
+			      (k - q == 4 && strncmp(m + q, "goto", 4) == 0))) {
+				k = e;  /* not an asm statement we understand */
+				break;
+			}
+		}
+		if (k >= e || m[k] != '(')
+			continue;
+		int depth = 0;
+		size_t close = k;
+		for (; close < e; close++) {
+			if (m[close] == '(')
+				depth++;
+			else if (m[close] == ')' && --depth == 0)
+				break;
+		}
+		if (close >= e)
+			continue;
+		buf_add(out, src + copied, w - copied);
+		buf_puts(out, "(void)0");
+		for (size_t q = w; q <= close; q++)
+			if (m[q] == '\n')
+				buf_puts(out, "\n");
+		copied = i = close + 1;
+	}
+	buf_add(out, src + copied, e - copied);
+}
+
+char *hostcc_device_stubs(const char *src, size_t len, size_t *outlen)
+{
+	char *m = hostcc_mask(src, len);
+	if (m == NULL)
+		return NULL;
+	struct stubber st = {.src = src, .m = m, .len = len};
+	struct buf out = {0};
+	size_t copied = 0, decl_start = 0, i = 0;
+	int line_start = 1;
+	while (i < len) {
+		char c = m[i];
+		if (c == '\n') {
+			line_start = 1;
+			i++;
+			continue;
+		}
+		if (line_start && c == '#') {
+			size_t end = skip_directive(m, len, i);
+			note_marker(&st, i, end);
+			i = decl_start = end;
+			continue;
+		}
+		if (c != ' ' && c != '\t' && c != '\r')
+			line_start = 0;
+		if (c == ';' || c == '}') {
+			decl_start = ++i;
+			continue;
+		}
+		if (c != '{') {
+			i++;
+			continue;
+		}
+		enum decl_kind k = classify_decl(&st, decl_start, i);
+		if (k == DECL_SCOPE) {
+			decl_start = ++i;
+			continue;
+		}
+		size_t close = match_brace(m, len, i);
+		if (close >= len)
+			break;          /* unbalanced: leave the rest to the compiler */
+		if (k == DECL_STUB) {
+			/* the body goes; its line breaks and directives stay */
+			buf_add(&out, src + copied, i + 1 - copied);
+			buf_puts(&out, " __builtin_trap(); ");
+			int ls = 0;
+			for (size_t q = i + 1; q < close; q++) {
+				if (m[q] == '\n') {
+					buf_puts(&out, "\n");
+					ls = 1;
+				} else if (ls && m[q] == '#') {
+					size_t end = skip_directive(m, len, q);
+					buf_add(&out, src + q, end - q);
+					q = end - 1;
+				} else if (m[q] != ' ' && m[q] != '\t' && m[q] != '\r') {
+					ls = 0;
+				}
+			}
+			copied = close;
+		} else if (k == DECL_KEEP) {
+			buf_add(&out, src + copied, i + 1 - copied);
+			emit_without_asm(&out, src, m, i + 1, close);
+			copied = close;
+		}
+		i = close + 1;
+		decl_start = i;
+		line_start = 0;
+	}
+	buf_add(&out, src + copied, len - copied);
+	free(m);
+	if (out.oom) {
+		free(out.p);
+		return NULL;
+	}
+	if (out.p == NULL) {
+		out.p = calloc(1, 1);
+		if (out.p == NULL)
+			return NULL;
+	}
+	*outlen = out.len;
+	return out.p;
+}
+
 /* --- the compiler's input --------------------------------------------------- */
 
 static char *build_source(const struct hostcc_request *req, size_t *outlen)
@@ -521,7 +810,16 @@ static char *build_source(const struct hostcc_request *req, size_t *outlen)
 	const char *label = req->label ? req->label : "source.cu";
 	struct buf b = {0};
 	size_t rlen;
-	char *body = hostcc_rewrite_shared(label, req->src, req->len, &rlen);
+	const char *text = req->src;
+	size_t tlen = req->len;
+	char *stubbed = NULL;
+	if (req->device_stubs) {
+		if ((stubbed = hostcc_device_stubs(req->src, req->len, &tlen)) == NULL)
+			return NULL;
+		text = stubbed;
+	}
+	char *body = hostcc_rewrite_shared(label, text, tlen, &rlen);
+	free(stubbed);
 	if (body == NULL)
 		return NULL;
 
@@ -845,6 +1143,26 @@ static char **child_env(void)
 
 static const char *const stand_in_headers[] = {"cuda_fp16.h", "cuda_bf16.h", "cuda_runtime.h", NULL};
 
+/* Device-only headers a pass may include on the cuda backend: in the stub
+ * compile only their names have to resolve (the bodies that use them are
+ * gone); the namespaces exist for `using namespace nvcuda;` and aliases. */
+static const struct {
+	const char *path;
+	const char *body;
+} device_stand_ins[] = {
+	{"mma.h", "#pragma once\n#include <passfs.h>\nnamespace nvcuda { namespace wmma {\n"
+		  "struct matrix_a; struct matrix_b; struct accumulator; struct row_major; struct col_major;\n"
+		  "enum layout_t { mem_row_major, mem_col_major };\n"
+		  "template <typename Use, int m, int n, int k, typename T, typename Layout = void> class fragment;\n"
+		  "namespace precision { struct tf32; struct b1; struct s4; struct u4; }\n"
+		  "} }\n"},
+	{"cooperative_groups.h", "#pragma once\n#include <passfs.h>\nnamespace cooperative_groups {}\n"},
+	{"cooperative_groups/reduce.h", "#pragma once\n#include <cooperative_groups.h>\n"},
+	{"cooperative_groups/memcpy_async.h", "#pragma once\n#include <cooperative_groups.h>\n"},
+	{"cuda_pipeline.h", "#pragma once\n#include <passfs.h>\n"},
+	{"cuda_awbarrier.h", "#pragma once\n#include <passfs.h>\n"},
+};
+
 enum hostcc_status hostcc_compile(const struct hostcc_request *req, struct hostcc_output *out,
 				  char *err, size_t errlen)
 {
@@ -888,6 +1206,19 @@ enum hostcc_status hostcc_compile(const struct hostcc_request *req, struct hostc
 			goto done;
 		}
 	}
+	for (size_t i = 0; req->device_stubs && i < sizeof device_stand_ins / sizeof device_stand_ins[0]; i++) {
+		const char *slash = strchr(device_stand_ins[i].path, '/');
+		if (slash != NULL) {
+			snprintf(path, sizeof path, "%s/%.*s", incdir, (int)(slash - device_stand_ins[i].path),
+				 device_stand_ins[i].path);
+			mkdir(path, 0700);
+		}
+		snprintf(path, sizeof path, "%s/%s", incdir, device_stand_ins[i].path);
+		if (write_file(path, device_stand_ins[i].body, strlen(device_stand_ins[i].body)) != 0) {
+			snprintf(err, errlen, "%s: cannot write %s: %s", label, path, strerror(errno));
+			goto done;
+		}
+	}
 	size_t srclen;
 	src = build_source(req, &srclen);
 	if (src == NULL)
@@ -923,6 +1254,12 @@ enum hostcc_status hostcc_compile(const struct hostcc_request *req, struct hostc
 	argv[na++] = prog;
 	for (int i = 1; i < nw; i++)
 		argv[na++] = words[i];
+	if (req->device_stubs) {
+		/* Stub bodies are identical: without this, g++ may fold kernels
+		 * into one address and the kernel table could not tell them apart. */
+		argv[na++] = "-fno-ipa-icf";
+		argv[na++] = "-DPF_DEVICE_STUBS=1";
+	}
 	for (int i = 0; fixed[i] != NULL; i++)
 		argv[na++] = (char *)fixed[i];
 	argv[na] = NULL;

@@ -49,6 +49,7 @@ struct hostcc_request {
 	int n_names;
 	int kernel_table;               /* also append pf_kernel_table / pf_kernel_count */
 	int timeout_s;                  /* wall-clock limit; <= 0: 60 s */
+	int device_stubs;               /* cuda backend: see hostcc_device_stubs */
 	const char *include_dir;        /* NULL: hostcc_include_dir() */
 };
 
@@ -89,5 +90,27 @@ char *hostcc_mask(const char *src, size_t len);
  * malloc'd, NUL-terminated; *outlen gets its length.  NULL when out of
  * memory. */
 char *hostcc_rewrite_shared(const char *label, const char *src, size_t len, size_t *outlen);
+
+/* The cuda backend's host compile: kernels run on the GPU, so the host
+ * object needs their signatures (pf_launch's parameter types, the kernel
+ * table's addresses) but not their bodies, which may hold what g++ cannot
+ * compile (inline PTX, wmma, cooperative groups).  Returns a copy of src
+ * where, with line numbers kept:
+ *   - the body of every function declared __global__ or __device__ (or
+ *     with an object-like macro whose body says so), and neither __host__
+ *     nor constexpr, becomes `{ __builtin_trap(); }` - its line breaks and
+ *     preprocessor lines stay, so #if/#endif pairs and #line numbering hold;
+ *   - in the bodies that stay (the replacement, unannotated or __host__
+ *     __device__ helpers), every asm statement (asm, __asm__, any
+ *     qualifiers) becomes (void)0.
+ * The compile then adds -fno-ipa-icf (identical stub bodies keep distinct
+ * addresses), -DPF_DEVICE_STUBS=1, and stand-ins for mma.h,
+ * cooperative_groups.h (+ reduce.h, memcpy_async.h), cuda_pipeline.h and
+ * cuda_awbarrier.h that declare the namespaces.  Known limits: a body
+ * whose device-only use is hidden behind a function-like macro, a
+ * file-scope asm, or wmma types outside function bodies beyond the
+ * declared fragment template do not compile on the host.  malloc'd;
+ * *outlen gets the length; NULL when out of memory. */
+char *hostcc_device_stubs(const char *src, size_t len, size_t *outlen);
 
 #endif

@@ -31,6 +31,9 @@ static struct {
 	nvrtc_result_t (*GetProgramLog)(nvrtc_prog_t, char *);
 	nvrtc_result_t (*AddNameExpression)(nvrtc_prog_t, const char *);
 	nvrtc_result_t (*GetLoweredName)(nvrtc_prog_t, const char *, const char **);
+	/* optional: NULL when the library lacks them */
+	nvrtc_result_t (*GetCUBINSize)(nvrtc_prog_t, size_t *);
+	nvrtc_result_t (*GetCUBIN)(nvrtc_prog_t, char *);
 } nv;
 
 static pthread_once_t nv_once = PTHREAD_ONCE_INIT;
@@ -93,6 +96,8 @@ static void nv_load(void)
 			return;
 		}
 	}
+	nv.GetCUBINSize = (nvrtc_result_t (*)(nvrtc_prog_t, size_t *))dlsym(nv.handle, "nvrtcGetCUBINSize");
+	nv.GetCUBIN = (nvrtc_result_t (*)(nvrtc_prog_t, char *))dlsym(nv.handle, "nvrtcGetCUBIN");
 	int major = 0, minor = 0;
 	if (nv.Version(&major, &minor) == 0)
 		snprintf(nv.version, sizeof nv.version, "%d.%d", major, minor);
@@ -147,6 +152,7 @@ void nvrtc_output_free(struct nvrtc_output *o)
 	if (o == NULL)
 		return;
 	free(o->ptx);
+	free(o->cubin);
 	for (int i = 0; i < o->n_lowered; i++)
 		free(o->lowered[i]);
 	free(o->lowered);
@@ -330,6 +336,20 @@ enum nvrtc_status nvrtc_compile(const struct nvrtc_request *req, struct nvrtc_ou
 		return NVRTC_GATE_FAILED;
 	}
 	out->ptx[ptx_len] = '\0';
+	/* The cubin exists only for a real architecture (sm_XY), not for a
+	 * virtual one (compute_XY); without it the PTX is JIT-compiled at load. */
+	size_t cubin_len = 0;
+	if (req->want_cubin && nv.GetCUBINSize != NULL && nv.GetCUBIN != NULL &&
+	    strncmp(req->arch ? req->arch : "sm_90", "sm_", 3) == 0 &&
+	    nv.GetCUBINSize(prog, &cubin_len) == 0 && cubin_len > 0 &&
+	    (out->cubin = malloc(cubin_len)) != NULL) {
+		if (nv.GetCUBIN(prog, out->cubin) == 0) {
+			out->cubin_size = cubin_len;
+		} else {
+			free(out->cubin);
+			out->cubin = NULL;
+		}
+	}
 
 	if (req->n_names > 0) {
 		out->lowered = calloc((size_t)req->n_names, sizeof(char *));

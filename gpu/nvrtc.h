@@ -46,12 +46,16 @@ struct nvrtc_request {
 	const int *name_lines;          /* line asking for each name (errors point
 					 * there), or NULL */
 	int n_names;
+	int want_cubin;                 /* also return the cubin (arch "sm_XY[a]" only,
+					 * NVRTC >= 11.1); the PTX is returned anyway */
 };
 
 struct nvrtc_output {
 	char *ptx;                      /* NUL-terminated; NULL unless compiled */
 	char **lowered;                 /* n_names lowered names (mangled), or NULL */
 	int n_lowered;
+	void *cubin;                    /* the cubin when asked for and available, else NULL */
+	size_t cubin_size;
 	char *log;                      /* compiler log tail (<= 64 KiB), may be "" */
 	double ms;                      /* wall time of nvrtcCompileProgram */
 };

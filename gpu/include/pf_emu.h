@@ -143,8 +143,10 @@
  *                                      param_count entries, then a 0)
  *
  * 3. Not supported on the CPU (the pipeline rejects them by a source scan
- *    before compiling): inline PTX (`asm(...)` is also a compile error
- *    here), wmma/mma, cooperative groups, dynamic parallelism.
+ *    before compiling): inline PTX (`asm` is also a macro here and
+ *    `__asm__`/`__asm` are poisoned, so any use is a compile error, a
+ *    token-pasted one included), wmma/mma, cooperative groups, dynamic
+ *    parallelism.
  *
  * 4. Do not define __CUDACC__ or __CUDA_ARCH__ for the host compile
  *    (passfs.h selects its device branch on __CUDACC__).  PF_EMU is defined
@@ -2084,7 +2086,14 @@ inline int launch_checked_sizes(pf_call *c, void (*kernel)(P...), pf_dim3 grid, 
 #define __align__(n) __attribute__((aligned(n)))
 #define __cudart_builtin__
 /* __restrict__ is native to g++. */
-/* Inline PTX cannot run on the CPU. */
-#define asm(...) static_assert(sizeof(char) == 0, "inline PTX asm() cannot run on the CPU backend (needs a GPU)")
+/* Inline PTX cannot run on the CPU, and host x86 assembly must not run
+ * here either.  `asm` is an object-like macro, so `asm volatile(...)` fails
+ * with this message; `__asm__` and `__asm` are poisoned rather than defined
+ * (glibc's and libstdc++'s headers use them inside macros defined earlier,
+ * which poisoning exempts, so headers a test includes after this one still
+ * work).  Both also catch a keyword made by token pasting, which the
+ * pipeline's source scan cannot see. */
+#define asm static_assert(sizeof(char) == 0, "inline asm cannot run on the CPU backend (inline PTX needs a GPU)"); (void)
+#pragma GCC poison __asm__ __asm
 
 #endif /* PF_EMU_H */

@@ -73,9 +73,9 @@ __global__ void softmax_thread(opl_softmax p)
 	}
 }
 
-/* layer_norm over rows of m contiguous elements: two passes (mean, then the
- * variance of x - mean) for accuracy, biased variance, rstd = 1/sqrt(var +
- * eps); y = (x - mean) * rstd * w + b. */
+/* layer_norm over rows of m contiguous elements: two passes (the mean, as
+ * x[0] + mean(x - x[0]); then the variance of x - mean) for accuracy, biased
+ * variance, rstd = 1/sqrt(var + eps); y = (x - mean) * rstd * w + b. */
 template <typename T, typename TW>
 __global__ void layer_norm(opl_layer_norm p)
 {
@@ -85,10 +85,13 @@ __global__ void layer_norm(opl_layer_norm p)
 	for (long long r = blockIdx.x; r < p.rows; r += gridDim.x) {
 		const T *x = static_cast<const T *>(p.in) + r * p.m;
 		T *y = static_cast<T *>(p.out) + r * p.m;
+		/* the sum of x - x[0], not of x: rows far from zero relative to
+		 * their spread keep their mean's precision */
+		const A shift = opl_cast<A>::from(x[0]);
 		A s = 0;
 		for (long long j = threadIdx.x; j < p.m; j += blockDim.x)
-			s += opl_cast<A>::from(x[j]);
-		A mean = opl_block_reduce(s, sh, opl_sum_op<A>()) / A(p.m);
+			s += opl_cast<A>::from(x[j]) - shift;
+		A mean = shift + opl_block_reduce(s, sh, opl_sum_op<A>()) / A(p.m);
 		A v = 0;
 		for (long long j = threadIdx.x; j < p.m; j += blockDim.x) {
 			A d = opl_cast<A>::from(x[j]) - mean;
@@ -116,10 +119,11 @@ __global__ void layer_norm_thread(opl_layer_norm p)
 	for (long long r = opl_gtid(); r < p.rows; r += opl_gsize()) {
 		const T *x = static_cast<const T *>(p.in) + r * p.m;
 		T *y = static_cast<T *>(p.out) + r * p.m;
+		const A shift = opl_cast<A>::from(x[0]);
 		A s = 0;
 		for (long long j = 0; j < p.m; j++)
-			s += opl_cast<A>::from(x[j]);
-		A mean = s / A(p.m), v = 0;
+			s += opl_cast<A>::from(x[j]) - shift;
+		A mean = shift + s / A(p.m), v = 0;
 		for (long long j = 0; j < p.m; j++) {
 			A d = opl_cast<A>::from(x[j]) - mean;
 			v += d * d;
@@ -171,6 +175,25 @@ static __device__ __forceinline__ long long reduce_offset(unsigned long long i, 
 	return nd > 0 ? off + (long long)i * stride[0] : 0;
 }
 
+/* Adds the elements r = first, first + step, ... < n of one reduction to
+ * acc, in runs of 256 summed separately (a two-level sum: its rounding error
+ * grows with 256 + n / 256 rather than n, close to PyTorch's cascaded sums). */
+template <typename TI, typename TO, typename A>
+static __device__ __forceinline__ A reduce_span(const opl_reduce &p, const TI *x, long long base, long long first,
+						long long step)
+{
+	A total = A(0);
+	for (long long r0 = first; r0 < p.nred; r0 += 256 * step) {
+		A run = A(0);
+		long long end = r0 + 256 * step < p.nred ? r0 + 256 * step : p.nred;
+		for (long long r = r0; r < end; r += step)
+			run += opl_cast<A>::from(opl_cast<TO>::from(
+				x[base + reduce_offset((unsigned long long)r, p.rndim, p.rshape, p.rstride)]));
+		total += run;
+	}
+	return total;
+}
+
 /* Sum (scale 1) or mean (scale 1/n) over the reduced dims, one block per
  * output element. */
 template <typename TI, typename TO>
@@ -182,10 +205,7 @@ __global__ void reduce_block(opl_reduce p)
 	TO *y = static_cast<TO *>(p.out);
 	for (long long o = blockIdx.x; o < p.nout; o += gridDim.x) {
 		long long base = reduce_offset((unsigned long long)o, p.ondim, p.oshape, p.ostride);
-		A s = 0;
-		for (long long r = threadIdx.x; r < p.nred; r += blockDim.x)
-			s += opl_cast<A>::from(opl_cast<TO>::from(
-				x[base + reduce_offset((unsigned long long)r, p.rndim, p.rshape, p.rstride)]));
+		A s = reduce_span<TI, TO, A>(p, x, base, threadIdx.x, blockDim.x);
 		s = opl_block_reduce(s, sh, opl_sum_op<A>());
 		if (threadIdx.x == 0)
 			y[o] = opl_cast<TO>::from(s * opl_cast<A>::from(p.scale));
@@ -201,10 +221,7 @@ __global__ void reduce_thread(opl_reduce p)
 	TO *y = static_cast<TO *>(p.out);
 	for (long long o = opl_gtid(); o < p.nout; o += opl_gsize()) {
 		long long base = reduce_offset((unsigned long long)o, p.ondim, p.oshape, p.ostride);
-		A s = 0;
-		for (long long r = 0; r < p.nred; r++)
-			s += opl_cast<A>::from(opl_cast<TO>::from(
-				x[base + reduce_offset((unsigned long long)r, p.rndim, p.rshape, p.rstride)]));
+		A s = reduce_span<TI, TO, A>(p, x, base, 0, 1);
 		y[o] = opl_cast<TO>::from(s * opl_cast<A>::from(p.scale));
 	}
 }

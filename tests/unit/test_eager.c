@@ -42,7 +42,11 @@ static const char graph_text[] =
 	"  {\"name\": \"ii\", \"shape\": [3], \"dtype\": \"int64\", \"data\": [1, 0, 2]},\n"
 	"  {\"name\": \"bb\", \"shape\": [2], \"dtype\": \"float32\", \"data\": [10, 20]},\n"
 	"  {\"name\": \"p4\", \"shape\": [1, 1, 2, 2], \"dtype\": \"float32\", \"data\": [1, 2, 3, 4]},\n"
-	"  {\"name\": \"a1\", \"shape\": [1], \"dtype\": \"float32\", \"data\": [0.25]}\n"
+	"  {\"name\": \"a1\", \"shape\": [1], \"dtype\": \"float32\", \"data\": [0.25]},\n"
+	"  {\"name\": \"k4\", \"shape\": [4, 1, 3, 3], \"dtype\": \"float32\", \"data\": [1, 1, 1, 1, 1, 1, 1, 1, 1,\n"
+	"     2, 2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3, 3, 4, 4, 4, 4, 4, 4, 4, 4, 4]},\n"
+	"  {\"name\": \"k1\", \"shape\": [2, 1, 1, 1], \"dtype\": \"float32\", \"data\": [2, -1]},\n"
+	"  {\"name\": \"b2\", \"shape\": [2], \"dtype\": \"float32\", \"data\": [0.5, 1]}\n"
 	" ],\n"
 	" \"nodes\": [\n"
 	"  {\"name\": \"add\", \"op\": \"add\", \"inputs\": [\"x\", \"y\"], \"attrs\": {\"alpha\": 2}},\n"
@@ -72,10 +76,13 @@ static const char graph_text[] =
 	"  {\"name\": \"isum\", \"op\": \"sum\", \"inputs\": [\"ii\"]},\n"
 	"  {\"name\": \"pw\", \"op\": \"pow\", \"inputs\": [\"x\", 2]},\n"
 	"  {\"name\": \"gl\", \"op\": \"gelu\", \"inputs\": [\"y\"], \"attrs\": {\"approximate\": \"tanh\"}},\n"
-	"  {\"name\": \"pr\", \"op\": \"prelu\", \"inputs\": [\"w\", \"a1\"]}\n"
+	"  {\"name\": \"pr\", \"op\": \"prelu\", \"inputs\": [\"w\", \"a1\"]},\n"
+	"  {\"name\": \"c4\", \"op\": \"conv2d\", \"inputs\": [\"img\", \"k4\"], \"attrs\": {\"padding\": \"same\"}},\n"
+	"  {\"name\": \"c1\", \"op\": \"conv2d\", \"inputs\": [\"img\", \"k1\", \"b2\"]}\n"
 	" ],\n"
 	" \"outputs\": [\"half\", \"flat\", \"sm\", \"mm\", \"lin\", \"ln\", \"cat\", \"pad\", \"sum\", \"mean\", \"wh\",\n"
-	"             \"conv\", \"up\", \"bil\", \"pool\", \"att\", \"hb\", \"hs\", \"sp1\", \"isum\", \"pw\", \"gl\", \"pr\", \"xt\"]\n"
+	"             \"conv\", \"up\", \"bil\", \"pool\", \"att\", \"hb\", \"hs\", \"sp1\", \"isum\", \"pw\", \"gl\", \"pr\", \"xt\",\n"
+	"             \"c4\", \"c1\"]\n"
 	"}]}\n";
 
 static double e(double x)
@@ -86,7 +93,7 @@ static double e(double x)
 struct expect {
 	const char *name;
 	int n;
-	double v[32];
+	double v[64];
 	double tol;
 };
 
@@ -158,6 +165,9 @@ static void test_known_answers(struct gpu_dev *d)
 		{"gl", 3, {g10, g20, g30}, 1e-4},
 		{"pr", 6, {1, 0, -0.25, 2, 1, 0}, 0},
 		{"xt", 6, {1, 4, 2, 5, 3, 6}, 0},
+		{"c4", 36, {12, 21, 16, 27, 45, 33, 24, 39, 28, 24, 42, 32, 54, 90, 66, 48, 78, 56,
+			    36, 63, 48, 81, 135, 99, 72, 117, 84, 48, 84, 64, 108, 180, 132, 96, 156, 112}, 1e-6},
+		{"c1", 18, {2.5, 4.5, 6.5, 8.5, 10.5, 12.5, 14.5, 16.5, 18.5, 0, -1, -2, -3, -4, -5, -6, -7, -8}, 1e-6},
 	};
 	CHECK(v->n_outputs == (int)(sizeof(want) / sizeof(want[0])), "output count %d", v->n_outputs);
 
@@ -186,7 +196,7 @@ static void test_known_answers(struct gpu_dev *d)
 			const struct graph_value *o = &v->values[v->outputs[j]];
 			const struct expect *w = &want[j];
 			int n = (int)graph_shape_numel(&o->shape);
-			unsigned char buf[512];
+			unsigned char buf[1024];
 			CHECK(strcmp(o->name, w->name) == 0, "output %d is %s, expected %s", j, o->name, w->name);
 			CHECK(n == w->n, "%s: %d elements, expected %d", o->name, n, w->n);
 			if (n != w->n || ob[j] > sizeof(buf))

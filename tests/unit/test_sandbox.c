@@ -1,10 +1,12 @@
 /* test_sandbox.c - the seccomp sandbox stops files, sockets, processes and a
- * raw `syscall` instruction, and lets computing, memory and the IPC fd work. */
+ * raw `syscall` instruction, and lets computing, memory, printf and the IPC
+ * fd work. */
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -19,7 +21,7 @@ static int passed, failed;
 	fprintf(stderr, __VA_ARGS__); fputc('\n', stderr); } } while (0)
 
 enum action { A_COMPUTE, A_OPEN, A_SOCKET, A_FORK, A_RAW_OPENAT, A_WRITE_FILE_FD, A_SIGACTION, A_SETTIME,
-	      A_EXEC_MMAP, A_EXEC_MPROTECT };
+	      A_EXEC_MMAP, A_EXEC_MPROTECT, A_DEV_IOCTL, A_DEV_READ, A_OTHER_IOCTL };
 
 /* Runs `act` in a sandboxed child; returns its exit status and what it wrote
  * to the report pipe. */
@@ -29,12 +31,18 @@ static int run(enum action act, char *report, size_t len, const char *probe)
 	if (pipe(rp) || socketpair(AF_UNIX, SOCK_STREAM, 0, ipc))
 		return -1;
 	int fd_file = open("/dev/null", O_WRONLY);
+	/* a stand-in for a GPU driver descriptor */
+	int dev[2];
+	if (pipe(dev))
+		return -1;
+	(void)!write(dev[1], "d", 1);
 	pid_t pid = fork();
 	if (pid == 0) {
 		close(rp[0]);
 		char err[256];
 		struct sandbox_limits lim = {.address_space = (size_t)4 << 30, .cpu_seconds = 10,
-					     .report_fd = rp[1], .io_fds = &ipc[1], .n_io_fds = 1};
+					     .report_fd = rp[1], .io_fds = &ipc[1], .n_io_fds = 1,
+					     .dev_fds = dev, .n_dev_fds = act >= A_DEV_IOCTL ? 1 : 0};
 		if (sandbox_enter(&lim, err, sizeof(err))) {
 			fprintf(stderr, "%s\n", err);
 			_exit(3);
@@ -47,6 +55,9 @@ static int run(enum action act, char *report, size_t len, const char *probe)
 			memset(m, 1, 1 << 20);
 			char *h = malloc(1000);
 			free(h);
+			/* a pass's printf: stdio's first use must not need fstat */
+			printf("sandboxed child: printf works\n");
+			fflush(stdout);
 			(void)!write(ipc[1], "ok", 2);
 			_exit(m[5] == 1 ? 0 : 4);
 		}
@@ -87,6 +98,19 @@ static int run(enum action act, char *report, size_t len, const char *probe)
 			mprotect(p, 4096, PROT_READ | PROT_EXEC);
 			_exit(0);
 		}
+		case A_DEV_IOCTL: {
+			int avail = 0;
+			_exit(ioctl(dev[0], FIONREAD, &avail) == 0 && avail == 1 ? 0 : 5);
+		}
+		case A_DEV_READ: {
+			char ch = 0;
+			_exit(read(dev[0], &ch, 1) == 1 && ch == 'd' ? 0 : 5);
+		}
+		case A_OTHER_IOCTL: {
+			int avail = 0;
+			ioctl(ipc[1], FIONREAD, &avail);
+			_exit(0);
+		}
 		case A_SETTIME: {
 			struct timespec ts = {0, 0};
 			syscall(SYS_clock_settime, CLOCK_REALTIME, &ts);
@@ -98,6 +122,8 @@ static int run(enum action act, char *report, size_t len, const char *probe)
 	close(rp[1]);
 	close(ipc[1]);
 	close(fd_file);
+	close(dev[0]);
+	close(dev[1]);
 	int st;
 	waitpid(pid, &st, 0);
 	ssize_t n = read(rp[0], report, len - 1);
@@ -117,7 +143,11 @@ int main(void)
 		{A_OPEN, "openat"}, {A_SOCKET, "socket"}, {A_FORK, "clone"}, {A_RAW_OPENAT, "openat"},
 		{A_WRITE_FILE_FD, "write"}, {A_SIGACTION, "rt_sigaction"}, {A_SETTIME, "clock_settime"},
 		{A_EXEC_MMAP, "mmap (executable)"}, {A_EXEC_MPROTECT, "mprotect (executable)"},
+		{A_OTHER_IOCTL, "ioctl"},
 	};
+	/* the GPU driver's descriptors (sandbox_limits.dev_fds) */
+	CHECK(run(A_DEV_IOCTL, rep, sizeof(rep), probe) == 0, "ioctl on a device fd: %s", rep);
+	CHECK(run(A_DEV_READ, rep, sizeof(rep), probe) == 0, "read on a device fd: %s", rep);
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		int st = run(bad[i].a, rep, sizeof(rep), probe);
 		CHECK(st == 159 && strstr(rep, "forbidden system call") && strstr(rep, bad[i].want),

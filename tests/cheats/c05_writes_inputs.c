@@ -1,0 +1,22 @@
+/* Cheat 5: writes into its input (here it zeroes x after reading it, as a
+ * pass that used the input as scratch space would).  Inputs are compared
+ * after every checked run: rejected. */
+#include <passfs.h>
+
+__global__ void bias_gelu(float *x, const float *bias, float *y, long long n, long long c)
+{
+	long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+	if (i >= n)
+		return;
+	float v = x[i] + bias[i % c];
+	x[i] = 0.0f;
+	y[i] = 0.5f * v * (1.0f + tanhf(0.7978845608028654f * (v + 0.044715f * v * v * v)));
+}
+
+PASS_REPLACEMENT(pf_call *call)
+{
+	const pf_tensor *x = pf_in(call, 0), *b = pf_in(call, 1);
+	pf_tensor *y = pf_out(call, 0);
+	long long n = pf_numel(y);
+	return pf_launch(call, bias_gelu, pf_dim((unsigned)((n + 255) / 256)), pf_dim(256), 0, x->data, b->data, y->data, n, b->shape[0]);
+}

@@ -1,0 +1,266 @@
+#!/usr/bin/env bash
+# tests/gpu/check.sh - the device check for the cuda backend: one script for a
+# machine with a GPU (written for an H200 with CUDA 13, PyTorch and
+# TorchInductor; about 4-5 minutes), run from a copy of the repository:
+#
+#   bash tests/gpu/check.sh            # OUT=/some/dir to keep the table and logs
+#
+# Steps (each with a time limit; a failed step does not stop the others, and
+# steps that need the binary are skipped when the build failed):
+#   1 env        nvidia-smi, compilers, torch
+#   2 build      cmake Release (warnings not fatal here) into build-gpu/
+#   3 device     unit tests on the GPU: test_cuda_device (launches, CUPTI,
+#                escape, faults, big shared memory, L2 flush, lock, module
+#                cache, CUDA inside the sandbox), test_cuda_backend,
+#                test_cuda_pack, test_sandbox
+#   4 speed      `passfs eval` of a 6-variant task with a correct pass, twice:
+#                wall time (target < 1.5 s warm) and scores within 2%
+#   5 verdicts   tests/cli/eval_verdicts.sh with BACKEND=cuda (every verdict)
+#   6 gpu-passes tests/gpu/passes: inline PTX + wmma (ok), the escaping slow
+#                kernel (ok, speedup < 1: the sync caught it), a faulting
+#                kernel (runtime_error naming it), then the GPU still works
+#   7 anchor     tests/gpu/anchor.py: passfs eager vs PyTorch eager and
+#                torch.compile on 8 tasks (outputs compared, 25 + 100 trials)
+# Then a summary, and the anchor's table; with OUT set, both go to
+# $OUT/gpu-check.txt and every step's log to $OUT/logs/.
+#
+# Environment: CHECK_BUDGET_S (total seconds, default 290: later steps shrink
+# or are skipped to fit), BUILD_DIR (build-gpu), PYTHON (a python with torch;
+# default: python3 if it imports torch, else /usr/bin/python3), JOBS.
+set -u
+cd "$(dirname "$0")/../.." || exit 2
+REPO=$(pwd)
+START=$(date +%s)
+BUDGET=${CHECK_BUDGET_S:-290}
+BUILD=${BUILD_DIR:-build-gpu}
+JOBS=${JOBS:-$(nproc 2>/dev/null || echo 4)}
+PASSFS=$REPO/$BUILD/passfs
+LOGS=$(mktemp -d /tmp/passfs-gpu-check.XXXXXX)
+OUTDIR=${OUT:-}
+if [ -n "$OUTDIR" ]; then
+	mkdir -p "$OUTDIR/logs"
+fi
+# Fresh, private state for this run: module cache, GPU lock directory.
+export PASSFS_CACHE_DIR=$LOGS/module-cache PASSFS_LOCK_DIR=$LOGS
+PYTHON=${PYTHON:-}
+if [ -z "$PYTHON" ]; then
+	if python3 -c 'import torch' >/dev/null 2>&1; then PYTHON=python3; else PYTHON=/usr/bin/python3; fi
+fi
+
+names=()
+results=()
+secs=()
+notes=()
+built=0
+
+elapsed() { echo $(($(date +%s) - START)); }
+
+# step NAME LIMIT_S NEEDS_BUILD(0/1) COMMAND...: runs with a time limit
+# (shrunk to the budget left), shows the log's tail, records the outcome.
+step() {
+	local name=$1 limit=$2 needs=$3
+	shift 3
+	local i=$((${#names[@]} + 1)) left log rc t0 dt
+	left=$((BUDGET - $(elapsed)))
+	log=$LOGS/$i-$name.log
+	names+=("$name")
+	echo
+	echo "=== [$i] $name (limit ${limit}s, $(elapsed)s elapsed)"
+	if [ "$needs" = 1 ] && [ $built -ne 1 ]; then
+		echo "--- skipped: no build"
+		results+=(skipped); secs+=(0); notes+=("no build")
+		return
+	fi
+	if [ $left -lt 10 ]; then
+		echo "--- skipped: the time budget (${BUDGET}s) is spent"
+		results+=(skipped); secs+=(0); notes+=("no time left")
+		return
+	fi
+	[ "$limit" -gt "$left" ] && limit=$left
+	t0=$(date +%s)
+	# the step functions are exported: timeout runs them in a child bash
+	timeout -k 10 "$limit" bash -c '"$@"' step "$@" >"$log" 2>&1
+	rc=$?
+	dt=$(($(date +%s) - t0))
+	if [ $rc -eq 0 ]; then
+		tail -n 25 "$log"
+		results+=(ok); notes+=("")
+	else
+		tail -n 60 "$log"
+		if [ $rc -eq 124 ] || [ $rc -eq 137 ]; then
+			echo "--- TIMED OUT after ${limit}s"
+			results+=(FAILED); notes+=("timed out after ${limit}s")
+		else
+			echo "--- FAILED (exit $rc)"
+			results+=(FAILED); notes+=("exit $rc")
+		fi
+	fi
+	secs+=("$dt")
+	if [ -n "$OUTDIR" ]; then cp "$log" "$OUTDIR/logs/" 2>/dev/null; fi
+	return 0
+}
+
+# ---- the steps -----------------------------------------------------------
+
+s_env() {
+	echo "host: $(uname -srm), $(nproc) CPUs"
+	nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv,noheader || echo "nvidia-smi failed"
+	nvidia-smi -q 2>/dev/null | grep -iE 'persistence mode|compute mode' | head -2
+	for t in cmake g++ cc pkg-config "$PYTHON"; do
+		printf '%-16s %s\n' "$t" "$(command -v "$t" || echo MISSING)"
+	done
+	pkg-config --modversion jansson >/dev/null 2>&1 && echo "jansson $(pkg-config --modversion jansson)" ||
+		echo "jansson: MISSING (the build needs libjansson-dev)"
+	ls /usr/local/cuda/lib64/libnvrtc.so* /usr/local/cuda/lib64/libcupti.so* 2>/dev/null | head -4
+	"$PYTHON" -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda, "gpu", torch.cuda.is_available())' ||
+		echo "torch: not importable with $PYTHON"
+	command -v nvidia-smi >/dev/null
+}
+
+s_build() {
+	cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DPASSFS_WERROR=OFF >/dev/null &&
+		cmake --build "$BUILD" -j "$JOBS" 2>&1 | grep -E 'error|warning|Error' | head -40
+	test -x "$BUILD/passfs"
+}
+
+s_device() {
+	local rc=0
+	for t in test_cuda_device test_cuda_backend test_cuda_pack test_sandbox test_cpu_backend; do
+		echo "--- $t"
+		if [ -x "$BUILD/$t" ]; then
+			"$BUILD/$t" || rc=1
+		else
+			echo "missing $BUILD/$t"
+			rc=1
+		fi
+	done
+	return $rc
+}
+
+# eval_json OUTFILE ARGS...: one `passfs eval --backend cuda --json`
+eval_json() {
+	local out=$1
+	shift
+	"$PASSFS" eval --tasks tests/passes/tasks --task tiny_bias_gelu --backend cuda --json "$@" >"$out"
+}
+
+s_speed() {
+	local a b t0 t1 t2
+	t0=$(date +%s%N)
+	eval_json "$LOGS/speed1.json" --pass tests/passes/ok_fused.c || return 1
+	t1=$(date +%s%N)
+	eval_json "$LOGS/speed2.json" --pass tests/passes/ok_fused.c || return 1
+	t2=$(date +%s%N)
+	a=$(((t1 - t0) / 1000000))
+	b=$(((t2 - t1) / 1000000))
+	/usr/bin/python3 - "$LOGS/speed1.json" "$LOGS/speed2.json" "$a" "$b" <<'PY'
+import json, sys
+r1, r2 = (json.load(open(p)) for p in sys.argv[1:3])
+a, b = float(sys.argv[3]) / 1e3, float(sys.argv[4]) / 1e3
+print("device:", r1.get("device"), "| backend:", r1["backend"], "| verdict:", r1["verdict"])
+for v in r1["variants"]:
+    print("  %-14s %-8s speedup %-8s eager %-8s pass %-8s ms  iqr %s/%s" % (
+        v["name"], v["verdict"], v.get("speedup"), v.get("eager_ms"), v.get("pass_ms"),
+        v.get("eager_iqr_ratio"), v.get("pass_iqr_ratio")))
+drift = abs(r1["score"] - r2["score"]) / max(r1["score"], 1e-9)
+print("eval wall time: %.2f s cold (module cache empty), %.2f s warm (target < 1.5 s); elapsed_ms %s / %s"
+      % (a, b, r1.get("elapsed_ms"), r2.get("elapsed_ms")))
+print("scores %.4f and %.4f: %.1f%% apart (target < 2%%)" % (r1["score"], r2["score"], 100 * drift))
+ok = r1["backend"] == "cuda" and r1["verdict"] == "ok" and r2["verdict"] == "ok"
+if b >= 1.5:
+    print("note: the warm eval took %.2f s, over the 1.5 s target" % b)
+if drift >= 0.02:
+    print("note: the scores differ by more than 2%")
+sys.exit(0 if ok else 1)
+PY
+}
+
+s_verdicts() {
+	BACKEND=cuda PASSFS=$PASSFS bash tests/cli/eval_verdicts.sh
+}
+
+s_gpu_passes() {
+	local rc=0
+	eval_json "$LOGS/ptx.json" --pass tests/gpu/passes/ptx_wmma_ok.c || rc=1
+	eval_json "$LOGS/escape.json" --pass tests/gpu/passes/async_escape.c || rc=1
+	eval_json "$LOGS/fault.json" --pass tests/gpu/passes/fault_oob.c || rc=1
+	eval_json "$LOGS/after.json" --pass tests/passes/ok_fused.c || rc=1
+	/usr/bin/python3 - "$LOGS" <<'PY' || rc=1
+import json, os, sys
+d = sys.argv[1]
+def load(n):
+    try:
+        return json.load(open(os.path.join(d, n)))
+    except Exception as e:
+        return {"verdict": "missing (%s)" % e, "message": "", "variants": []}
+bad = 0
+def expect(name, cond, r, detail=""):
+    global bad
+    print("%s %-34s verdict %-14s %s" % ("ok  " if cond else "FAIL", name, r.get("verdict"), detail or r.get("message", "")[:150]))
+    bad += not cond
+p = load("ptx.json")
+expect("inline PTX + wmma: ok", p["verdict"] == "ok" and all(v["verdict"] == "ok" for v in p["variants"]), p)
+e = load("escape.json")
+vs = e["variants"]
+detail = "; ".join("%s speedup %s pass %s ms" % (v["name"], v.get("speedup"), v.get("pass_ms")) for v in vs[:3])
+expect("escaping slow kernel timed in full", e["verdict"] == "ok" and vs and
+       all(v.get("speedup") is not None and v["speedup"] < 1 and v["pass_ms"] >= 1.0 for v in vs), e, detail)
+f = load("fault.json")
+expect("faulting kernel named", f["verdict"] == "runtime_error" and "oob_store<" in f["message"] and
+       "ILLEGAL_ADDRESS" in f["message"], f)
+a = load("after.json")
+expect("the GPU works after the fault", a["verdict"] == "ok", a)
+sys.exit(1 if bad else 0)
+PY
+	return $rc
+}
+
+s_anchor() {
+	local deadline=$1
+	"$PYTHON" tests/gpu/anchor.py --passfs "$PASSFS" --deadline "$deadline" --table "$LOGS/anchor.txt"
+}
+
+# ---- run -------------------------------------------------------------------
+
+echo "passfs device check: $(date -u +%FT%TZ), budget ${BUDGET}s, logs in $LOGS"
+export REPO BUILD JOBS PASSFS LOGS PYTHON
+export -f s_env s_build s_device eval_json s_speed s_verdicts s_gpu_passes s_anchor
+step env 30 0 s_env
+step build 180 0 s_build
+[ "${results[-1]}" = ok ] && built=1
+step device 120 1 s_device
+step speed 60 1 s_speed
+step verdicts 150 1 s_verdicts
+step gpu-passes 90 1 s_gpu_passes
+# the anchor gets what is left, less a margin for the summary; torch.compile
+# stops starting new variants 20 s before its own limit
+left=$((BUDGET - $(elapsed) - 10))
+[ $left -gt 240 ] && left=240
+step anchor "$left" 1 s_anchor $((left > 40 ? left - 20 : 20))
+
+# ---- summary ---------------------------------------------------------------
+
+summary=$LOGS/summary.txt
+{
+	echo "passfs device check, $(date -u +%FT%TZ), $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -1)"
+	printf '%-12s %-8s %6s  %s\n' step result seconds note
+	failed=0
+	for k in "${!names[@]}"; do
+		printf '%-12s %-8s %6s  %s\n' "${names[$k]}" "${results[$k]}" "${secs[$k]}" "${notes[$k]}"
+		[ "${results[$k]}" = ok ] || failed=$((failed + 1))
+	done
+	echo "total $(elapsed)s; $failed step(s) not ok"
+	if [ -s "$LOGS/anchor.txt" ]; then
+		echo
+		echo "anchor (passfs eager vs PyTorch eager vs torch.compile; ms = median of 100 after warm-up):"
+		cat "$LOGS/anchor.txt"
+	fi
+} >"$summary"
+echo
+echo "=== summary"
+cat "$summary"
+if [ -n "$OUTDIR" ]; then
+	cp "$summary" "$OUTDIR/gpu-check.txt"
+	echo "(written to $OUTDIR/gpu-check.txt, logs in $OUTDIR/logs/)"
+fi
+grep -q '^total .*; 0 step(s) not ok' "$summary"

@@ -1,0 +1,275 @@
+/* libcuda_mock.c - a stand-in for libcuda.so.1 for tests on machines without
+ * a GPU (PASSFS_LIBCUDA=<this library>).  "Device" memory is host memory,
+ * copies are memcpy, kernels do not run (a launch is recorded and checked:
+ * the function must come from a loaded module), so outputs keep whatever was
+ * copied in.  What it lets a test check without a GPU: the probe, lazy
+ * initialisation in each worker, module loading (a lowered name must occur
+ * in the PTX or cubin loaded), the kernel table mapping and argument
+ * packing, the sandbox's allowance for driver descriptors (cuInit opens two
+ * descriptors on /dev/null, and cuCtxSynchronize and cuLaunchKernel issue an
+ * ioctl on one, as a driver would), and sticky faults:
+ *
+ *   MOCK_CUDA_FAULT=substring   cuCtxSynchronize fails with
+ *                               CUDA_ERROR_ILLEGAL_ADDRESS (700) when a kernel
+ *                               whose lowered name contains it was launched
+ *                               since the last sync; every call after fails.
+ *   MOCK_CUDA_LOG=path          appends one line per launch ("launch NAME
+ *                               grid block smem nargs").
+ *
+ * Built by tests/cli/cuda_mock.sh: cc -shared -fPIC -o libcuda_mock.so this. */
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+typedef int CUresult;
+typedef unsigned long long CUdeviceptr;
+
+#define MAX_FUNCS 256
+
+struct mock_module {
+	char *image;
+	size_t len;
+};
+
+struct mock_func {
+	char name[256];
+	struct mock_module *mod;
+};
+
+static int inited, broken, fds[2] = {-1, -1};
+static int launch_log = -1;     /* opened by cuInit: before any sandbox */
+static struct mock_func funcs[MAX_FUNCS];
+static int n_funcs;
+static int fault_pending;
+static int ctx_dummy;
+
+static CUresult check(void)
+{
+	if (!inited)
+		return 3;       /* CUDA_ERROR_NOT_INITIALIZED */
+	return broken ? 700 : 0;
+}
+
+static void touch_driver(void)
+{
+	int avail;
+	if (fds[0] >= 0)
+		ioctl(fds[0], FIONREAD, &avail);    /* must pass the sandbox */
+}
+
+CUresult cuInit(unsigned flags)
+{
+	(void)flags;
+	if (!inited) {
+		fds[0] = open("/dev/null", O_RDWR | O_CLOEXEC);
+		fds[1] = open("/dev/null", O_RDWR | O_CLOEXEC);
+		const char *log = getenv("MOCK_CUDA_LOG");
+		if (log != NULL && *log != '\0')
+			launch_log = open(log, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+	}
+	inited = 1;
+	return 0;
+}
+
+CUresult cuDriverGetVersion(int *v) { *v = 13000; return 0; }
+CUresult cuDeviceGetCount(int *n) { *n = inited ? 1 : 0; return inited ? 0 : 3; }
+CUresult cuDeviceGet(int *d, int ordinal) { *d = ordinal; return ordinal == 0 ? 0 : 101; }
+
+CUresult cuDeviceGetName(char *name, int len, int dev)
+{
+	(void)dev;
+	snprintf(name, (size_t)len, "Mock GPU (no device)");
+	return 0;
+}
+
+CUresult cuDeviceGetAttribute(int *v, int attr, int dev)
+{
+	(void)dev;
+	switch (attr) {
+	case 75: *v = 9; break;                 /* compute capability 9.0 */
+	case 76: *v = 0; break;
+	case 16: *v = 132; break;               /* SMs */
+	case 38: *v = 50 << 20; break;          /* L2 */
+	case 97: *v = 227 * 1024; break;        /* opt-in shared memory */
+	default: *v = 0;
+	}
+	return 0;
+}
+
+CUresult cuDeviceTotalMem_v2(size_t *b, int dev) { (void)dev; *b = (size_t)80 << 30; return 0; }
+
+CUresult cuDeviceGetPCIBusId(char *s, int len, int dev)
+{
+	(void)dev;
+	snprintf(s, (size_t)len, "0000:00:00.0");
+	return 0;
+}
+
+CUresult cuDevicePrimaryCtxRetain(void **ctx, int dev) { (void)dev; *ctx = &ctx_dummy; return check(); }
+CUresult cuDevicePrimaryCtxRelease_v2(int dev) { (void)dev; return 0; }
+CUresult cuCtxSetCurrent(void *ctx) { (void)ctx; return check(); }
+CUresult cuCtxSetLimit(int l, size_t v) { (void)l; (void)v; return check(); }
+CUresult cuCtxResetPersistingL2Cache(void) { return check(); }
+
+CUresult cuCtxSynchronize(void)
+{
+	CUresult rc = check();
+	if (rc)
+		return rc;
+	touch_driver();
+	if (fault_pending) {
+		broken = 1;
+		return 700;
+	}
+	return 0;
+}
+
+CUresult cuModuleLoadDataEx(void **mod, const void *image, unsigned n, int *opts, void **vals)
+{
+	(void)n, (void)opts, (void)vals;
+	CUresult rc = check();
+	if (rc)
+		return rc;
+	const char *p = image;
+	struct mock_module *m = calloc(1, sizeof *m);
+	/* PTX is text; a cubin is an ELF whose size is in its header: the mock
+	 * keeps the first 16 MiB either way, enough to search names in */
+	size_t len = memcmp(p, "\177ELF", 4) == 0 ? 0 : strlen(p);
+	if (len == 0) {
+		uint64_t shoff;
+		uint16_t shentsize, shnum;
+		memcpy(&shoff, p + 0x28, 8);
+		memcpy(&shentsize, p + 0x3a, 2);
+		memcpy(&shnum, p + 0x3c, 2);
+		len = (size_t)(shoff + (uint64_t)shentsize * shnum);
+	}
+	m->image = malloc(len + 1);
+	memcpy(m->image, p, len);
+	m->image[len] = '\0';
+	m->len = len;
+	*mod = m;
+	return 0;
+}
+
+CUresult cuModuleUnload(void *mod)
+{
+	struct mock_module *m = mod;
+	free(m->image);
+	free(m);
+	return 0;
+}
+
+CUresult cuModuleGetFunction(void **fn, void *mod, const char *name)
+{
+	CUresult rc = check();
+	if (rc)
+		return rc;
+	struct mock_module *m = mod;
+	if (memmem(m->image, m->len, name, strlen(name)) == NULL || n_funcs == MAX_FUNCS)
+		return 500;     /* CUDA_ERROR_NOT_FOUND */
+	struct mock_func *f = &funcs[n_funcs++];
+	snprintf(f->name, sizeof f->name, "%s", name);
+	f->mod = m;
+	*fn = f;
+	return 0;
+}
+
+CUresult cuFuncGetAttribute(int *v, int attr, void *fn)
+{
+	(void)fn;
+	*v = attr == 0 ? 1024 : attr == 4 ? 32 : 0;
+	return 0;
+}
+
+CUresult cuFuncSetAttribute(void *fn, int attr, int v) { (void)fn, (void)attr, (void)v; return check(); }
+
+CUresult cuLaunchKernel(void *fn, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
+			unsigned smem, void *stream, void **params, void **extra)
+{
+	(void)stream, (void)extra, (void)params;
+	CUresult rc = check();
+	if (rc)
+		return rc;
+	struct mock_func *f = fn;
+	if (f < funcs || f >= funcs + n_funcs)
+		return 400;     /* CUDA_ERROR_INVALID_HANDLE */
+	if ((unsigned long long)bx * by * bz > 1024 || gx == 0 || gy == 0 || gz == 0)
+		return 1;
+	touch_driver();
+	const char *fault = getenv("MOCK_CUDA_FAULT");
+	if (fault != NULL && *fault != '\0' && strstr(f->name, fault) != NULL)
+		fault_pending = 1;
+	if (launch_log >= 0) {
+		/* snprintf + write: stdio would fstat/lseek, which the sandbox
+		 * refuses on a log (it allows the driver's descriptors only the
+		 * calls a driver makes) */
+		char line[400];
+		int k = snprintf(line, sizeof line, "launch %s %u,%u,%u %u,%u,%u %u\n", f->name, gx, gy, gz, bx, by,
+				 bz, smem);
+		if (k > 0)
+			(void)!write(launch_log, line, (size_t)k < sizeof line ? (size_t)k : sizeof line - 1);
+	}
+	return 0;
+}
+
+CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t n)
+{
+	CUresult rc = check();
+	if (rc)
+		return rc;
+	void *m = aligned_alloc(256, (n + 255) & ~(size_t)255);
+	if (m == NULL)
+		return 2;
+	*p = (CUdeviceptr)(uintptr_t)m;
+	return 0;
+}
+
+CUresult cuMemFree_v2(CUdeviceptr p) { free((void *)(uintptr_t)p); return 0; }
+
+CUresult cuMemcpyHtoD_v2(CUdeviceptr d, const void *s, size_t n)
+{
+	CUresult rc = check();
+	if (rc)
+		return rc;
+	memcpy((void *)(uintptr_t)d, s, n);
+	return 0;
+}
+
+CUresult cuMemcpyDtoH_v2(void *d, CUdeviceptr s, size_t n)
+{
+	CUresult rc = check();
+	if (rc)
+		return rc;
+	memcpy(d, (const void *)(uintptr_t)s, n);
+	return 0;
+}
+
+CUresult cuMemsetD8_v2(CUdeviceptr d, unsigned char v, size_t n)
+{
+	CUresult rc = check();
+	if (rc)
+		return rc;
+	memset((void *)(uintptr_t)d, v, n);
+	return 0;
+}
+
+CUresult cuGetErrorName(CUresult rc, const char **s)
+{
+	switch (rc) {
+	case 700: *s = "CUDA_ERROR_ILLEGAL_ADDRESS"; return 0;
+	case 500: *s = "CUDA_ERROR_NOT_FOUND"; return 0;
+	case 3: *s = "CUDA_ERROR_NOT_INITIALIZED"; return 0;
+	default: *s = NULL; return 1;
+	}
+}
+
+CUresult cuGetErrorString(CUresult rc, const char **s)
+{
+	*s = rc == 700 ? "an illegal memory access was encountered" : rc == 500 ? "named symbol not found" : NULL;
+	return *s ? 0 : 1;
+}
