@@ -95,7 +95,7 @@ struct shared_mod {
 
 struct eager_plan {
 	struct gpu_dev *dev;
-	int is_cpu;
+	int is_cpu;             /* launch geometry for the cpu backend (see spread()) */
 	char *variant;
 	int n_inputs, n_outputs;
 	size_t *out_bytes;
@@ -175,11 +175,6 @@ static unsigned grid_for(int64_t work, int64_t per_block, int64_t cap)
 }
 
 /* ---- plan building --------------------------------------------------------- */
-
-struct build;
-static void spread(struct build *b, int64_t total, unsigned block, pf_dim3 *grid, long long *per);
-static int use_thread_rows(struct build *b, int64_t n);
-
 
 struct build {
 	struct eager_plan *p;
@@ -1595,7 +1590,11 @@ static struct eager_plan *plan_variant(struct gpu_dev *d, const struct graph_var
 		goto fail;
 	}
 	p->dev = d;
-	p->is_cpu = gpu_backend_of(d) == GPU_BACKEND_CPU;
+	/* PASSFS_EAGER_GEOMETRY=gpu plans the GPU's launches on the cpu backend
+	 * too (slower there: barriers become fiber switches), so tests without
+	 * a GPU exercise the kernels a GPU runs. */
+	const char *geo = getenv("PASSFS_EAGER_GEOMETRY");
+	p->is_cpu = gpu_backend_of(d) == GPU_BACKEND_CPU && !(geo && strcmp(geo, "gpu") == 0);
 	p->n_inputs = v->n_inputs;
 	p->n_outputs = v->n_outputs;
 	for (int i = 0; i < v->n_inputs; i++) {
@@ -1750,8 +1749,9 @@ static int cmp_name(const void *a, const void *b)
  * one dlopen.  Eager compiles through gpu/hostcc
  * and launches through the trampolines with gpu_run_blocks, which is what
  * the cpu backend's own gpu_module_compile / gpu_launch do, minus the NVRTC
- * gate and ELF check (this source is passfs's own).  PASSFS_OPLIB_CACHE=0
- * turns the disk cache off.  Entries unused for 30 days are pruned. */
+ * gate and ELF check (this source is passfs's own).  PASSFS_CACHE_DIR=off
+ * turns the disk cache off (a path moves it).  Entries unused for 30 days
+ * are pruned.  (On the cuda backend gpu_module_compile has its own cache.) */
 
 struct eager_call {
 	pf_call call;
@@ -1859,14 +1859,18 @@ oom:
 	return -1;
 }
 
-/* The cache directory, created (0700) if needed; -1 when there is none. */
+/* The cache directory, created (0700) if needed; -1 when there is none.
+ * PASSFS_CACHE_DIR as the cuda backend's module cache reads it: "off", "0"
+ * or empty turn caching off, a path replaces the default. */
 static int cache_dir(char *dir, size_t len)
 {
-	const char *off = getenv("PASSFS_OPLIB_CACHE");
+	const char *env = getenv("PASSFS_CACHE_DIR");
 	const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
-	if (off && strcmp(off, "0") == 0)
+	if (env && (*env == 0 || strcmp(env, "off") == 0 || strcmp(env, "0") == 0))
 		return -1;
-	if (xdg && *xdg == '/')
+	if (env && *env == '/')
+		snprintf(dir, len, "%s", env);
+	else if (xdg && *xdg == '/')
 		snprintf(dir, len, "%s/passfs/oplib", xdg);
 	else if (home && *home == '/')
 		snprintf(dir, len, "%s/.cache/passfs/oplib", home);

@@ -12,6 +12,9 @@
  * caller's buffers, as a pass's outputs are; a node whose result is an
  * output writes it there directly.
  *
+ * Launch geometry follows the backend (docs/eager.md); PASSFS_EAGER_GEOMETRY=gpu
+ * plans the GPU's launches on the cpu backend too, for tests without a GPU.
+ *
  * Ownership: a plan belongs to its gpu_dev (free plans before gpu_close);
  * it keeps no pointer into the graph.  Plans are not thread-safe: one
  * eager_run at a time per plan.  Errors: -1 / NULL and one line in err

@@ -450,9 +450,14 @@ static void __attribute__((noreturn)) worker_main(struct ctx *c, int is_pass, in
 	unsigned char *res = is_pass ? c->pass_res.base : c->eager_res.base;
 	if (is_pass) {
 		/* Eager's outputs are in the parent's memory, which this fork
-		 * inherited mapped: unmap them before any pass code exists here. */
+		 * inherited mapped: unmap them before any pass code exists here.
+		 * Descriptors go now too, before the device is opened, so the
+		 * driver's own are never among them. */
 		munmap(c->eager_res.base, c->eager_res.size);
 		c->eager_res.base = NULL;
+		int keep[2] = {sock, report_fd};
+		if (close_other_fds(keep, 2, err, sizeof(err)))
+			goto fail;
 	}
 	if (gpu_open(c->job->opts.backend ? c->job->opts.backend : "auto", &w.dev, err, sizeof(err)) ||
 	    w_alloc(&w, err, sizeof(err)))
@@ -468,10 +473,6 @@ static void __attribute__((noreturn)) worker_main(struct ctx *c, int is_pass, in
 	}
 	if (is_pass) {
 		if (pass_instance_create(c->mod, w.dev, c->v, &w.pi, err, sizeof(err)))
-			goto fail;
-		int keep[72] = {sock, report_fd};
-		int nkeep = 2 + gpu_driver_fds(w.dev, keep + 2, 64);
-		if (close_other_fds(keep, nkeep, err, sizeof(err)))
 			goto fail;
 		int io[1] = {sock};
 		struct sandbox_limits lim = {.address_space = 0, .cpu_seconds = 0, .report_fd = report_fd,
@@ -847,7 +848,7 @@ static void pass_step_failed(struct worker *pw, int step, const struct reply *r,
 
 static int eval_variant(struct ctx *c, struct vresult *vr, char *err, size_t errlen)
 {
-	struct worker ew, pw;
+	struct worker ew = {.pid = -1}, pw = {.pid = -1};
 	struct reply r;
 	double t1[MAX_BATCH];
 	int rc = -1, step;
@@ -996,7 +997,8 @@ static int eval_variant(struct ctx *c, struct vresult *vr, char *err, size_t err
 			int tt = compare_set(c, TIMED_SLOT, TIMED_SLOT, &poisoned, vr, tw, sizeof(tw));
 			/* The same rule as for the secret set: never close, or far
 			 * less accurate than the checked runs. */
-			if (check_min_t <= 0 && (tt == SCORE_T_NEVER || tt - check_min_t >= SECRET_GAP)) {
+			if ((tt == SCORE_T_NEVER && check_min_t != SCORE_T_NEVER) ||
+			    (check_min_t <= 0 && tt != SCORE_T_NEVER && tt - check_min_t >= SECRET_GAP)) {
 				char lv[440];
 				if (tt == SCORE_T_NEVER)
 					snprintf(lv, sizeof(lv), "wrong (%s)", tw);
@@ -1082,6 +1084,9 @@ static int eval_variant(struct ctx *c, struct vresult *vr, char *err, size_t err
 stop_pass:
 	worker_stop(&pw, 0, NULL, 0);
 done:
+	/* A pass worker that answered with an error (unsupported, a launch
+	 * failure) is still alive here: end it too. */
+	worker_stop(&pw, 1, NULL, 0);
 	worker_stop(&ew, 0, NULL, 0);
 	if (pw.log_len) {
 		vr->log = pw.log;
@@ -1575,6 +1580,8 @@ int eval_run(const struct eval_job *job, json_t **result, char *err, size_t errl
 		goto out;
 	enum gpu_backend be = gpu_backend_of(probe);
 	snprintf(device, sizeof(device), "%s", gpu_device_name(probe));
+	char arch[32];
+	snprintf(arch, sizeof(arch), "%s", gpu_arch(probe));
 	gpu_close(probe);
 	const char *backend = be == GPU_BACKEND_CUDA ? "cuda" : "cpu";
 	int warmup, trials;
@@ -1582,7 +1589,10 @@ int eval_run(const struct eval_job *job, json_t **result, char *err, size_t errl
 
 	if (job->opts.progress)
 		job->opts.progress(job->opts.progress_ctx, "compiling");
-	struct pass_options po = {.allow_device_only = be == GPU_BACKEND_CUDA};
+	/* The device's own arch (sm_90a on an H200), so Hopper instructions
+	 * are there for passes; the cpu backend keeps the default. */
+	struct pass_options po = {.allow_device_only = be == GPU_BACKEND_CUDA,
+				  .arch = be == GPU_BACKEND_CUDA ? arch : NULL};
 	memset(&diag, 0, sizeof(diag));
 	if (compile_isolated(job, &po, &mod, &diag, &scan.rc, scan.msg, sizeof(scan.msg), &scan.line, &scan.ms, tmpdir,
 			     sizeof(tmpdir), err, errlen))

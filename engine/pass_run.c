@@ -83,18 +83,34 @@ static void *rt_scratch(pf_call *c, size_t bytes)
 		rt_fail(c, PF_ERR_SCRATCH, "pf_scratch: over the scratch limit (4 GiB or 256 blocks per call)");
 		return NULL;
 	}
-	void *host = malloc(bytes ? bytes : 1);
+	/* The poison comes from one host pattern of at most 4 MiB, copied as
+	 * often as needed: a large request needs no host copy of itself. */
+	static uint32_t *pattern;
+	static size_t pattern_bytes;
+	size_t want = bytes < ((size_t)4 << 20) ? (bytes + 3) & ~(size_t)3 : (size_t)4 << 20;
+	if (want < 64)
+		want = 64;
+	if (want > pattern_bytes) {
+		uint32_t *p = malloc(want);
+		if (p != NULL) {
+			free(pattern);
+			pattern = p;
+			pattern_bytes = want;
+			eval_fill_poison(pattern, DT_F32, pattern_bytes / 4);
+		}
+	}
 	void *dev = gpu_alloc(pi->dev, bytes ? bytes : 1);
-	if (host == NULL || dev == NULL) {
-		free(host);
-		if (dev)
+	if (dev == NULL || pattern == NULL) {
+		if (dev != NULL)
 			gpu_free(pi->dev, dev);
 		rt_fail(c, PF_ERR_SCRATCH, "pf_scratch: out of device memory");
 		return NULL;
 	}
-	eval_fill_poison(host, DT_F32, bytes / 4);
-	gpu_copy_to_device(pi->dev, dev, host, bytes & ~(size_t)3);
-	free(host);
+	size_t whole = bytes & ~(size_t)3;
+	for (size_t off = 0; off < whole; off += pattern_bytes) {
+		size_t n = whole - off < pattern_bytes ? whole - off : pattern_bytes;
+		gpu_copy_to_device(pi->dev, (char *)dev + off, pattern, n);
+	}
 	pi->scratch[pi->n_scratch++] = dev;
 	pi->scratch_bytes += bytes;
 	return dev;

@@ -147,7 +147,7 @@ class EagerRun:
     eager runs while this one is compared (the two halves use different
     resources: the emulated GPU's threads, and torch plus file reading)."""
 
-    def __init__(self, tasks_dir, task_id, tmp, label):
+    def __init__(self, tmp, tasks_dir, task_id, label):
         self.tasks_dir, self.task_id, self.label = tasks_dir, task_id, label
         self.out = os.path.join(tmp, "eager_" + task_id)
         self.t0 = time.time()
@@ -251,10 +251,10 @@ def main():
     try:
         jobs = collect(tmp, only)
         if jobs:
-            runs.append(EagerRun(*jobs[0], tmp))
+            runs.append(EagerRun(tmp, *jobs[0]))
         for i in range(len(jobs)):
             if i + 1 < len(jobs):
-                runs.append(EagerRun(*jobs[i + 1], tmp))
+                runs.append(EagerRun(tmp, *jobs[i + 1]))
             p, f = check_task(runs[i])
             passed += p
             failed += f
