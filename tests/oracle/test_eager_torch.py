@@ -43,7 +43,9 @@ import graph_torch  # noqa: E402
 
 PASSFS = os.environ.get("PASSFS") or os.path.join(REPO, "build", "passfs")
 BACKEND = os.environ.get("EAGER_BACKEND", "cpu")
-SAMPLES = os.path.join(REPO, "..", "shared", "passnet-samples")
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from samples import samples_dir  # noqa: E402
+SAMPLES = samples_dir() or os.path.join(REPO, "..", "shared", "passnet-samples")
 
 DTYPES = graph_torch.DTYPES
 K = {"float32": 1.1772, "float16": 0.6, "bfloat16": 0.3592}
