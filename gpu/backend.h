@@ -96,4 +96,8 @@ void gpu_cuda_arch_name(int major, int minor, char *out, size_t outlen);
  * timeout_ms (< 0 forever).  Returns the descriptor, or -1 with the reason. */
 int gpu_lockfile_acquire(const char *path, int timeout_ms, char *err, size_t errlen);
 
+/* Name expressions compare without white space: "softmax<float,256>"
+ * finds "softmax<float, 256>".  (gpu.c) */
+int gpu_same_name_expr(const char *a, const char *b);
+
 #endif

@@ -347,29 +347,11 @@ static void cpu_module_free(struct gpu_module *gm)
 	module_release(m);
 }
 
-/* Name expressions compare without white space: "softmax<float,256>" finds
- * "softmax<float, 256>". */
-static int same_expr(const char *a, const char *b)
-{
-	for (;;) {
-		while (*a == ' ' || *a == '\t' || *a == '\n')
-			a++;
-		while (*b == ' ' || *b == '\t' || *b == '\n')
-			b++;
-		if (*a != *b)
-			return 0;
-		if (*a == '\0')
-			return 1;
-		a++;
-		b++;
-	}
-}
-
 static struct gpu_kernel *cpu_module_kernel(struct gpu_module *gm, const char *name)
 {
 	struct cpu_module *m = (struct cpu_module *)gm;
 	for (int i = 0; i < m->n_kernels; i++)
-		if (same_expr(m->kernels[i].name, name))
+		if (gpu_same_name_expr(m->kernels[i].name, name))
 			return &m->kernels[i].base;
 	return NULL;
 }

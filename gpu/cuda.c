@@ -933,27 +933,11 @@ static void cuda_module_free(struct gpu_module *gm)
 	module_release(c, m);
 }
 
-static int same_expr(const char *a, const char *b)
-{
-	for (;;) {
-		while (*a == ' ' || *a == '\t' || *a == '\n')
-			a++;
-		while (*b == ' ' || *b == '\t' || *b == '\n')
-			b++;
-		if (*a != *b)
-			return 0;
-		if (*a == '\0')
-			return 1;
-		a++;
-		b++;
-	}
-}
-
 static struct gpu_kernel *cuda_module_kernel(struct gpu_module *gm, const char *name)
 {
 	struct cuda_module *m = (struct cuda_module *)gm;
 	for (int i = 0; i < m->n; i++)
-		if (same_expr(m->k[i].name, name))
+		if (gpu_same_name_expr(m->k[i].name, name))
 			return &m->k[i].base;
 	return NULL;
 }

@@ -271,3 +271,19 @@ void gpu_bench_unlock(struct gpu_dev *d)
 	d->bench_fd = -1;
 	d->bench_held = 0;
 }
+
+int gpu_same_name_expr(const char *a, const char *b)
+{
+	for (;;) {
+		while (*a == ' ' || *a == '\t' || *a == '\n')
+			a++;
+		while (*b == ' ' || *b == '\t' || *b == '\n')
+			b++;
+		if (*a != *b)
+			return 0;
+		if (*a == '\0')
+			return 1;
+		a++;
+		b++;
+	}
+}
