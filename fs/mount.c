@@ -41,7 +41,11 @@
  * created pass.c); (b) a rename onto pass.c whose file has no open writer,
  * else at the release of its last writer; (c) a truncate by path.  Flush of a
  * handle that wrote marks the task pending at once (release is asynchronous),
- * and so does a rename onto pass.c.
+ * and so does a rename onto pass.c.  Because release is asynchronous, the
+ * next save can reach us before the previous save's release: every request
+ * that changes pass.c first passes pass_gate(), which fires the saves
+ * already closed but not yet released and waits for fires in flight, so
+ * each fire judges the bytes its own save left.
  *
  * Waiting reads.  Opening result.json or es_t while the service is busy with
  * the task (and without O_NONBLOCK) parks the request on a waiting list and
@@ -54,7 +58,8 @@
  * Locks: m->lock (the node table, every handler) -> service lock;
  * m->wlock (waiting list) -> service lock; m->selock (the session, for
  * notifications) alone.  The notify callback never takes m->lock, so the
- * service may call it while a handler waits on the service. */
+ * service may call it while a handler waits on the service.  svc_fire()
+ * (disk writes) is called without m->lock: fire_unlock(), pass_gate(). */
 #define _GNU_SOURCE
 #define FUSE_USE_VERSION 314
 #include "mount.h"
@@ -96,6 +101,7 @@ enum kind { K_DIR, K_FIXED, K_COMPUTED, K_PASS, K_SCRATCH };
 
 struct mnt;
 struct node;
+struct handle;
 
 /* Byte access for writable kinds.  Called under m->lock.  write and truncate
  * return 0 or -errno (EFBIG past the cap). */
@@ -126,6 +132,8 @@ static char *text_status(struct mnt *m, int task, size_t *len);
 static char *text_root_readme(struct mnt *m, int task, size_t *len);
 static char *text_summary(struct mnt *m, int task, size_t *len);
 static const struct io pass_io, scratch_io;
+static void pass_gate(struct mnt *m, int task, struct handle *self);
+static void fire_unlock(struct mnt *m, int task);
 
 enum { ROW_README, ROW_GRAPH, ROW_PASS, ROW_RESULT, ROW_ES_T, ROW_STATUS, NROWS };
 
@@ -174,6 +182,7 @@ struct node {
 	struct node *next;              /* the task's scratch list */
 	uint64_t nlookup;               /* the kernel's references */
 	int nopen, nwriters;            /* open handles, those with write access */
+	struct handle *handles;         /* the open handles (pass.c/scratch opens) */
 	int fire_on_release;            /* renamed onto pass.c while a writer was open */
 	char *data;                     /* scratch bytes */
 	size_t size, cap;
@@ -191,7 +200,9 @@ struct handle {
 	unsigned writer : 1;            /* opened with write access */
 	unsigned wrote : 1;             /* a write succeeded on this handle */
 	unsigned truncated : 1;         /* ftruncate, O_TRUNC or created */
+	unsigned flushed : 1;           /* pass.c: closed since its last change (fire due) */
 	struct blob *snap;              /* FIXED/COMPUTED: the text it reads */
+	struct handle *hprev, *hnext;   /* the node's handles (pass.c/scratch) */
 };
 
 /* A directory listing, taken at opendir. */
@@ -218,6 +229,7 @@ struct mtask {
 	struct node *pass;              /* NULL while pass.c is absent */
 	struct node *scratch;           /* linked scratch files */
 	int nscratch;                   /* scratch files (linked) against the cap */
+	int firing;                     /* fires in flight (pass_gate waits for them) */
 	struct timespec mtime;          /* of the directory */
 	struct cache cache[NROWS];
 };
@@ -245,6 +257,7 @@ struct mnt {
 	gid_t gid;
 
 	pthread_mutex_t lock;           /* nodes, tasks, caches */
+	pthread_cond_t fire_cv;         /* with lock: a task's fires in flight ended */
 	struct node *hash[HASH_SIZE];
 	struct node root, rootf[NRROWS];
 	struct cache root_cache[NRROWS];
@@ -838,6 +851,10 @@ static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to
 	double timeout = 0;
 	pthread_mutex_lock(&m->lock);
 	struct node *n = node_get(m, ino);
+	if (n && n->row->kind == K_PASS && (to_set & FUSE_SET_ATTR_SIZE)) {
+		pass_gate(m, n->task, fi ? (struct handle *)(uintptr_t)fi->fh : NULL);
+		n = node_get(m, ino);
+	}
 	if (n == NULL) {
 		err = ENOENT;
 		goto out;
@@ -889,11 +906,10 @@ static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to
 	if (err == 0)
 		timeout = node_attr(m, n, NULL, &st);
 out:
-	pthread_mutex_unlock(&m->lock);
-	if (fire >= 0) {
-		uint64_t seq;
-		svc_fire(m->svc, fire, &seq);
-	}
+	if (fire >= 0)
+		fire_unlock(m, fire);
+	else
+		pthread_mutex_unlock(&m->lock);
 	if (err)
 		fuse_reply_err(req, err);
 	else
@@ -1134,6 +1150,82 @@ static void on_notify(void *ctx, int task)
 
 /* ---- open, read, write, flush, release ------------------------------------------------------ */
 
+static void handle_link(struct node *n, struct handle *h)
+{
+	h->hprev = NULL;
+	h->hnext = n->handles;
+	if (n->handles)
+		n->handles->hprev = h;
+	n->handles = h;
+}
+
+static void handle_unlink(struct node *n, struct handle *h)
+{
+	if (h->hprev)
+		h->hprev->hnext = h->hnext;
+	else if (n->handles == h)
+		n->handles = h->hnext;
+	if (h->hnext)
+		h->hnext->hprev = h->hprev;
+	h->hprev = h->hnext = NULL;
+}
+
+/* Back-to-back saves.  Every fire must judge the bytes its save left, but
+ * release, where most saves fire, reaches us asynchronously, after close()
+ * returned: the next save's O_TRUNC open or write can be handled first, or
+ * between a release's decision to fire and the service's snapshot
+ * (`cp a pass.c; cp b pass.c` evaluated an empty file for a's save).  So
+ * every request that changes pass.c's bytes passes this gate first, under
+ * m->lock: it waits until the task's fires in flight have returned (their
+ * snapshots are taken), and it fires now the saves whose handle was closed
+ * (flushed) since its last change but not yet released -- their releases
+ * then fire nothing.  A handle changing the bytes again after its own flush
+ * (bash's `>` flushes before it writes) only clears its mark.  Waiting drops
+ * m->lock: callers look their nodes up after the gate.  Only saves that
+ * follow one another within a fire's duration ever wait. */
+static void pass_gate(struct mnt *m, int task, struct handle *self)
+{
+	struct mtask *t = &m->t[task];
+	for (;;) {
+		while (t->firing > 0)
+			pthread_cond_wait(&m->fire_cv, &m->lock);
+		int due = 0;
+		if (t->pass)
+			for (struct handle *h = t->pass->handles; h; h = h->hnext)
+				if (h != self && h->flushed && (h->wrote || h->truncated)) {
+					h->wrote = h->truncated = h->flushed = 0;
+					due = 1;
+				}
+		if (!due)
+			break;
+		t->firing++;
+		pthread_mutex_unlock(&m->lock);
+		uint64_t seq;
+		svc_fire(m->svc, task, &seq);
+		pthread_mutex_lock(&m->lock);
+		if (--t->firing == 0)
+			pthread_cond_broadcast(&m->fire_cv);
+	}
+	if (self)
+		self->flushed = 0;
+}
+
+/* Fires task's pass.c for a handler that decided so under m->lock, and
+ * drops m->lock: the fire counts as in flight (pass_gate waits for it)
+ * before the lock is dropped, so no change to the bytes can come between
+ * the decision and the service's snapshot. */
+static void fire_unlock(struct mnt *m, int task)
+{
+	m->t[task].firing++;
+	pthread_mutex_unlock(&m->lock);
+	uint64_t seq;
+	svc_fire(m->svc, task, &seq);
+	pthread_mutex_lock(&m->lock);
+	if (--m->t[task].firing == 0)
+		pthread_cond_broadcast(&m->fire_cv);
+	pthread_mutex_unlock(&m->lock);
+}
+
 /* Opens a pass.c/scratch node: a handle with its flags.  Under m->lock.
  * Returns 0 or an errno. */
 static int open_file(struct mnt *m, struct node *n, struct fuse_file_info *fi, int created)
@@ -1157,6 +1249,7 @@ static int open_file(struct mnt *m, struct node *n, struct fuse_file_info *fi, i
 	n->nopen++;
 	if (h->writer)
 		n->nwriters++;
+	handle_link(n, h);
 	fi->fh = (uint64_t)(uintptr_t)h;
 	fi->keep_cache = 0;
 	fi->direct_io = 0;
@@ -1172,6 +1265,7 @@ static void open_undo(struct mnt *m, struct fuse_file_info *fi)
 	h->node->nopen--;
 	if (h->writer)
 		h->node->nwriters--;
+	handle_unlink(h->node, h);
 	node_maybe_free(m, h->node);
 	pthread_mutex_unlock(&m->lock);
 	free(h);
@@ -1183,6 +1277,10 @@ static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	int acc = fi->flags & O_ACCMODE;
 	pthread_mutex_lock(&m->lock);
 	struct node *n = node_get(m, ino);
+	if (n && n->row->kind == K_PASS && (fi->flags & O_TRUNC)) {
+		pass_gate(m, n->task, NULL);
+		n = node_get(m, ino);
+	}
 	int err = 0;
 	if (n == NULL)
 		err = ENOENT;
@@ -1240,6 +1338,8 @@ static void op_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t siz
 	(void)ino;
 	pthread_mutex_lock(&m->lock);
 	struct node *n = h->node;
+	if (n->row->kind == K_PASS)
+		pass_gate(m, n->task, h);
 	int rc = -EBADF;
 	if (n->row->io) {
 		/* Without writeback caching O_APPEND is ours to honour. */
@@ -1262,8 +1362,10 @@ static void op_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	(void)ino;
 	int task = -1;
 	pthread_mutex_lock(&m->lock);
-	if (h->node->row->kind == K_PASS && (h->wrote || h->truncated))
+	if (h->node->row->kind == K_PASS && (h->wrote || h->truncated)) {
 		task = h->node->task;
+		h->flushed = 1;
+	}
 	pthread_mutex_unlock(&m->lock);
 	/* Release comes later and asynchronously: from now on a read of
 	 * result.json must wait for the evaluation of these bytes. */
@@ -1290,12 +1392,12 @@ static void op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 	if (h->writer)
 		n->nwriters--;
 	n->nopen--;
+	handle_unlink(n, h);
 	node_maybe_free(m, n);
-	pthread_mutex_unlock(&m->lock);
-	if (fire >= 0) {
-		uint64_t seq;
-		svc_fire(m->svc, fire, &seq);
-	}
+	if (fire >= 0)
+		fire_unlock(m, fire);
+	else
+		pthread_mutex_unlock(&m->lock);
 	blob_unref(h->snap);
 	free(h);
 	fuse_reply_err(req, 0);
@@ -1332,6 +1434,8 @@ static void op_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_
 		goto fail;
 	int task = p->task;
 	struct mtask *t = &m->t[task];
+	if (row_index(name) == ROW_PASS)
+		pass_gate(m, task, NULL);       /* p is a fixed node: still valid */
 	n = dir_find(m, task, name);
 	if (n) {
 		/* Lookup said absent; someone was faster. */
@@ -1381,6 +1485,8 @@ static void op_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 	int err = 0;
 	pthread_mutex_lock(&m->lock);
 	struct node *p = node_get(m, parent), *n = NULL;
+	if (p && p->row->kind == K_DIR && p->task >= 0 && row_index(name) == ROW_PASS)
+		pass_gate(m, p->task, NULL);    /* a saved pass.c fires before it goes */
 	if (p == NULL || p->row->kind != K_DIR)
 		err = p ? ENOTDIR : ENOENT;
 	else if (p->task < 0)
@@ -1434,6 +1540,8 @@ static void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_
 		err = strlen(newname) > 255 ? ENAMETOOLONG : EINVAL;
 		goto out;
 	}
+	if (row_index(name) == ROW_PASS || row_index(newname) == ROW_PASS)
+		pass_gate(m, task, NULL);       /* p, np: fixed nodes */
 	if ((src = dir_find(m, task, name)) == NULL) {
 		err = ENOENT;
 		goto out;
@@ -1508,11 +1616,10 @@ static void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_
 	if (dst)
 		node_maybe_free(m, dst);
 out:
-	pthread_mutex_unlock(&m->lock);
-	if (fire >= 0) {
-		uint64_t seq;
-		svc_fire(m->svc, fire, &seq);
-	}
+	if (fire >= 0)
+		fire_unlock(m, fire);
+	else
+		pthread_mutex_unlock(&m->lock);
 	fuse_reply_err(req, err);
 }
 
@@ -1817,6 +1924,7 @@ int mnt_open(const struct mnt_opts *o, struct mnt **out, char *err, size_t errle
 	m->gid = getgid();
 	now_real(&m->t0);
 	pthread_mutex_init(&m->lock, NULL);
+	pthread_cond_init(&m->fire_cv, NULL);
 	pthread_mutex_init(&m->selock, NULL);
 	pthread_mutex_init(&m->wlock, NULL);
 	pthread_condattr_t ca;
@@ -1960,6 +2068,7 @@ void mnt_close(struct mnt *m)
 	pthread_cond_destroy(&m->wcond);
 	pthread_mutex_destroy(&m->wlock);
 	pthread_mutex_destroy(&m->selock);
+	pthread_cond_destroy(&m->fire_cv);
 	pthread_mutex_destroy(&m->lock);
 	free(m->mountpoint);
 	free(m->tasks_dir);
