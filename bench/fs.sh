@@ -9,7 +9,7 @@
 #   tmpfs    a copy of the same files in /dev/shm
 #
 #   bench/fs.sh [-n N] [-m M] [-r ROUNDS] [--tasks DIR] [--task ID]
-#               [--pin CPUS] [--state-in DIR]
+#               [--pin CPUS | --pin-split FS/CLIENT] [--state-in DIR]
 #
 # The timing loop is C (bench/fslat.c, CLOCK_MONOTONIC around each
 # operation): N timed runs per operation (default 2000), M for the pass.c
@@ -17,7 +17,7 @@
 # ROUNDS runs of it (default 3), and each cell is the median of the rounds'
 # medians.  --pin runs the daemons and the timing loop under `taskset -c
 # CPUS` (one CPU: no cross-CPU wake-ups, the steadiest numbers on a small
-# VM).  Needs /dev/fuse, fusermount3 (or root) and the build (cmake --build
+# VM); --pin-split 1/0 runs the daemons on CPU 1 and the loop on CPU 0.  Needs /dev/fuse, fusermount3 (or root) and the build (cmake --build
 # build; BUILD=dir points elsewhere).  Prints a markdown table;
 # docs/benchmarks-fs.md has the last ones and how they were measured.
 set -uo pipefail
@@ -28,7 +28,8 @@ M=500
 ROUNDS=3
 TASKS=tasks
 TASK=""
-PIN=""
+PIN=""        # taskset for the daemons
+PINC=""       # taskset for the timing loop
 STATE_IN=/tmp
 while [ $# -gt 0 ]; do
 	case $1 in
@@ -37,9 +38,10 @@ while [ $# -gt 0 ]; do
 	-r) ROUNDS=$2; shift 2 ;;
 	--tasks) TASKS=$2; shift 2 ;;
 	--task) TASK=$2; shift 2 ;;
-	--pin) PIN="taskset -c $2"; shift 2 ;;
+	--pin) PIN="taskset -c $2"; PINC=$PIN; shift 2 ;;
+	--pin-split) PIN="taskset -c ${2%%/*}"; PINC="taskset -c ${2#*/}"; shift 2 ;;
 	--state-in) STATE_IN=$2; shift 2 ;;
-	*) echo "usage: bench/fs.sh [-n N] [-m M] [-r ROUNDS] [--tasks DIR] [--task ID] [--pin CPUS] [--state-in DIR]" >&2; exit 2 ;;
+	*) echo "usage: bench/fs.sh [-n N] [-m M] [-r ROUNDS] [--tasks DIR] [--task ID] [--pin CPUS | --pin-split FS/CLIENT] [--state-in DIR]" >&2; exit 2 ;;
 	esac
 done
 for b in passfs passfs_minifs passfs_fslat; do
@@ -100,7 +102,7 @@ cmp -s "$P/graph.json" "$tmp/mini/$TASK/graph.json" && cmp -s "$P/result.json" "
 
 # One timing process, the three file systems interleaved per operation.
 for r in $(seq "$ROUNDS"); do
-	$PIN "$BUILD/passfs_fslat" -n "$N" -m "$M" "$P" "$tmp/mini/$TASK" "$shm/$TASK" |
+	$PINC "$BUILD/passfs_fslat" -n "$N" -m "$M" "$P" "$tmp/mini/$TASK" "$shm/$TASK" |
 		awk -v r="$r" '{ split("passfs mini shm", fs, " "); $1 = fs[$1 + 1] " " r; print }' >>"$tmp/lat" || exit 1
 done
 
