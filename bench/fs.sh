@@ -17,9 +17,12 @@
 # ROUNDS runs of it (default 3), and each cell is the median of the rounds'
 # medians.  --pin runs the daemons and the timing loop under `taskset -c
 # CPUS` (one CPU: no cross-CPU wake-ups, the steadiest numbers on a small
-# VM); --pin-split 1/0 runs the daemons on CPU 1 and the loop on CPU 0.  Needs /dev/fuse, fusermount3 (or root) and the build (cmake --build
-# build; BUILD=dir points elsewhere).  Prints a markdown table;
-# docs/benchmarks-fs.md has the last ones and how they were measured.
+# VM); --pin-split 1/0 runs the daemons on CPU 1 and the loop on CPU 0.
+# --state-in puts passfs's state directory there (default /tmp; a save's
+# durable write is the one cost that depends on it).  Needs /dev/fuse,
+# fusermount3 (or root) and the build (cmake --build build; BUILD=dir points
+# elsewhere).  Prints a markdown table; docs/benchmarks-fs.md has the last
+# ones and how they were measured.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
@@ -114,12 +117,12 @@ for line in open(path):
     fs, r, key, median, p10, p90, runs = line.split()
     med.setdefault((fs, key), []).append(float(median))
 rows = [
-    ("stat_graph", "`stat graph.json`", "1 day / 1 day"),
-    ("stat_result", "`stat result.json`", "0 / 0"),
-    ("stat_pass", "`stat pass.c`", "1 s / 1 s"),
+    ("stat_graph", "`stat graph.json`", "1 day"),
+    ("stat_result", "`stat result.json`", "0"),
+    ("stat_pass", "`stat pass.c`", "1 s"),
     ("read_graph", f"open + read + close `graph.json` ({int(gsize)} B)", "1 day, keep_cache"),
     ("read_result", f"open + read + close `result.json`, idle ({int(rsize)} B)", "0, keep_cache"),
-    ("ls_l", "`ls -l` of the task dir (readdir + 8 lstat)", "mixed, as above"),
+    ("ls_l", "`ls -l` of the task dir (readdir + 8 lstat)", "as above"),
     ("open_close_pass", "open(O_WRONLY) + close `pass.c`, nothing written (no fire)", "1 s, no keep_cache"),
     ("write_pass", "open(O_TRUNC) + write 4 KiB + close `pass.c` (fires)", "1 s, no keep_cache"),
 ]
@@ -128,7 +131,7 @@ def cell(fs, key):
     return statistics.median(v) if v else float("nan")
 print(f"task {task}; medians in microseconds of {n} runs ({m} for the write), median of {rounds} rounds")
 print()
-print("| operation | attr timeout (passfs / minifs) | passfs | minifs | tmpfs | passfs / minifs |")
+print("| operation | attr timeout, caching (passfs = minifs) | passfs | minifs | tmpfs | passfs / minifs |")
 print("|---|---|---:|---:|---:|---:|")
 worst = 0
 for key, name, cache in rows:

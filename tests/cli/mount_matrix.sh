@@ -5,8 +5,11 @@
 # -- must fire exactly one evaluation, of the final bytes, and a `cat
 # result.json` right after the command must show the result of exactly those
 # bytes (its pass_sha256 is the sha256 of pass.c as read back through the
-# mount).  Then the fsx-style checker (tests/fsx/fsx.c) hammers pass.c with
-# random writes, truncations and appends against a reference copy.
+# mount); each row also checks that the tool saved the way it is listed to
+# (same inode: in place; new inode: pass.c replaced).  Then 300 back-to-back
+# saves, each of which must fire once on its own bytes, and the fsx-style
+# checker (tests/fsx/fsx.c: random writes, truncations, appends against a
+# reference copy; FSX_OPS, FSX_SEED replay a run).
 #
 # One mount of the tiny test task (cpu backend, one trial, no warm-up), every
 # tool in turn against it, each with a pass variant no earlier row wrote (so
@@ -72,11 +75,15 @@ variant() { # name -> path
 # One row: run the command, read result.json and pass.c back at once, then
 # check: one fire (seq + 1, history + 1, also a moment later), the bytes are
 # the expected ones, result.json judged exactly those bytes, the evaluation
-# was real (not reused), and no scratch file was left behind.
+# was real (not reused), no scratch file was left behind, and the tool saved
+# the way NOTES.md says it does: $INODE "same" (in place) or "new" (pass.c
+# replaced: temp + rename, unlink + create, rename away + create).
+INODE=any
 row() { # name, expected-bytes file, command...
 	local name=$1 exp=$2
 	shift 2
-	local seq0 hist0 t0 t1 rc
+	local seq0 hist0 t0 t1 rc ino0 ino1
+	ino0=$(stat -c %i "$D/pass.c")
 	seq0=$(seq_now)
 	hist0=$(history_count)
 	t0=$(now)
@@ -85,6 +92,7 @@ row() { # name, expected-bytes file, command...
 	cat "$D/result.json" >"$tmp/r.json"
 	t1=$(now)
 	cat "$D/pass.c" >"$tmp/back"
+	ino1=$(stat -c %i "$D/pass.c")
 	ls -A "$D" >"$tmp/ls"
 	sleep 0.2                   # a late second fire would show by now
 	local seq1 hist1
@@ -121,10 +129,16 @@ if extra:
 print("; ".join(why) if why else f"OK seq {r['seq']}, verdict {r['verdict']}")
 EOF
 	)
+	local how=same
+	[ "$ino0" != "$ino1" ] && how=new
+	if [ "$INODE" != any ] && [ "$INODE" != "$how" ]; then
+		case $why in OK*) why="" ;; *) why="$why; " ;; esac
+		why="${why}expected a $INODE inode, got $how ($ino0 -> $ino1)"
+	fi
 	local secs
 	secs=$(python3 -c "import sys; print(f'{float(sys.argv[2]) - float(sys.argv[1]):.2f}')" "$t0" "$t1")
 	if [ "${why#OK }" != "$why" ]; then
-		ok "$(printf '%-26s %s, command + cat %s s' "$name" "${why#OK }" "$secs")"
+		ok "$(printf '%-26s %s, %s inode, command + cat %s s' "$name" "${why#OK }" "$how" "$secs")"
 	else
 		bad "$(printf '%-26s %s' "$name" "$why")"
 		sed 's/^/     | /' "$tmp/cmd.out" | head -5
@@ -157,6 +171,7 @@ cp "$OK" "$D/pass.c"
 cat "$D/result.json" >/dev/null
 
 # ---- in place: open(O_TRUNC), write, close --------------------------------------
+INODE=same
 v=$(variant echo)
 row "echo >" "$v" bash -c 'echo "$(cat "$1")" >"$2"' _ "$v" "$D/pass.c"
 
@@ -181,6 +196,7 @@ v=$(variant python_open_w)
 row "python3 open('w')" "$v" python3 -c "import sys; open(sys.argv[2], 'w').write(open(sys.argv[1]).read())" "$v" "$D/pass.c"
 
 # ---- temp file + rename onto pass.c ------------------------------------------------
+INODE=new
 { echo "// sed -i $RUN"; cat "$(cur)"; } >"$tmp/exp_sed"
 row "sed -i" "$tmp/exp_sed" sed -i "1i // sed -i $RUN" "$D/pass.c"
 
@@ -222,19 +238,20 @@ EOF
 v=$(variant rsync)
 row "rsync" "$v" rsync "$v" "$D/pass.c"
 
-# ---- vim: rename away + create (backupcopy=no), copy + in place (yes), auto --------
-vimrow() { # name, backupcopy setting or "" (the default, auto)
-	local set=()
-	[ -n "$2" ] && set=(-c "set backupcopy=$2")
+# ---- vim: rename away + create (backupcopy=no, and auto here), copy + in place (yes) --
+# backupskip= : vim's default skips the backup for files under /tmp (where
+# this mount lives), which would make every setting an in-place write.
+vimrow() { # backupcopy setting, the inode expected ("new" or "same")
 	{ echo "// vim $1 $RUN"; cat "$(cur)"; } >"$tmp/exp_vim"
-	row "vim -es $1" "$tmp/exp_vim" vim -es -u NONE -i NONE -N "${set[@]}" \
-		-c "call append(0, '// vim $1 $RUN')" -c wq "$D/pass.c"
+	INODE=$2 row "vim -es backupcopy=$1" "$tmp/exp_vim" vim -es -u NONE -i NONE -N \
+		-c "set backupskip= backupcopy=$1" -c "call append(0, '// vim $1 $RUN')" -c wq "$D/pass.c"
 }
-vimrow "(backupcopy=auto)" ""
-vimrow "backupcopy=yes" yes
-vimrow "backupcopy=no" no
+vimrow auto new     # the 4913 probe, then rename away + create
+vimrow yes same     # a backup copy, then ftruncate + write in place
+vimrow no new       # rename away + create
 
 # ---- git: unlink + create, with a git dir outside the mount ---------------------------
+INODE=new
 gitw() { (cd "$D" && git --git-dir="$G" --work-tree=. "$@"); }
 git init -q --bare "$G"
 git --git-dir="$G" config core.bare false
@@ -249,6 +266,7 @@ diff -u --label a/pass.c --label b/pass.c "$(cur)" "$v" >"$tmp/g.diff"
 row "git apply" "$v" gitw apply "$tmp/g.diff"
 
 # ---- in place without O_TRUNC: rsync --inplace (shorter: ftruncate), dd, truncate ----
+INODE=same
 { tail -n +2 "$OK"; echo "// inplace $RUN"; } >"$tmp/exp_inplace"
 if [ "$(wc -c <"$tmp/exp_inplace")" -ge "$(wc -c <"$(cur)")" ]; then
 	bad "rsync --inplace: the variant should be shorter than pass.c (test bug)"
@@ -268,6 +286,7 @@ open(sys.argv[3], "wb").write(a + c[len(a):])
 EOF
 row "dd conv=notrunc" "$tmp/exp_dd" dd if="$tmp/dd_in" of="$D/pass.c" bs=512 conv=notrunc status=none
 
+INODE=new            # mv from another file system: unlink + create
 v=$(variant mv_from_tmp)
 cp "$v" "$tmp/moved.c"
 row "mv (from another fs)" "$v" mv "$tmp/moved.c" "$D/pass.c"
