@@ -23,6 +23,8 @@ struct eval_opts {
 	double variant_timeout_s;   /* wall clock for one worker step; 0: 20 s */
 	uint64_t secret_seed;       /* 0: drawn from getrandom */
 	double b, p;                /* ES_t parameters; b 0 means the default 0.1 */
+	int cold;                   /* flush the L2 before every timed trial (cuda) */
+	double lock_timeout_s;      /* wait for the GPU's benchmark lock; 0: 600 s */
 	int quiet;                  /* no progress lines on stderr */
 	/* Called when the evaluation moves on: phase "compiling" (before the
 	 * pass compile), "running" (after it, before the first variant).  May be

@@ -219,11 +219,24 @@ int pass_instance_create(struct pass_module *mod, struct gpu_dev *dev, const str
 	pi->call.rt = &pi->rt;
 	pi->call.priv = pi;
 	pi->call.backend = gpu_backend_of(dev) == GPU_BACKEND_CUDA ? PF_BACKEND_CUDA : PF_BACKEND_CPU;
+	pass_instance_bind(pi, v, err, errlen);
+	*out = pi;
+	return 0;
+}
+
+int pass_instance_bind(struct pass_instance *pi, const struct graph_variant *v, char *err, size_t errlen)
+{
+	if (v->n_inputs > GRAPH_MAX_IO || v->n_outputs > GRAPH_MAX_IO) {
+		snprintf(err, errlen, "the variant has more than %d inputs or outputs", GRAPH_MAX_IO);
+		return -1;
+	}
+	pi->v = v;
+	memset(pi->in, 0, sizeof(pi->in));
+	memset(pi->out, 0, sizeof(pi->out));
 	for (int i = 0; i < v->n_inputs; i++)
 		fill_tensor(&pi->in[i], &v->values[i]);
 	for (int o = 0; o < v->n_outputs; o++)
 		fill_tensor(&pi->out[o], &v->values[v->outputs[o]]);
-	*out = pi;
 	return 0;
 }
 

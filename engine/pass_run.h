@@ -17,6 +17,11 @@ struct pass_instance;
 int pass_instance_create(struct pass_module *mod, struct gpu_dev *dev, const struct graph_variant *v,
 			 struct pass_instance **out, char *err, size_t errlen);
 
+/* Binds the instance to another variant of the same task (the tensors'
+ * shapes and dtypes; the loaded object and its device code stay).  Safe in
+ * the sandbox.  Returns 0, or -1 with a message. */
+int pass_instance_bind(struct pass_instance *pi, const struct graph_variant *v, char *err, size_t errlen);
+
 /* Calls the replacement once with the given device inputs and outputs.
  * Returns PF_OK, or PF_ERR_UNSUPPORTED / PF_ERR_NOT_IMPLEMENTED /
  * PF_ERR_SCRATCH / PF_ERR_LAUNCH with the pass's reason in err.  Scratch

@@ -15,7 +15,8 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: passfs eval --task ID [--tasks DIR] [--pass FILE] [--backend auto|cpu|cuda] [--json]\n"
-		"                   [--warmup N] [--trials N] [--timeout S] [--secret-seed N]\n\n"
+		"                   [--warmup N] [--trials N] [--timeout S] [--secret-seed N] [--cold]\n"
+		"                   [--lock-timeout S]\n\n"
 		"Compiles FILE (default: the task's template pass.c), runs it against the eager\n"
 		"baseline on every variant of task ID (outputs checked on the public and a secret\n"
 		"input set, timed, integrity rules enforced) and prints a summary, or with --json\n"
@@ -27,7 +28,11 @@ static void usage(FILE *f)
 		"  --warmup N        warm-up calls per variant (default: 25 on cuda, 2 on cpu)\n"
 		"  --trials N        timed calls per variant (default: 100 on cuda, 10 on cpu)\n"
 		"  --timeout S       wall-clock limit of one worker step in seconds (default 20)\n"
-		"  --secret-seed N   fix the secret input seed (for reproducing a result)\n");
+		"  --secret-seed N   fix the secret input seed (for reproducing a result)\n"
+		"  --cold            flush the GPU's L2 cache before every timed call (cuda backend;\n"
+		"                    no effect on cpu); inputs are rotated every call either way\n"
+		"  --lock-timeout S  wait at most S seconds for the GPU's benchmark lock, held by\n"
+		"                    another evaluation on the same GPU (default 600)\n");
 }
 
 static char *read_all(const char *path, size_t *len, char *err, size_t errlen)
@@ -111,6 +116,7 @@ int cmd_eval(int argc, char **argv)
 		{"json", no_argument, NULL, 'j'},         {"warmup", required_argument, NULL, 'w'},
 		{"trials", required_argument, NULL, 'n'}, {"timeout", required_argument, NULL, 'T'},
 		{"secret-seed", required_argument, NULL, 's'}, {"help", no_argument, NULL, 'h'},
+		{"cold", no_argument, NULL, 'C'},         {"lock-timeout", required_argument, NULL, 'L'},
 		{NULL, 0, NULL, 0}};
 	const char *dir = NULL, *id = NULL, *pass = NULL;
 	struct eval_opts eo = {.backend = "auto"};
@@ -155,6 +161,14 @@ int cmd_eval(int argc, char **argv)
 			eo.secret_seed = strtoull(optarg, &end, 0);
 			if (*end || eo.secret_seed == 0) {
 				fprintf(stderr, "passfs eval: --secret-seed needs a non-zero integer\n");
+				return 2;
+			}
+			break;
+		case 'C': eo.cold = 1; break;
+		case 'L':
+			eo.lock_timeout_s = strtod(optarg, &end);
+			if (*end || !(eo.lock_timeout_s > 0)) {
+				fprintf(stderr, "passfs eval: --lock-timeout needs a positive number of seconds\n");
 				return 2;
 			}
 			break;
