@@ -22,7 +22,7 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: passfs mount [--tasks DIR] [--state DIR] [--backend auto|cpu|cuda]\n"
 		"                    [--wait-timeout S] [--trials N] [--warmup N] [--timeout S]\n"
-		"                    [--parallel N] [-f] [-d] [-o OPT[,OPT...]] MOUNTPOINT\n\n"
+		"                    [--parallel N] [--cold] [-f] [-d] [-o OPT[,OPT...]] MOUNTPOINT\n\n"
 		"Mounts the task tree at MOUNTPOINT (created when missing) with FUSE: one\n"
 		"directory per task with README.md, graph.json, pass.c (yours to write with any\n"
 		"tool), result.json, es_t and status; MOUNTPOINT/README.md explains the loop.\n"
@@ -40,6 +40,7 @@ static void usage(FILE *f)
 		"  --warmup N         warm-up calls per variant (default: 25 on cuda, 2 on cpu)\n"
 		"  --timeout S        wall-clock limit of one worker step in seconds (default 20)\n"
 		"  --parallel N       evaluations at once across tasks (default 1)\n"
+		"  --cold             flush the GPU's L2 before every timed call (cuda; -o cold)\n"
 		"  -f, --foreground   stay in the foreground, log on stderr (Ctrl-C unmounts)\n"
 		"  -d, --debug        libfuse debug output (implies -f)\n"
 		"  -o OPT             FUSE mount options after the default auto_unmount\n"
@@ -302,6 +303,10 @@ static int apply_o(struct settings *st, char *arg)
 	for (char *item = strtok_r(arg, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
 		char *eq = strchr(item, '=');
 		int mine = 0;
+		if (strcmp(item, "cold") == 0) {
+			st->mo.svc.eval.cold = 1;
+			continue;
+		}
 		for (size_t i = 0; eq && i < sizeof(settings_keys) / sizeof(settings_keys[0]); i++)
 			if ((size_t)(eq - item) == strlen(settings_keys[i].okey) &&
 			    strncmp(item, settings_keys[i].okey, (size_t)(eq - item)) == 0) {
@@ -326,12 +331,13 @@ static int apply_o(struct settings *st, char *arg)
 
 int cmd_mount(int argc, char **argv)
 {
-	struct option opts[sizeof(settings_keys) / sizeof(settings_keys[0]) + 4];
+	struct option opts[sizeof(settings_keys) / sizeof(settings_keys[0]) + 5];
 	size_t k = 0;
 	for (; k < sizeof(settings_keys) / sizeof(settings_keys[0]); k++)
 		opts[k] = (struct option){settings_keys[k].name, required_argument, NULL, settings_keys[k].key};
 	opts[k++] = (struct option){"foreground", no_argument, NULL, 'f'};
 	opts[k++] = (struct option){"debug", no_argument, NULL, 'd'};
+	opts[k++] = (struct option){"cold", no_argument, NULL, 'C'};
 	opts[k++] = (struct option){"help", no_argument, NULL, 'h'};
 	opts[k] = (struct option){NULL, 0, NULL, 0};
 	struct settings st;
@@ -343,6 +349,7 @@ int cmd_mount(int argc, char **argv)
 		switch (c) {
 		case 'f': st.foreground = 1; break;
 		case 'd': st.foreground = 1; st.mo.debug = 1; break;
+		case 'C': st.mo.svc.eval.cold = 1; break;
 		case 'o':
 			if ((rc = apply_o(&st, optarg)) != 0)
 				return rc;

@@ -17,8 +17,11 @@
 #                wall time (target < 1.5 s warm) and scores within 2%
 #   5 verdicts   tests/cli/eval_verdicts.sh with BACKEND=cuda (every verdict)
 #   6 gpu-passes tests/gpu/passes: inline PTX + wmma (ok), the escaping slow
-#                kernel (ok, speedup < 1: the sync caught it), a faulting
-#                kernel (runtime_error naming it), then the GPU still works
+#                kernel (ok, speedup < 1: the sync caught it; CUPTI's kernel
+#                time shows the ~3 ms), a faulting kernel (runtime_error
+#                naming it), then the GPU still works with CUPTI times and
+#                kernel resources in result.json; --cold; two evaluations at
+#                once (the second waits for the benchmark lock)
 #   7 anchor     tests/gpu/anchor.py: passfs eager vs PyTorch eager and
 #                torch.compile on 8 tasks (outputs compared, 25 + 100 trials)
 # Then a summary, and the anchor's table; with OUT set, both go to
@@ -185,6 +188,12 @@ s_gpu_passes() {
 	eval_json "$LOGS/escape.json" --pass tests/gpu/passes/async_escape.c || rc=1
 	eval_json "$LOGS/fault.json" --pass tests/gpu/passes/fault_oob.c || rc=1
 	eval_json "$LOGS/after.json" --pass tests/passes/ok_fused.c || rc=1
+	eval_json "$LOGS/cold.json" --cold --pass tests/passes/ok_fused.c || rc=1
+	# two at once on one GPU: the lock serialises their variants
+	eval_json "$LOGS/lock1.json" --pass tests/passes/ok_fused.c &
+	local bg=$!
+	eval_json "$LOGS/lock2.json" --pass tests/passes/ok_fused.c || rc=1
+	wait $bg || rc=1
 	/usr/bin/python3 - "$LOGS" <<'PY' || rc=1
 import json, os, sys
 d = sys.argv[1]
@@ -210,6 +219,28 @@ expect("faulting kernel named", f["verdict"] == "runtime_error" and "oob_store<"
        "ILLEGAL_ADDRESS" in f["message"], f)
 a = load("after.json")
 expect("the GPU works after the fault", a["verdict"] == "ok", a)
+av = a["variants"]
+expect("CUPTI kernel times in result.json", a.get("timing", {}).get("gpu_time") == "cupti" and av and
+       all((v.get("pass_gpu_ms") or 0) > 0 and v.get("pass_kernels", 0) >= 1 and v.get("eager_kernels", 0) >= 1
+           for v in av), a,
+       "; ".join("%s pass %s/%s gpu ms, %s kernels; eager %s/%s, %s kernels" % (
+           v["name"], v.get("pass_ms"), v.get("pass_gpu_ms"), v.get("pass_kernels"), v.get("eager_ms"),
+           v.get("eager_gpu_ms"), v.get("eager_kernels")) for v in av[:2]))
+ks = a.get("kernels", [])
+expect("kernel resources in result.json", ks and all(isinstance(k.get("registers"), int) and k["registers"] > 0
+                                                     for k in ks), a,
+       "; ".join("%s: %s regs, %s B smem, %s B local" % (k.get("name"), k.get("registers"), k.get("shared_bytes"),
+                                                          k.get("local_bytes")) for k in ks[:3]))
+expect("escape: CUPTI saw the slow kernel", vs and all((v.get("pass_gpu_ms") or 0) >= 1.0 for v in vs), e,
+       "; ".join("%s pass_gpu_ms %s" % (v["name"], v.get("pass_gpu_ms")) for v in vs[:3]))
+c = load("cold.json")
+expect("--cold", c["verdict"] == "ok" and c.get("timing", {}).get("cold") is True, c,
+       "; ".join("%s eager %s ms cold vs %s warm" % (v["name"], v.get("eager_ms"), w.get("eager_ms"))
+                 for v, w in zip(c["variants"][:3], av[:3])))
+l1, l2 = load("lock1.json"), load("lock2.json")
+waits = [v.get("lock_wait_ms", 0) for r in (l1, l2) for v in r["variants"]]
+expect("two evaluations at once: the lock", l1["verdict"] == "ok" and l2["verdict"] == "ok" and max(waits) > 0, l2,
+       "longest wait %.1f ms, %d of %d variants waited" % (max(waits or [0]), sum(w > 0 for w in waits), len(waits)))
 sys.exit(1 if bad else 0)
 PY
 	return $rc

@@ -16,6 +16,18 @@
  *   MOCK_CUDA_LOG=path          appends one line per launch ("launch NAME
  *                               grid block smem nargs").
  *
+ * It is also a mock CUPTI (PASSFS_CUPTI_LIB=<this library>: the same loaded
+ * object, so it sees the launches): once the activity kinds are enabled,
+ * every launch, copy and memset appends a record at the offsets passfs
+ * reads (kind @0, start @16, end @24, stream @48 for kernels and @40 for
+ * copies, name pointer @104), stamped with CLOCK_MONOTONIC nanoseconds; a
+ * kernel lasts 2 us, copies 1 us, and the flush hands the buffer to the
+ * completion callback.
+ *
+ *   MOCK_CUPTI_SLOW=substr:ms   kernels whose name contains substr last ms
+ *                               milliseconds (longer than the host's timed
+ *                               window: work the host timer missed).
+ *
  * Built by tests/cli/cuda_mock.sh: cc -shared -fPIC -o libcuda_mock.so this. */
 #define _GNU_SOURCE
 #include <fcntl.h>
@@ -24,6 +36,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <time.h>
 #include <unistd.h>
 
 typedef int CUresult;
@@ -188,6 +201,128 @@ CUresult cuFuncGetAttribute(int *v, int attr, void *fn)
 
 CUresult cuFuncSetAttribute(void *fn, int attr, int v) { (void)fn, (void)attr, (void)v; return check(); }
 
+/* ---- the mock CUPTI ---------------------------------------------------------- */
+
+#define REC_BYTES 128
+typedef void (*req_fn)(uint8_t **buffer, size_t *size, size_t *max_records);
+typedef void (*done_fn)(void *ctx, uint32_t stream, uint8_t *buffer, size_t size, size_t valid);
+static req_fn cupti_req;
+static done_fn cupti_done;
+static unsigned cupti_kinds;            /* bit per enabled kind */
+static uint8_t *cupti_buf;
+static size_t cupti_size, cupti_valid;
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void cupti_emit(uint32_t kind, uint64_t dur_ns, const char *name)
+{
+	uint32_t bit = kind == 10 ? 1u : kind == 1 ? 2u : kind == 2 ? 4u : 0u;
+	if (!(cupti_kinds & bit) || cupti_req == NULL)
+		return;
+	if (cupti_buf != NULL && cupti_valid + REC_BYTES > cupti_size && cupti_done != NULL) {
+		cupti_done(NULL, 0, cupti_buf, cupti_size, cupti_valid);
+		cupti_buf = NULL;
+	}
+	if (cupti_buf == NULL) {
+		size_t max = 0;
+		cupti_req(&cupti_buf, &cupti_size, &max);
+		cupti_valid = 0;
+		if (cupti_buf == NULL || cupti_size < REC_BYTES)
+			return;
+	}
+	uint8_t *r = cupti_buf + cupti_valid;
+	uint64_t start = mono_ns(), end = start + dur_ns;
+	uint32_t stream = 7;
+	memset(r, 0, REC_BYTES);
+	memcpy(r, &kind, 4);
+	memcpy(r + 16, &start, 8);
+	memcpy(r + 24, &end, 8);
+	memcpy(r + (kind == 10 ? 48 : 40), &stream, 4);
+	if (kind == 10)
+		memcpy(r + 104, &name, sizeof name);
+	cupti_valid += REC_BYTES;
+}
+
+static uint64_t kernel_ns(const char *name)
+{
+	const char *slow = getenv("MOCK_CUPTI_SLOW");
+	const char *colon = slow ? strchr(slow, ':') : NULL;
+	if (colon != NULL && colon > slow) {
+		size_t n = (size_t)(colon - slow);
+		char sub[128];
+		if (n < sizeof sub) {
+			memcpy(sub, slow, n);
+			sub[n] = 0;
+			if (strstr(name, sub) != NULL)
+				return (uint64_t)(atof(colon + 1) * 1e6);
+		}
+	}
+	return 2000;
+}
+
+int cuptiActivityEnable(int kind)
+{
+	cupti_kinds |= kind == 10 ? 1u : kind == 1 ? 2u : kind == 2 ? 4u : 0u;
+	return 0;
+}
+
+int cuptiActivityDisable(int kind)
+{
+	cupti_kinds &= ~(kind == 10 ? 1u : kind == 1 ? 2u : kind == 2 ? 4u : 0u);
+	return 0;
+}
+
+int cuptiActivityRegisterCallbacks(req_fn req, done_fn done)
+{
+	cupti_req = req;
+	cupti_done = done;
+	return 0;
+}
+
+int cuptiActivityGetNextRecord(uint8_t *buffer, size_t valid, void **rec)
+{
+	uint8_t *next = *rec == NULL ? buffer : (uint8_t *)*rec + REC_BYTES;
+	if (next + REC_BYTES > buffer + valid)
+		return 3;       /* CUPTI_ERROR_MAX_LIMIT_REACHED */
+	*rec = next;
+	return 0;
+}
+
+int cuptiActivityGetNumDroppedRecords(void *ctx, uint32_t stream, size_t *dropped)
+{
+	(void)ctx, (void)stream;
+	*dropped = 0;
+	return 0;
+}
+
+int cuptiActivityFlushAll(uint32_t flag)
+{
+	(void)flag;
+	if (cupti_buf != NULL && cupti_done != NULL) {
+		uint8_t *b = cupti_buf;
+		cupti_buf = NULL;
+		cupti_done(NULL, 0, b, cupti_size, cupti_valid);
+	}
+	return 0;
+}
+
+int cuptiGetTimestamp(uint64_t *ts)
+{
+	*ts = mono_ns();
+	return 0;
+}
+
+int cuptiGetResultString(int r, const char **s)
+{
+	*s = r == 0 ? "CUPTI_SUCCESS" : "CUPTI_ERROR_UNKNOWN";
+	return 0;
+}
+
 CUresult cuLaunchKernel(void *fn, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
 			unsigned smem, void *stream, void **params, void **extra)
 {
@@ -204,6 +339,7 @@ CUresult cuLaunchKernel(void *fn, unsigned gx, unsigned gy, unsigned gz, unsigne
 	const char *fault = getenv("MOCK_CUDA_FAULT");
 	if (fault != NULL && *fault != '\0' && strstr(f->name, fault) != NULL)
 		fault_pending = 1;
+	cupti_emit(10, kernel_ns(f->name), f->name);
 	if (launch_log >= 0) {
 		/* snprintf + write: stdio would fstat/lseek, which the sandbox
 		 * refuses on a log (it allows the driver's descriptors only the
@@ -237,6 +373,7 @@ CUresult cuMemcpyHtoD_v2(CUdeviceptr d, const void *s, size_t n)
 	if (rc)
 		return rc;
 	memcpy((void *)(uintptr_t)d, s, n);
+	cupti_emit(1, 1000, NULL);
 	return 0;
 }
 
@@ -246,6 +383,7 @@ CUresult cuMemcpyDtoH_v2(void *d, CUdeviceptr s, size_t n)
 	if (rc)
 		return rc;
 	memcpy(d, (const void *)(uintptr_t)s, n);
+	cupti_emit(1, 1000, NULL);
 	return 0;
 }
 
@@ -255,6 +393,7 @@ CUresult cuMemsetD8_v2(CUdeviceptr d, unsigned char v, size_t n)
 	if (rc)
 		return rc;
 	memset((void *)(uintptr_t)d, v, n);
+	cupti_emit(2, 1000, NULL);
 	return 0;
 }
 
