@@ -4,6 +4,7 @@
 
 #include <dlfcn.h>
 #include <stdarg.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -506,6 +507,35 @@ int pass_compile(const char *label, const char *src, size_t len, struct gpu_dev 
 	return pass_compile_opts(label, src, len, &o, out, diag);
 }
 
+/* The host compile runs on its own thread while NVRTC checks the device
+ * code: the two are independent (both start from the scanned source), and
+ * the compiler is a child process, so the wall time is the longer of the
+ * two instead of their sum. */
+struct host_job {
+	struct hostcc_request hr;
+	struct hostcc_output ho;
+	enum hostcc_status hs;
+	char err[1024];
+};
+
+static void *host_job_run(void *arg)
+{
+	struct host_job *j = arg;
+	j->hs = hostcc_compile(&j->hr, &j->ho, j->err, sizeof j->err);
+	return NULL;
+}
+
+/* The device gate failed: wait for the host compile and drop it. */
+static void host_job_end(struct host_job *j, int async, pthread_t tid)
+{
+	if (async)
+		pthread_join(tid, NULL);
+	else
+		memset(&j->ho, 0, sizeof j->ho);
+	if (async)
+		hostcc_output_free(&j->ho);
+}
+
 int pass_compile_opts(const char *label, const char *src, size_t len, const struct pass_options *opt,
 		      struct pass_module **out, struct pass_diag *diag)
 {
@@ -525,6 +555,22 @@ int pass_compile_opts(const char *label, const char *src, size_t len, const stru
 	const char *inc = hostcc_include_dir();
 	char err[1024] = "";
 
+	/* (d), started first: the host compile, with trampolines and the
+	 * kernel table */
+	struct host_job hj = {
+		.hr = {
+			.label = label, .src = src, .len = len,
+			.names = (const char *const *)m->names.expr, .name_lines = m->names.line,
+			.n_names = m->names.n, .kernel_table = 1, .timeout_s = opt->host_timeout_s,
+			.include_dir = inc,
+			/* a GPU runs the kernels: the host object needs only their
+			 * signatures (inline PTX and wmma stay out of g++'s way) */
+			.device_stubs = opt->allow_device_only,
+		},
+	};
+	pthread_t host_tid;
+	int host_async = pthread_create(&host_tid, NULL, host_job_run, &hj) == 0;
+
 	/* (c) the device gate; NVRTC needs a NUL-terminated copy */
 	char why[256];
 	if (opt->skip_nvrtc) {
@@ -534,6 +580,7 @@ int pass_compile_opts(const char *label, const char *src, size_t len, const stru
 	} else {
 		char *copy = malloc(len + 1);
 		if (copy == NULL) {
+			host_job_end(&hj, host_async, host_tid);
 			pass_module_free(m);
 			return fail(diag, PASS_INTERNAL_ERROR, 0, "%s: out of memory", label);
 		}
@@ -559,6 +606,7 @@ int pass_compile_opts(const char *label, const char *src, size_t len, const stru
 			else
 				fail(diag, PASS_INTERNAL_ERROR, 0, "%s", err);
 			nvrtc_output_free(&no);
+			host_job_end(&hj, host_async, host_tid);
 			pass_module_free(m);
 			return -1;
 		}
@@ -574,18 +622,14 @@ int pass_compile_opts(const char *label, const char *src, size_t len, const stru
 		nvrtc_output_free(&no);
 	}
 
-	/* (d) the host compile, with trampolines and the kernel table */
-	struct hostcc_request hr = {
-		.label = label, .src = src, .len = len,
-		.names = (const char *const *)m->names.expr, .name_lines = m->names.line,
-		.n_names = m->names.n, .kernel_table = 1, .timeout_s = opt->host_timeout_s,
-		.include_dir = inc,
-		/* a GPU runs the kernels: the host object needs only their
-		 * signatures (inline PTX and wmma stay out of g++'s way) */
-		.device_stubs = opt->allow_device_only,
-	};
-	struct hostcc_output ho;
-	enum hostcc_status hs = hostcc_compile(&hr, &ho, err, sizeof err);
+	/* (d) the host compile's outcome */
+	if (host_async)
+		pthread_join(host_tid, NULL);
+	else
+		host_job_run(&hj);
+	struct hostcc_output ho = hj.ho;
+	enum hostcc_status hs = hj.hs;
+	snprintf(err, sizeof err, "%s", hj.err);
 	m->host_ms = ho.ms;
 	m->dir = ho.dir;
 	m->so_path = ho.so_path;

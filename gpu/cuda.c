@@ -1089,31 +1089,7 @@ static uint64_t fnv(uint64_t h, const void *p, size_t n)
 /* The cache directory (created 0700), or NULL when disabled or unusable. */
 static const char *cache_dir(char *buf, size_t len)
 {
-	const char *env = getenv("PASSFS_CACHE_DIR");
-	if (env != NULL && (strcmp(env, "off") == 0 || strcmp(env, "0") == 0 || *env == '\0'))
-		return NULL;
-	if (env != NULL) {
-		snprintf(buf, len, "%s", env);
-	} else {
-		const char *x = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
-		if (x != NULL && *x == '/')
-			snprintf(buf, len, "%s/passfs/modules", x);
-		else if (home != NULL && *home == '/')
-			snprintf(buf, len, "%s/.cache/passfs/modules", home);
-		else
-			return NULL;
-	}
-	/* mkdir -p */
-	for (char *p = buf + 1; *p; p++) {
-		if (*p != '/')
-			continue;
-		*p = '\0';
-		mkdir(buf, 0700);
-		*p = '/';
-	}
-	if (mkdir(buf, 0700) != 0 && errno != EEXIST)
-		return NULL;
-	return buf;
+	return gpu_cache_dir("modules", buf, len) == 0 ? buf : NULL;
 }
 
 static void cache_path(const char *dir, const char *src, const char *const *names, int n, const char *arch,

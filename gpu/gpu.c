@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <stdio.h>
 #include <string.h>
@@ -286,4 +287,35 @@ int gpu_same_name_expr(const char *a, const char *b)
 		a++;
 		b++;
 	}
+}
+
+int gpu_cache_dir(const char *what, char *buf, size_t len)
+{
+	const char *env = getenv("PASSFS_CACHE_DIR");
+	const char *x = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+	int n;
+	if (env != NULL && (*env == '\0' || strcmp(env, "off") == 0 || strcmp(env, "0") == 0))
+		return -1;
+	if (env != NULL)
+		n = snprintf(buf, len, "%s", env);
+	else if (x != NULL && *x == '/')
+		n = snprintf(buf, len, "%s/passfs/%s", x, what);
+	else if (home != NULL && *home == '/')
+		n = snprintf(buf, len, "%s/.cache/passfs/%s", home, what);
+	else
+		return -1;
+	if (n < 0 || (size_t)n >= len)
+		return -1;
+	for (char *p = buf + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		int bad = mkdir(buf, 0700) != 0 && errno != EEXIST;
+		*p = '/';
+		if (bad)
+			return -1;
+	}
+	if (mkdir(buf, 0700) != 0 && errno != EEXIST)
+		return -1;
+	return 0;
 }

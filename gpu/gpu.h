@@ -183,4 +183,11 @@ void gpu_bench_unlock(struct gpu_dev *d);
  * NULL).  Returns how many were written (at most max); 0 on the cpu backend. */
 int gpu_driver_fds(struct gpu_dev *d, int *fds, int max);
 
+/* passfs's on-disk cache for `what` ("modules", "oplib", "pch"): the
+ * directory in $PASSFS_CACHE_DIR when set (shared by all; "off", "0" or ""
+ * turn caching off), else $XDG_CACHE_HOME/passfs/<what>, else
+ * ~/.cache/passfs/<what>; created (mode 0700) with its parents.  Returns 0
+ * with the path in buf, or -1 (off, no home, cannot create). */
+int gpu_cache_dir(const char *what, char *buf, size_t len);
+
 #endif

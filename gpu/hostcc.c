@@ -2,6 +2,8 @@
 #define _GNU_SOURCE
 #include "hostcc.h"
 
+#include "gpu.h"
+
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -1163,6 +1165,221 @@ static const struct {
 	{"cuda_awbarrier.h", "#pragma once\n#include <passfs.h>\n"},
 };
 
+/* --- precompiled passfs.h -------------------------------------------------
+ *
+ * About half of a small pass's host compile is parsing passfs.h (the
+ * emulation layer and its libstdc++ headers).  A precompiled header saves
+ * that: <cache>/pch-<key>/ holds passfs.h.gch plus a copy of the pass API
+ * headers (GCC looks for NAME.gch in each include directory just before
+ * NAME itself, and a later #include <passfs.h> must find the header in the
+ * same directory), and the compile puts that directory first on its include
+ * path.  The key hashes the compiler (path, size, mtime), its extra words,
+ * the flags and every API header's bytes, so any change builds a new one; a
+ * .gch GCC finds unusable is skipped, never an error.  Built on first use
+ * into a temporary directory renamed into place (concurrent builders: the
+ * first rename wins).  PASSFS_PCH=0 turns it off; PASSFS_CACHE_DIR=off too. */
+
+static uint64_t fnv(uint64_t h, const void *p, size_t n)
+{
+	const unsigned char *b = p;
+	for (size_t i = 0; i < n; i++) {
+		h ^= b[i];
+		h *= 0x100000001b3ull;
+	}
+	return h;
+}
+
+static uint64_t fnv_str(uint64_t h, const char *s)
+{
+	return fnv(h, s, strlen(s) + 1);
+}
+
+/* The API headers (*.h) of dir, sorted, into names[] (malloc'd); count. */
+static int api_headers(const char *dir, char ***names)
+{
+	DIR *d = opendir(dir);
+	*names = NULL;
+	if (d == NULL)
+		return -1;
+	int n = 0, cap = 0;
+	struct dirent *e;
+	while ((e = readdir(d)) != NULL) {
+		size_t l = strlen(e->d_name);
+		if (l < 3 || strcmp(e->d_name + l - 2, ".h") != 0)
+			continue;
+		if (n == cap) {
+			cap = cap ? cap * 2 : 8;
+			char **nn = realloc(*names, sizeof(char *) * (size_t)cap);
+			if (nn == NULL)
+				break;
+			*names = nn;
+		}
+		if (((*names)[n] = strdup(e->d_name)) != NULL)
+			n++;
+	}
+	closedir(d);
+	for (int i = 1; i < n; i++)
+		for (int j = i; j > 0 && strcmp((*names)[j - 1], (*names)[j]) > 0; j--) {
+			char *t = (*names)[j];
+			(*names)[j] = (*names)[j - 1];
+			(*names)[j - 1] = t;
+		}
+	return n;
+}
+
+static char *slurp(const char *path, size_t *len)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	struct stat st;
+	char *buf = NULL;
+	if (fstat(fd, &st) == 0 && st.st_size >= 0 && st.st_size < (64 << 20) &&
+	    (buf = malloc((size_t)st.st_size + 1)) != NULL) {
+		size_t got = 0;
+		while (got < (size_t)st.st_size) {
+			ssize_t r = read(fd, buf + got, (size_t)st.st_size - got);
+			if (r <= 0)
+				break;
+			got += (size_t)r;
+		}
+		*len = got;
+	}
+	close(fd);
+	return buf;
+}
+
+static void rm_dir_flat(const char *dir)
+{
+	DIR *d = opendir(dir);
+	if (d != NULL) {
+		struct dirent *e;
+		char p[4096];
+		while ((e = readdir(d)) != NULL) {
+			if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+				continue;
+			snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
+			unlink(p);
+		}
+		closedir(d);
+	}
+	rmdir(dir);
+}
+
+/* Finds or builds the precompiled header for this compiler and these
+ * flags; writes its directory into out and returns 0, or -1 (compile
+ * without it). */
+static int pch_dir(const char *prog, char *const *extra, int n_extra, const char *const *flags, const char *inc,
+		   char *const *env, int timeout_s, char *out, size_t outlen)
+{
+	const char *off = getenv("PASSFS_PCH");
+	if (off != NULL && strcmp(off, "0") == 0)
+		return -1;
+	char root[3072];
+	if (gpu_cache_dir("pch", root, sizeof root) != 0)
+		return -1;
+	uint64_t h = 0xcbf29ce484222325ull;
+	struct stat st;
+	if (stat(prog, &st) != 0)
+		return -1;
+	h = fnv_str(h, prog);
+	h = fnv(h, &st.st_size, sizeof st.st_size);
+	h = fnv(h, &st.st_mtime, sizeof st.st_mtime);
+	for (int i = 0; i < n_extra; i++)
+		h = fnv_str(h, extra[i]);
+	for (int i = 0; flags[i] != NULL; i++)
+		h = fnv_str(h, flags[i]);
+	char **names;
+	int n = api_headers(inc, &names);
+	if (n <= 0) {
+		free(names);
+		return -1;
+	}
+	char path[4096];
+	int ok = 1;
+	for (int i = 0; i < n && ok; i++) {
+		size_t len = 0;
+		snprintf(path, sizeof path, "%s/%s", inc, names[i]);
+		char *b = slurp(path, &len);
+		ok = b != NULL;
+		if (ok) {
+			h = fnv_str(h, names[i]);
+			h = fnv(h, &len, sizeof len);
+			h = fnv(h, b, len);
+		}
+		free(b);
+	}
+	snprintf(out, outlen, "%s/pch-%016llx", root, (unsigned long long)h);
+	snprintf(path, sizeof path, "%s/passfs.h.gch", out);
+	if (!ok || stat(path, &st) == 0) {
+		for (int i = 0; i < n; i++)
+			free(names[i]);
+		free(names);
+		return ok ? 0 : -1;
+	}
+	/* Build: headers copied, stand-ins beside them, then g++ -x c++-header. */
+	char tmp[3200];
+	snprintf(tmp, sizeof tmp, "%s/pch-tmp-XXXXXX", root);
+	ok = mkdtemp(tmp) != NULL;
+	for (int i = 0; i < n && ok; i++) {
+		size_t len = 0;
+		snprintf(path, sizeof path, "%s/%s", inc, names[i]);
+		char *b = slurp(path, &len);
+		snprintf(path, sizeof path, "%s/%s", tmp, names[i]);
+		ok = b != NULL && write_file(path, b, len) == 0;
+		free(b);
+	}
+	for (int i = 0; i < n; i++)
+		free(names[i]);
+	free(names);
+	char stubs[3300];
+	snprintf(stubs, sizeof stubs, "%s/stand-ins", tmp);
+	ok = ok && mkdir(stubs, 0700) == 0;
+	for (int i = 0; ok && stand_in_headers[i] != NULL; i++) {
+		static const char body[] = "#pragma once\n#include <passfs.h>\n";
+		snprintf(path, sizeof path, "%s/%s", stubs, stand_in_headers[i]);
+		ok = write_file(path, body, sizeof body - 1) == 0;
+	}
+	if (ok) {
+		char hdr[3400], gch[3400], inc_opt[3400], stub_opt[3400];
+		snprintf(hdr, sizeof hdr, "%s/passfs.h", tmp);
+		snprintf(gch, sizeof gch, "%s/passfs.h.gch", tmp);
+		snprintf(inc_opt, sizeof inc_opt, "-I%s", tmp);
+		snprintf(stub_opt, sizeof stub_opt, "-I%s", stubs);
+		char *argv[80];
+		int na = 0;
+		argv[na++] = (char *)prog;
+		for (int i = 0; i < n_extra && na < 60; i++)
+			argv[na++] = extra[i];
+		for (int i = 0; flags[i] != NULL && na < 70; i++)
+			argv[na++] = (char *)flags[i];
+		argv[na++] = stub_opt;
+		argv[na++] = inc_opt;
+		argv[na++] = "-x";
+		argv[na++] = "c++-header";
+		argv[na++] = hdr;
+		argv[na++] = "-o";
+		argv[na++] = gch;
+		argv[na] = NULL;
+		struct tail t = {.p = malloc(HOSTCC_LOG_CAP)};
+		int timed_out = 0;
+		char e[256];
+		int status = t.p ? run_child(argv, env, timeout_s, &t, &timed_out, e, sizeof e) : -1;
+		free(t.p);
+		ok = status != -1 && !timed_out && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+	}
+	if (ok)
+		rm_dir_flat(stubs);
+	if (!ok || rename(tmp, out) != 0) {
+		/* failed, or another compile put it there first */
+		rm_dir_flat(stubs);
+		rm_dir_flat(tmp);
+		snprintf(path, sizeof path, "%s/passfs.h.gch", out);
+		return stat(path, &st) == 0 ? 0 : -1;
+	}
+	return 0;
+}
+
 enum hostcc_status hostcc_compile(const struct hostcc_request *req, struct hostcc_output *out,
 				  char *err, size_t errlen)
 {
@@ -1238,34 +1455,54 @@ enum hostcc_status hostcc_compile(const struct hostcc_request *req, struct hostc
 			 nw ? words[0] : "");
 		goto done;
 	}
-	char inc_opt[4200], incdir_opt[4300];
+	char inc_opt[4200], incdir_opt[4300], pch[3200], pch_opt[3300];
 	snprintf(inc_opt, sizeof inc_opt, "-I%s", inc);
 	snprintf(incdir_opt, sizeof incdir_opt, "-I%s", incdir);
-	const char *fixed[] = {
-		"-std=c++17", "-O2", "-fPIC", "-shared", "-nostartfiles", "-nostdlib",
-		"-fno-strict-aliasing", "-fno-math-errno", "-Wno-unknown-pragmas", "-mf16c",
-		"-fno-exceptions", "-fno-rtti", "-fno-stack-protector", "-fno-threadsafe-statics",
-		"-fno-gnu-unique", "-fdiagnostics-color=never", "-pipe", "-Wl,--no-undefined",
-		"-Wl,-z,noexecstack", incdir_opt, inc_opt, "-include", "passfs.h", "-x", "c++", path,
-		"-x", "none", "-o", so, "-lm", "-lc", "-lgcc", NULL
+	/* The code-generation flags; a precompiled header must share them.
+	 * Stub bodies are identical: without -fno-ipa-icf g++ may fold
+	 * kernels into one address and the kernel table could not tell them
+	 * apart. */
+	const char *cg[24] = {
+		"-std=c++17", "-O2", "-fPIC", "-fno-strict-aliasing", "-fno-math-errno",
+		"-Wno-unknown-pragmas", "-mf16c", "-fno-exceptions", "-fno-rtti", "-fno-stack-protector",
+		"-fno-threadsafe-statics", "-fno-gnu-unique", "-fdiagnostics-color=never", "-pipe", NULL
 	};
+	if (req->device_stubs) {
+		int k = 0;
+		while (cg[k] != NULL)
+			k++;
+		cg[k++] = "-fno-ipa-icf";
+		cg[k++] = "-DPF_DEVICE_STUBS=1";
+		cg[k] = NULL;
+	}
+	const char *fixed[] = {
+		"-shared", "-nostartfiles", "-nostdlib", "-Wl,--no-undefined", "-Wl,-z,noexecstack", incdir_opt,
+		inc_opt, "-include", "passfs.h", "-x", "c++", path, "-x", "none", "-o", so, "-lm", "-lc", "-lgcc", NULL
+	};
+	if ((env = child_env()) == NULL || (t.p = malloc(HOSTCC_LOG_CAP)) == NULL)
+		goto oom;
+	double t_pch = now_ms();
+	int have_pch = pch_dir(prog, words + 1, nw - 1, cg, inc, env, timeout_s, pch, sizeof pch) == 0;
+	out->pch_ms = now_ms() - t_pch;
+	out->used_pch = have_pch;
+	snprintf(pch_opt, sizeof pch_opt, "-I%s", pch);
 	char *argv[80];
 	int na = 0;
 	argv[na++] = prog;
 	for (int i = 1; i < nw; i++)
 		argv[na++] = words[i];
-	if (req->device_stubs) {
-		/* Stub bodies are identical: without this, g++ may fold kernels
-		 * into one address and the kernel table could not tell them apart. */
-		argv[na++] = "-fno-ipa-icf";
-		argv[na++] = "-DPF_DEVICE_STUBS=1";
+	for (int i = 0; cg[i] != NULL; i++)
+		argv[na++] = (char *)cg[i];
+	if (have_pch) {
+		/* a header GCC cannot use says so in the log (a test checks
+		 * that the one passfs built is used) */
+		argv[na++] = "-Winvalid-pch";
+		argv[na++] = pch_opt;
 	}
 	for (int i = 0; fixed[i] != NULL; i++)
 		argv[na++] = (char *)fixed[i];
 	argv[na] = NULL;
 
-	if ((env = child_env()) == NULL || (t.p = malloc(HOSTCC_LOG_CAP)) == NULL)
-		goto oom;
 	double t0 = now_ms();
 	int status = run_child(argv, env, timeout_s, &t, &out->timed_out, err, errlen);
 	out->ms = now_ms() - t0;

@@ -59,6 +59,8 @@ struct hostcc_output {
 	char *log;                      /* compiler output, tail <= 64 KiB, never NULL
 					 * after hostcc_compile returned */
 	double ms;                      /* wall time of the compiler */
+	double pch_ms;                  /* finding (or building, once) the precompiled passfs.h */
+	int used_pch;                   /* the compile had a precompiled passfs.h */
 	int timed_out;
 };
 

@@ -3,6 +3,7 @@
  * DESIGN example run through its replacement, the ELF check refusing libc
  * calls and static constructors (which must never run), the extern
  * __shared__ rewrite, and the task template. */
+#include <dlfcn.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -400,6 +401,80 @@ static void test_design_example(void)
 		pass_unload(&l);
 	}
 	pass_module_free(m);
+}
+
+/* The precompiled passfs.h (gpu/hostcc.c): built once into the cache, used
+ * by the next compiles, a corrupt one ignored by the compiler, off with
+ * PASSFS_PCH=0; every one of those compiles yields a working pass. */
+static int pch_compile(const char *what, int want_used, int want_invalid)
+{
+	static const char *const names[] = {"add_gelu"};
+	struct hostcc_request hr = {.label = "pass.c", .src = design_example, .len = strlen(design_example),
+				    .names = names, .n_names = 1, .kernel_table = 1};
+	struct hostcc_output ho;
+	char err[512] = "";
+	enum hostcc_status hs = hostcc_compile(&hr, &ho, err, sizeof err);
+	CHECK_MSG(hs == HOSTCC_OK, what);
+	if (hs != HOSTCC_OK)
+		fprintf(stderr, "%s: %s\n%s\n", what, err, ho.log);
+	CHECK_MSG(ho.used_pch == want_used, what);
+	/* -Winvalid-pch: GCC says when it finds a header it cannot use */
+	CHECK_MSG((strstr(ho.log ? ho.log : "", "passfs.h.gch") != NULL) == want_invalid, what);
+	int ok = 0;
+	if (hs == HOSTCC_OK) {
+		void *h = dlopen(ho.so_path, RTLD_NOW | RTLD_LOCAL);
+		CHECK_MSG(h != NULL && dlsym(h, "pf_pass_replacement") != NULL, what);
+		ok = h != NULL;
+		if (h)
+			dlclose(h);
+	}
+	hostcc_output_free(&ho);
+	return ok;
+}
+
+static void test_pch(void)
+{
+	char tmpl[] = "/tmp/passfs-pch-test-XXXXXX";
+	if (mkdtemp(tmpl) == NULL) {
+		CHECK(0);
+		return;
+	}
+	const char *old = getenv("PASSFS_CACHE_DIR");
+	char *saved = old ? strdup(old) : NULL;
+	setenv("PASSFS_CACHE_DIR", tmpl, 1);
+	unsetenv("PASSFS_PCH");
+	pch_compile("first compile (builds the header)", 1, 0);
+	char cmd[512], gch[512] = "";
+	snprintf(cmd, sizeof cmd, "ls -d %s/pch-*/passfs.h.gch 2>/dev/null | head -1", tmpl);
+	FILE *p = popen(cmd, "r");
+	if (p != NULL) {
+		if (fgets(gch, sizeof gch, p) == NULL)
+			gch[0] = '\0';
+		pclose(p);
+	}
+	gch[strcspn(gch, "\n")] = '\0';
+	struct stat st;
+	CHECK_MSG(gch[0] && stat(gch, &st) == 0 && st.st_size > 100000, "the cache holds passfs.h.gch");
+	pch_compile("second compile (uses it)", 1, 0);
+	if (gch[0]) {
+		FILE *f = fopen(gch, "w");
+		if (f) {
+			fputs("not a precompiled header\n", f);
+			fclose(f);
+		}
+		pch_compile("a corrupt passfs.h.gch is skipped by the compiler", 1, 1);
+	}
+	setenv("PASSFS_PCH", "0", 1);
+	pch_compile("PASSFS_PCH=0", 0, 0);
+	unsetenv("PASSFS_PCH");
+	if (saved) {
+		setenv("PASSFS_CACHE_DIR", saved, 1);
+		free(saved);
+	} else {
+		unsetenv("PASSFS_CACHE_DIR");
+	}
+	snprintf(cmd, sizeof cmd, "rm -rf %s", tmpl);
+	CHECK(system(cmd) == 0);
 }
 
 /* The worked example of docs/pass-api.md (the ```c block after the marker
@@ -965,6 +1040,7 @@ int main(void)
 	test_shared_rewrite();
 	test_hostcc_failures();
 	test_design_example();
+	test_pch();
 	test_doc_example();
 	test_device_sample();
 	test_compile_errors();
