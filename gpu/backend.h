@@ -38,6 +38,7 @@ struct gpu_ops {
 	int (*trace_enable)(struct gpu_dev *d, char *err, size_t errlen);
 	int (*trace_begin)(struct gpu_dev *d, char *err, size_t errlen);
 	int (*trace_end)(struct gpu_dev *d, struct gpu_trace *out, char *err, size_t errlen);
+	int (*trace_pause)(struct gpu_dev *d, char *err, size_t errlen);
 	int (*l2_flush)(struct gpu_dev *d, char *err, size_t errlen);
 	int (*driver_fds)(struct gpu_dev *d, int *fds, int max);
 	/* the bench lock's file name part ("0000_19_00.0"); NULL: no lock */

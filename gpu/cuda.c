@@ -1279,6 +1279,19 @@ static int cuda_trace_begin(struct gpu_dev *d, char *err, size_t errlen)
 	return cupti_window_begin(err, errlen);
 }
 
+static int cuda_trace_pause(struct gpu_dev *d, char *err, size_t errlen)
+{
+	struct cuda_dev *c = cuda_of(d);
+	if (ready(c, err, errlen))
+		return -1;
+	if (!c->tracing) {
+		snprintf(err, errlen, "GPU timing is not enabled%s%s", c->trace_err[0] ? ": " : " (call gpu_trace_enable)",
+			 c->trace_err);
+		return -1;
+	}
+	return cupti_pause(err, errlen);
+}
+
 static int cuda_trace_end(struct gpu_dev *d, struct gpu_trace *out, char *err, size_t errlen)
 {
 	struct cuda_dev *c = cuda_of(d);
@@ -1441,6 +1454,7 @@ static const struct gpu_ops cuda_ops = {
 	.trace_enable = cuda_trace_enable,
 	.trace_begin = cuda_trace_begin,
 	.trace_end = cuda_trace_end,
+	.trace_pause = cuda_trace_pause,
 	.l2_flush = cuda_l2_flush,
 	.driver_fds = cuda_driver_fds,
 	.lock_key = cuda_lock_key,

@@ -33,6 +33,7 @@ typedef void (*buf_complete_fn)(cupti_ctx ctx, uint32_t stream, uint8_t *buffer,
 static struct {
 	void *handle;
 	int loaded, started;
+	int paused;                     /* collection off between windows */
 	char why[300];
 	cupti_result (*ActivityEnable)(int kind);
 	cupti_result (*ActivityDisable)(int kind);
@@ -274,12 +275,49 @@ int cupti_started(void)
 	return s;
 }
 
+static const int trace_kinds[] = {CUPTI_KIND_CONCURRENT_KERNEL, CUPTI_KIND_MEMCPY, CUPTI_KIND_MEMSET};
+
+/* Turns the record kinds on or off; 0, or -1 with the reason. */
+static int collect(int on, char *err, size_t errlen)
+{
+	for (int i = 0; i < 3; i++) {
+		cupti_result r = on ? cp.ActivityEnable(trace_kinds[i]) : cp.ActivityDisable(trace_kinds[i]);
+		if (r != 0) {
+			snprintf(err, errlen, "CUPTI: cannot %s activity records: %s", on ? "enable" : "disable",
+				 result_str(r));
+			return -1;
+		}
+	}
+	return 0;
+}
+
+int cupti_pause(char *err, size_t errlen)
+{
+	if (!cupti_started()) {
+		snprintf(err, errlen, "GPU timing (CUPTI) is not enabled on this device");
+		return -1;
+	}
+	pthread_mutex_lock(&load_mu);
+	int rc = 0;
+	if (!cp.paused) {
+		cp.ActivityFlushAll(CUPTI_FLUSH_FORCED);
+		rc = collect(0, err, errlen);
+		cp.paused = rc == 0;
+	}
+	pthread_mutex_unlock(&load_mu);
+	return rc;
+}
+
 int cupti_window_begin(char *err, size_t errlen)
 {
 	if (!cupti_started()) {
 		snprintf(err, errlen, "GPU timing (CUPTI) is not enabled on this device");
 		return -1;
 	}
+	/* Paused: records are collected inside windows only, so calls outside
+	 * them pay nothing for tracing. */
+	if (cp.paused && collect(1, err, errlen))
+		return -1;
 	/* Whatever is still buffered belongs to earlier work: deliver it while
 	 * the window is closed, so it is dropped. */
 	pthread_mutex_lock(&cp.mu);
@@ -306,6 +344,11 @@ int cupti_window_end(struct gpu_trace *out, char *err, size_t errlen)
 		return -1;
 	}
 	cupti_result r = cp.ActivityFlushAll(CUPTI_FLUSH_FORCED);
+	char e2[200];
+	if (cp.paused && collect(0, e2, sizeof e2) && r == 0) {
+		snprintf(err, errlen, "%s", e2);
+		return -1;
+	}
 	pthread_mutex_lock(&cp.mu);
 	int was_open = cp.acc.open;
 	cupti_acc_result(&cp.acc, out);

@@ -30,6 +30,11 @@ int cupti_load(char *err, size_t errlen);
 int cupti_start(char *err, size_t errlen);
 int cupti_started(void);
 
+/* From now on activity records are collected only between
+ * cupti_window_begin and cupti_window_end (collection costs host time per
+ * launch).  0, or -1 with the reason. */
+int cupti_pause(char *err, size_t errlen);
+
 /* Opens the window: records that start before now are ignored.  Returns 0
  * or -1 (not started). */
 int cupti_window_begin(char *err, size_t errlen);

@@ -217,6 +217,13 @@ int gpu_trace_begin(struct gpu_dev *d, char *err, size_t errlen)
 	return d->ops->trace_begin(d, err, errlen);
 }
 
+int gpu_trace_pause(struct gpu_dev *d, char *err, size_t errlen)
+{
+	if (d->ops->trace_pause == NULL)
+		return not_here(d, "GPU timing (CUPTI)", err, errlen);
+	return d->ops->trace_pause(d, err, errlen);
+}
+
 int gpu_trace_end(struct gpu_dev *d, struct gpu_trace *out, char *err, size_t errlen)
 {
 	memset(out, 0, sizeof *out);

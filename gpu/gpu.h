@@ -146,6 +146,11 @@ struct gpu_trace {
 /* Starts recording.  Returns 0, or -1 with the reason (cpu backend; CUPTI
  * not found; PASSFS_CUPTI=0; another CUPTI client such as nsys). */
 int gpu_trace_enable(struct gpu_dev *d, char *err, size_t errlen);
+/* Collect records only inside windows from now on (after setup: module
+ * loads happen with collection on, as CUPTI wants).  Calls outside a window
+ * then pay no tracing cost, so timed calls can run untraced.  Returns 0, or
+ * -1 when tracing is not enabled. */
+int gpu_trace_pause(struct gpu_dev *d, char *err, size_t errlen);
 /* Opens a window: records that start before this call are not counted.
  * Returns 0, or -1 when tracing is not enabled. */
 int gpu_trace_begin(struct gpu_dev *d, char *err, size_t errlen);

@@ -14,7 +14,10 @@
  *                               whose lowered name contains it was launched
  *                               since the last sync; every call after fails.
  *   MOCK_CUDA_LOG=path          appends one line per launch ("launch NAME
- *                               grid block smem nargs").
+ *                               grid block smem nargs"), per process that
+ *                               initialises CUDA ("init PID") and per memset
+ *                               of 8 MiB or more ("memset BYTES": the L2
+ *                               flush of --cold).
  *
  * It is also a mock CUPTI (PASSFS_CUPTI_LIB=<this library>: the same loaded
  * object, so it sees the launches): once the activity kinds are enabled,
@@ -84,6 +87,12 @@ CUresult cuInit(unsigned flags)
 		const char *log = getenv("MOCK_CUDA_LOG");
 		if (log != NULL && *log != '\0')
 			launch_log = open(log, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+		if (launch_log >= 0) {
+			char line[64];
+			int k = snprintf(line, sizeof line, "init %d\n", (int)getpid());
+			if (k > 0)
+				(void)!write(launch_log, line, (size_t)k);
+		}
 	}
 	inited = 1;
 	return 0;
@@ -394,6 +403,12 @@ CUresult cuMemsetD8_v2(CUdeviceptr d, unsigned char v, size_t n)
 		return rc;
 	memset((void *)(uintptr_t)d, v, n);
 	cupti_emit(2, 1000, NULL);
+	if (launch_log >= 0 && n >= (8u << 20)) {
+		char line[64];
+		int k = snprintf(line, sizeof line, "memset %zu\n", n);
+		if (k > 0)
+			(void)!write(launch_log, line, (size_t)k);
+	}
 	return 0;
 }
 
