@@ -25,6 +25,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "blas.h"
+#include "dnn.h"
 #include "hostcc.h"
 #include "oplib/oplib.h"
 #include "sha256.h"
@@ -35,7 +37,13 @@
 #define ARENA_ALIGN 256
 #define CACHE_MAX_AGE_S (30 * 24 * 3600)
 
-enum { BK_INPUT, BK_OUTPUT, BK_SCRATCH };
+/* BK_CONST: a constant the plan owns (a vector of ones of dtype `ext`, for
+ * cuBLAS bias prefills), in the arena for the plan's whole life, uploaded
+ * once when the arena is allocated. */
+enum { BK_INPUT, BK_OUTPUT, BK_SCRATCH, BK_CONST };
+
+/* What a step does: a launch of an op-library kernel, or a library call. */
+enum { STEP_KERNEL, STEP_BLAS_GEMM, STEP_DNN_CONV };
 
 struct buf {
 	int kind, ext;          /* ext: the input or output index */
@@ -62,6 +70,8 @@ union params {
 	opl_conv cv;
 	opl_pool pl;
 	opl_upsample up;
+	struct blas_gemm bg;
+	struct dnn_conv dc;
 };
 
 struct fix {
@@ -71,7 +81,9 @@ struct fix {
 };
 
 struct step {
-	int kernel;             /* index into the module's names */
+	int kind;               /* STEP_* */
+	int kernel;             /* STEP_KERNEL: index into the module's names */
+	int ws_buf;             /* STEP_DNN_CONV: the workspace buffer */
 	pf_dim3 grid, block;
 	size_t psize;
 	union params p;
@@ -91,6 +103,8 @@ struct shared_mod {
 	int refs;
 	int from_cache;
 	double compile_ms;
+	struct blas_handle *blas;       /* cuBLAS handle of these plans (cuda backend) */
+	struct dnn_handle *dnn;         /* cuDNN handle */
 };
 
 struct eager_plan {
@@ -110,6 +124,12 @@ struct eager_plan {
 	tramp_fn *tramps;               /* per name (cpu shared object) */
 	void *arena;
 	size_t arena_bytes;
+	int use_blas;                   /* plan GEMMs as cuBLAS calls where they fit */
+	int use_dnn;                    /* plan conv2d as cuDNN calls where they fit */
+	int n_blas, n_dnn;              /* steps that are cuBLAS / cuDNN calls */
+	int ones_buf[3];                /* BK_CONST ones per dtype (f32, f16, bf16), -1: none */
+	char libs[96];                  /* eager_libraries() */
+	char note[600];                 /* eager_library_note() */
 };
 
 /* ---- small helpers ------------------------------------------------------- */
@@ -284,6 +304,7 @@ static int add_step(struct build *b, const char *name, pf_dim3 grid, pf_dim3 blo
 	}
 	struct step *s = &p->steps[p->nsteps];
 	memset(s, 0, sizeof(*s));
+	s->kind = STEP_KERNEL;
 	s->kernel = k;
 	s->grid = grid;
 	s->block = block;
@@ -306,7 +327,35 @@ static void step_ptr(struct build *b, int si, size_t field, const struct view *v
 	struct buf *x = &b->p->bufs[v->buf];
 	if (x->first < 0)
 		x->first = si;
-	x->last = si;
+	if (x->last < si)
+		x->last = si;
+}
+
+/* Appends a library call (kind STEP_BLAS_GEMM: params is a struct
+ * blas_gemm; STEP_DNN_CONV: a struct dnn_conv); returns its index or -1.  Pointers are fixed up as for
+ * launches (step_ptr). */
+static int add_lib_step(struct build *b, int kind, const void *params, size_t psize)
+{
+	struct eager_plan *p = b->p;
+	if (p->nsteps == p->capsteps) {
+		int cap = p->capsteps ? p->capsteps * 2 : 32;
+		struct step *ns = realloc(p->steps, sizeof(*ns) * (size_t)cap);
+		if (ns == NULL)
+			return oom(b);
+		p->steps = ns;
+		p->capsteps = cap;
+	}
+	struct step *s = &p->steps[p->nsteps];
+	memset(s, 0, sizeof(*s));
+	s->kind = kind;
+	s->kernel = -1;
+	s->psize = psize;
+	memcpy(&s->p, params, psize);
+	if (kind == STEP_BLAS_GEMM)
+		p->n_blas++;
+	if (kind == STEP_DNN_CONV)
+		p->n_dnn++;
+	return p->nsteps++;
 }
 
 /* Launch geometry for `total` independent elements, `block` threads a block:
@@ -885,6 +934,115 @@ struct gemm_desc {
 	double alpha;
 };
 
+static int blas_dt(enum graph_dtype dt, enum blas_dtype *out)
+{
+	switch (dt) {
+	case DT_F32: *out = BLAS_F32; return 0;
+	case DT_F16: *out = BLAS_F16; return 0;
+	case DT_BF16: *out = BLAS_BF16; return 0;
+	default: return -1;
+	}
+}
+
+/* The plan's vector of `len` ones of dtype dt (f32, f16 or bf16), a
+ * BK_CONST buffer shared by every use in the plan. */
+static int ones_view(struct build *b, enum blas_dtype bd, enum graph_dtype dt, int64_t len, struct view *out)
+{
+	struct eager_plan *p = b->p;
+	size_t bytes = (size_t)len * graph_dtype_size(dt);
+	if (p->ones_buf[bd] < 0) {
+		int k = new_buf(b, BK_CONST, (int)dt, bytes);
+		if (k < 0)
+			return -1;
+		p->bufs[k].first = 0;
+		p->bufs[k].last = INT32_MAX;
+		p->ones_buf[bd] = k;
+	}
+	struct buf *x = &p->bufs[p->ones_buf[bd]];
+	if (x->bytes < bytes)
+		x->bytes = bytes;
+	memset(out, 0, sizeof(*out));
+	out->buf = p->ones_buf[bd];
+	out->ndim = 1;
+	out->shape[0] = len;
+	out->stride[0] = 1;
+	out->dt = dt;
+	return 0;
+}
+
+/* The GEMM p (emit_gemm's, batch dims coalesced) as cuBLAS calls, when it
+ * fits them: A, B and C of one dtype among float32/float16/bfloat16, at
+ * most one batch dim, every operand with a unit stride over its matrix.
+ * A bias becomes a prefill of C (a k = 1 GEMM: the bias times the plan's
+ * vector of ones, so C = bias exactly) and beta = 1 in the product:
+ * PyTorch's addmm without cublasLt's epilogue (copy the bias into the
+ * result, then gemm with beta = 1), numerically the same as cuBLAS adding
+ * it in its epilogue.  Returns 1 when emitted, 0 when it does not fit (the
+ * op library's kernel runs it), -1 on error. */
+static int blas_steps(struct build *b, const struct gemm_desc *g, const opl_gemm *p)
+{
+	enum blas_dtype bd;
+	char why[200];
+	if (p->nbdims > 1 || g->a->dt != g->c->dt || g->b->dt != g->c->dt || blas_dt(g->c->dt, &bd))
+		return 0;
+	if (g->bias && g->bias->dt != g->c->dt)
+		return 0;
+	struct blas_rm_gemm rm = {
+		.m = p->m, .n = p->n, .k = p->k, .sam = p->sam, .sak = p->sak, .sbk = p->sbk, .sbn = p->sbn,
+		.scm = p->scm, .scn = p->scn, .batch = p->batch, .dt = bd, .alpha = p->alpha,
+		.beta = g->bias ? 1.0 : 0.0};
+	if (p->nbdims == 1) {
+		rm.sab = p->sab[0];
+		rm.sbb = p->sbb[0];
+		rm.scb = p->scb[0];
+	}
+	struct blas_gemm prod, pre;
+	if (blas_gemm_map(&rm, &prod, why, sizeof(why)))
+		return 0;
+	struct view ones;
+	const struct view *pa = NULL, *pb = NULL;
+	if (g->bias) {
+		/* C[b][i][j] = U[i] * V[j]: (ones, bias) for a bias along n,
+		 * (bias, ones) along m */
+		struct blas_rm_gemm r1 = {.m = p->m, .n = p->n, .k = 1, .sak = 1, .sbk = 1, .scm = p->scm,
+					  .scn = p->scn, .batch = p->batch, .scb = rm.scb, .dt = bd, .alpha = 1.0};
+		int along_n = (p->m == 1 || p->sbias_m == 0) && (p->n == 1 || p->sbias_n != 0);
+		int along_m = (p->n == 1 || p->sbias_n == 0) && (p->m == 1 || p->sbias_m != 0);
+		if (along_n) {
+			r1.sam = 1;
+			r1.sbn = p->sbias_n;
+			pb = g->bias;
+		} else if (along_m) {
+			r1.sam = p->sbias_m;
+			r1.sbn = 1;
+			pa = g->bias;
+		} else {
+			return 0;       /* a bias varying along both, or a broadcast scalar */
+		}
+		if (blas_gemm_map(&r1, &pre, why, sizeof(why)))
+			return 0;
+		if (ones_view(b, bd, g->c->dt, pa ? p->n : p->m, &ones))
+			return -1;
+		if (pa == NULL)
+			pa = &ones;
+		else
+			pb = &ones;
+		int si = add_lib_step(b, STEP_BLAS_GEMM, &pre, sizeof(pre));
+		if (si < 0)
+			return -1;
+		step_ptr(b, si, offsetof(struct blas_gemm, a), pa);
+		step_ptr(b, si, offsetof(struct blas_gemm, b), pb);
+		step_ptr(b, si, offsetof(struct blas_gemm, c), g->c);
+	}
+	int si = add_lib_step(b, STEP_BLAS_GEMM, &prod, sizeof(prod));
+	if (si < 0)
+		return -1;
+	step_ptr(b, si, offsetof(struct blas_gemm, a), g->a);
+	step_ptr(b, si, offsetof(struct blas_gemm, b), g->b);
+	step_ptr(b, si, offsetof(struct blas_gemm, c), g->c);
+	return 1;
+}
+
 /* C (contiguous [batch..., m, n]) = alpha * A @ B (+ bias). */
 static int emit_gemm(struct build *b, struct gemm_desc *g)
 {
@@ -941,6 +1099,11 @@ static int emit_gemm(struct build *b, struct gemm_desc *g)
 	p.alpha = g->alpha;
 	if (p.m == 0 || p.n == 0 || p.batch == 0)
 		return 0;
+	if (b->p->use_blas) {
+		int r = blas_steps(b, g, &p);
+		if (r != 0)
+			return r < 0 ? -1 : 0;
+	}
 	char name[160];
 	pf_dim3 grid, block = {256, 1, 1};
 	if (b->p->is_cpu) {
@@ -1080,6 +1243,42 @@ static int op_linear(struct build *b)
 
 /* ---- conv, pooling, interpolation ---------------------------------------------------- */
 
+/* conv2d as a cuDNN call (dnn.h) when cuDNN can take it: x made contiguous
+ * first (PyTorch's cudnn_convolution does the same), a workspace buffer in
+ * the arena whose size is known once the handle exists (prepare_plans).
+ * Returns 1 when emitted, 0 when it does not fit, -1 on error. */
+static int dnn_step(struct build *b, const struct view *x, const struct view *w, const struct view *bias,
+		    const struct view *out, const opl_conv *c)
+{
+	enum blas_dtype bd;
+	char why[200];
+	if (blas_dt(x->dt, &bd) || w->dt != x->dt || out->dt != x->dt || (bias && bias->dt != x->dt))
+		return 0;
+	long long xs[4] = {c->n, c->cin, c->h, c->w_}, ws[4] = {c->cout, c->cin / c->groups, c->kh, c->kw};
+	long long o2[2] = {c->oh, c->ow};
+	long long at[7] = {c->pad_h, c->pad_w, c->stride_h, c->stride_w, c->dil_h, c->dil_w, c->groups};
+	struct dnn_conv dc;
+	if (dnn_conv_init(&dc, bd, xs, ws, o2, at, bias != NULL, why, sizeof(why)))
+		return 0;
+	struct view xc, wsv;
+	if (materialise(b, x, DT_INVALID, &xc))
+		return -1;
+	memset(&wsv, 0, sizeof(wsv));
+	wsv.dt = DT_F32;
+	if ((wsv.buf = new_buf(b, BK_SCRATCH, -1, 0)) < 0)
+		return -1;
+	int si = add_lib_step(b, STEP_DNN_CONV, &dc, sizeof(dc));
+	if (si < 0)
+		return -1;
+	b->p->steps[si].ws_buf = wsv.buf;
+	step_ptr(b, si, offsetof(struct dnn_conv, x), &xc);
+	step_ptr(b, si, offsetof(struct dnn_conv, w), w);
+	step_ptr(b, si, offsetof(struct dnn_conv, bias), bias);
+	step_ptr(b, si, offsetof(struct dnn_conv, y), out);
+	step_ptr(b, si, offsetof(struct dnn_conv, ws), &wsv);
+	return 1;
+}
+
 static int op_conv2d(struct build *b)
 {
 	const struct view *x = opnd_view(b, 0), *bv = opnd_view(b, 2);
@@ -1144,6 +1343,11 @@ static int op_conv2d(struct build *b)
 		g.sab[0] = 0;
 		g.sbb[0] = c.sn;
 		return emit_gemm(b, &g);
+	}
+	if (b->p->use_dnn) {
+		int r = dnn_step(b, x, &w, bv ? &bias : NULL, out, &c);
+		if (r != 0)
+			return r < 0 ? -1 : 0;
 	}
 	char name[128];
 	int si;
@@ -1511,7 +1715,7 @@ static size_t pack_arena(struct eager_plan *p)
 	if (order == NULL)
 		return SIZE_MAX;
 	for (int i = 0; i < p->nbufs; i++)
-		if (p->bufs[i].kind == BK_SCRATCH && p->bufs[i].first >= 0)
+		if ((p->bufs[i].kind == BK_SCRATCH || p->bufs[i].kind == BK_CONST) && p->bufs[i].first >= 0)
 			order[n++] = i;
 	for (int i = 1; i < n; i++) {     /* insertion sort by size, descending */
 		int k = order[i], j = i - 1;
@@ -1554,7 +1758,12 @@ static void plan_release(struct eager_plan *p)
 		return;
 	if (p->arena)
 		gpu_free(p->dev, p->arena);
+	for (int i = 0; i < p->nsteps; i++)
+		if (p->steps[i].kind == STEP_DNN_CONV)
+			dnn_conv_release(&p->steps[i].p.dc);
 	if (p->mod && --p->mod->refs == 0) {
+		blas_destroy(p->mod->blas);
+		dnn_destroy(p->mod->dnn);
 		if (p->mod->mod)
 			gpu_module_free(p->mod->mod);
 		if (p->mod->handle)
@@ -1578,8 +1787,11 @@ void eager_free(struct eager_plan *p)
 	plan_release(p);
 }
 
-/* Plans v without compiling. */
-static struct eager_plan *plan_variant(struct gpu_dev *d, const struct graph_variant *v, char *err, size_t errlen)
+/* Plans v without compiling (nor laying out the arena: prepare_plans does,
+ * once cuDNN's workspaces are known); use_blas / use_dnn: GEMMs /
+ * convolutions that fit become cuBLAS / cuDNN calls. */
+static struct eager_plan *plan_variant(struct gpu_dev *d, const struct graph_variant *v, int use_blas, int use_dnn,
+				       char *err, size_t errlen)
 {
 	struct eager_plan *p = calloc(1, sizeof(*p));
 	struct build b = {p, v, NULL, NULL, err, errlen};
@@ -1590,6 +1802,10 @@ static struct eager_plan *plan_variant(struct gpu_dev *d, const struct graph_var
 		goto fail;
 	}
 	p->dev = d;
+	p->use_blas = use_blas;
+	p->use_dnn = use_dnn;
+	for (int i = 0; i < 3; i++)
+		p->ones_buf[i] = -1;
 	/* PASSFS_EAGER_GEOMETRY=gpu plans the GPU's launches on the cpu backend
 	 * too (slower there: barriers become fiber switches), so tests without
 	 * a GPU exercise the kernels a GPU runs. */
@@ -1637,10 +1853,6 @@ static struct eager_plan *plan_variant(struct gpu_dev *d, const struct graph_var
 		contig_strides(dst.ndim, dst.shape, dst.stride);
 		if ((dst.buf = new_buf(&b, BK_OUTPUT, j, bytes)) < 0 || emit_copy(&b, &dst, src))
 			goto fail;
-	}
-	if ((p->arena_bytes = pack_arena(p)) == SIZE_MAX) {
-		snprintf(err, errlen, "eager: variant '%s': out of memory", v->name);
-		goto fail;
 	}
 	free(b.vals);
 	return p;
@@ -1864,28 +2076,7 @@ oom:
  * or empty turn caching off, a path replaces the default. */
 static int cache_dir(char *dir, size_t len)
 {
-	const char *env = getenv("PASSFS_CACHE_DIR");
-	const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
-	if (env && (*env == 0 || strcmp(env, "off") == 0 || strcmp(env, "0") == 0))
-		return -1;
-	if (env && *env == '/')
-		snprintf(dir, len, "%s", env);
-	else if (xdg && *xdg == '/')
-		snprintf(dir, len, "%s/passfs/oplib", xdg);
-	else if (home && *home == '/')
-		snprintf(dir, len, "%s/.cache/passfs/oplib", home);
-	else
-		return -1;
-	for (char *q = dir + 1; *q; q++) {
-		if (*q != '/')
-			continue;
-		*q = 0;
-		int bad = mkdir(dir, 0700) != 0 && errno != EEXIST;
-		*q = '/';
-		if (bad)
-			return -1;
-	}
-	if (mkdir(dir, 0700) != 0 && errno != EEXIST)
+	if (gpu_cache_dir("oplib", dir, len) != 0)
 		return -1;
 	return access(dir, W_OK | X_OK) == 0 ? 0 : -1;
 }
@@ -1982,7 +2173,8 @@ static int cpu_oplib_load(const char *src, char *const *names, int nn, struct sh
 
 /* Compiles one module holding every name of the given plans, shared by
  * them, and resolves each plan's kernels. */
-static int compile_plans(struct gpu_dev *d, struct eager_plan **plans, int np, char *err, size_t errlen)
+static int compile_plans(struct gpu_dev *d, struct eager_plan **plans, int np, struct blas_handle *blas,
+			 struct dnn_handle *dnn, char *err, size_t errlen)
 {
 	char **names = NULL, *src = NULL, *log = NULL;
 	int nn = 0, cap = 0, rc = -1;
@@ -2055,6 +2247,8 @@ static int compile_plans(struct gpu_dev *d, struct eager_plan **plans, int np, c
 		plans[i]->mod = sm;
 		sm->refs++;
 	}
+	sm->blas = blas;
+	sm->dnn = dnn;
 	rc = 0;
 	goto out;
 oom:
@@ -2073,37 +2267,167 @@ out:
 	return rc;
 }
 
+/* Whether GEMMs and convolutions should be planned as cuBLAS / cuDNN calls:
+ * the cuda backend, and PASSFS_EAGER_BLAS is not "0". */
+static int libs_wanted(struct gpu_dev *d)
+{
+	const char *env = getenv("PASSFS_EAGER_BLAS");
+	if (env && strcmp(env, "0") == 0)
+		return 0;
+	return gpu_backend_of(d) == GPU_BACKEND_CUDA;
+}
+
+static void plans_free(struct eager_plan **plans, int np)
+{
+	for (int i = 0; i < np; i++) {
+		plan_release(plans[i]);
+		plans[i] = NULL;
+	}
+}
+
+/* cuDNN's part of planning, once the handle exists: each convolution's
+ * descriptors, algorithm and workspace size (the workspace buffer takes
+ * it). */
+static int dnn_finalize(struct eager_plan *p, struct dnn_handle *h, char *err, size_t errlen)
+{
+	for (int i = 0; i < p->nsteps; i++) {
+		struct step *s = &p->steps[i];
+		if (s->kind != STEP_DNN_CONV)
+			continue;
+		if (dnn_conv_setup(h, &s->p.dc, err, errlen))
+			return -1;
+		p->bufs[s->ws_buf].bytes = s->p.dc.ws_bytes;
+	}
+	return 0;
+}
+
+static void note_add(char *note, size_t len, const char *what)
+{
+	size_t used = strlen(note), n = strlen(what);
+	if (used > 0 && used + 2 < len) {
+		memcpy(note + used, "; ", 2);
+		used += 2;
+	}
+	if (n > len - used - 1)
+		n = len - used - 1;
+	memcpy(note + used, what, n);
+	note[used + n] = 0;
+}
+
+/* Plans the np variants, creates the libraries' handles their steps need
+ * (when a library cannot be loaded or set up, plans again without it and
+ * notes why: those ops then run on the op library's kernels), lays out each
+ * plan's arena, and compiles the kernels for all of them at once. */
+static int prepare_plans(struct gpu_dev *d, const struct graph_variant *vs, int np, struct eager_plan **plans,
+			 char *err, size_t errlen)
+{
+	int use_blas = libs_wanted(d), use_dnn = use_blas, n_blas = 0, n_dnn = 0;
+	struct blas_handle *blas = NULL;
+	struct dnn_handle *dnn = NULL;
+	char note[600] = "", why[300];
+	for (int i = 0; i < np; i++)
+		plans[i] = NULL;
+	for (int again = 1; again;) {
+		again = 0;
+		n_blas = n_dnn = 0;
+		for (int i = 0; i < np; i++) {
+			if ((plans[i] = plan_variant(d, &vs[i], use_blas, use_dnn, err, errlen)) == NULL)
+				goto fail;
+			n_blas += plans[i]->n_blas;
+			n_dnn += plans[i]->n_dnn;
+		}
+		if (n_blas > 0 && blas == NULL && (blas = blas_create(d, why, sizeof(why))) == NULL) {
+			note_add(note, sizeof(note), why);
+			use_blas = 0;
+			again = 1;
+		}
+		if (!again && n_dnn > 0 && dnn == NULL && (dnn = dnn_create(d, why, sizeof(why))) == NULL) {
+			note_add(note, sizeof(note), why);
+			use_dnn = 0;
+			again = 1;
+		}
+		for (int i = 0; i < np && !again && n_dnn > 0; i++)
+			if (dnn_finalize(plans[i], dnn, why, sizeof(why))) {
+				note_add(note, sizeof(note), why);
+				use_dnn = 0;
+				again = 1;
+			}
+		if (again)
+			plans_free(plans, np);
+	}
+	if (n_blas == 0) {      /* a handle from an earlier round no plan uses */
+		blas_destroy(blas);
+		blas = NULL;
+	}
+	if (n_dnn == 0) {
+		dnn_destroy(dnn);
+		dnn = NULL;
+	}
+	for (int i = 0; i < np; i++) {
+		struct eager_plan *p = plans[i];
+		snprintf(p->note, sizeof(p->note), "%s", note);
+		snprintf(p->libs, sizeof(p->libs), "%s%s%s", p->n_blas ? blas_version() : "",
+			 p->n_blas && p->n_dnn ? ", " : "", p->n_dnn ? dnn_version() : "");
+		if ((p->arena_bytes = pack_arena(p)) == SIZE_MAX) {
+			snprintf(err, errlen, "eager: variant '%s': out of memory", p->variant);
+			goto fail;
+		}
+	}
+	if (compile_plans(d, plans, np, blas, dnn, err, errlen) == 0)
+		return 0;
+fail:
+	blas_destroy(blas);
+	dnn_destroy(dnn);
+	plans_free(plans, np);
+	return -1;
+}
+
 struct eager_plan *eager_prepare(struct gpu_dev *d, const struct graph_variant *v, char *err, size_t errlen)
 {
-	struct eager_plan *p = plan_variant(d, v, err, errlen);
-	if (p == NULL)
-		return NULL;
-	if (compile_plans(d, &p, 1, err, errlen)) {
-		plan_release(p);
-		return NULL;
-	}
-	return p;
+	struct eager_plan *p = NULL;
+	return prepare_plans(d, v, 1, &p, err, errlen) ? NULL : p;
 }
 
 int eager_prepare_task(struct gpu_dev *d, const struct graph_task *t, struct eager_plan **plans, char *err,
 		       size_t errlen)
 {
-	for (int i = 0; i < t->n_variants; i++)
-		plans[i] = NULL;
-	for (int i = 0; i < t->n_variants; i++)
-		if ((plans[i] = plan_variant(d, &t->variants[i], err, errlen)) == NULL)
-			goto fail;
-	if (compile_plans(d, plans, t->n_variants, err, errlen) == 0)
-		return 0;
-fail:
-	for (int i = 0; i < t->n_variants; i++) {
-		plan_release(plans[i]);
-		plans[i] = NULL;
-	}
-	return -1;
+	return prepare_plans(d, t->variants, t->n_variants, plans, err, errlen);
 }
 
 /* ---- running ----------------------------------------------------------------------------- */
+
+/* Writes the plan's constants (BK_CONST: vectors of ones) into the arena,
+ * once, when it is allocated. */
+static int upload_consts(struct eager_plan *p, char *err, size_t errlen)
+{
+	for (int i = 0; i < p->nbufs; i++) {
+		const struct buf *x = &p->bufs[i];
+		if (x->kind != BK_CONST)
+			continue;
+		enum graph_dtype dt = (enum graph_dtype)x->ext;
+		size_t es = graph_dtype_size(dt), n = x->bytes / es;
+		unsigned char *host = malloc(x->bytes ? x->bytes : 1);
+		if (host == NULL) {
+			snprintf(err, errlen, "eager: variant '%s': out of memory", p->variant);
+			return -1;
+		}
+		for (size_t k = 0; k < n; k++) {
+			float one = 1.0f;
+			uint16_t h = dt == DT_F16 ? 0x3c00 : 0x3f80;   /* 1.0 in float16, bfloat16 */
+			if (dt == DT_F32)
+				memcpy(host + k * es, &one, es);
+			else
+				memcpy(host + k * es, &h, es);
+		}
+		int rc = gpu_copy_to_device(p->dev, (char *)p->arena + x->off, host, x->bytes);
+		free(host);
+		if (rc) {
+			snprintf(err, errlen, "eager: variant '%s': cannot write constants to the device", p->variant);
+			return -1;
+		}
+	}
+	return 0;
+}
 
 int eager_run(struct eager_plan *p, void *const *inputs, void **outputs, char *err, size_t errlen)
 {
@@ -2114,6 +2438,8 @@ int eager_run(struct eager_plan *p, void *const *inputs, void **outputs, char *e
 				 p->variant, p->arena_bytes);
 			return -1;
 		}
+		if (upload_consts(p, err, errlen))
+			return -1;
 	}
 	for (int i = 0; i < p->nsteps; i++) {
 		struct step *s = &p->steps[i];
@@ -2124,6 +2450,15 @@ int eager_run(struct eager_plan *p, void *const *inputs, void **outputs, char *e
 							  : (char *)p->arena + x->off;
 			void *ptr = base ? base + s->fix[k].byte_off : NULL;
 			memcpy((char *)&s->p + s->fix[k].field, &ptr, sizeof(ptr));
+		}
+		if (s->kind == STEP_BLAS_GEMM || s->kind == STEP_DNN_CONV) {
+			if (s->kind == STEP_BLAS_GEMM ? blas_gemm_run(p->mod->blas, &s->p.bg, err, errlen)
+						      : dnn_conv_run(p->mod->dnn, &s->p.dc, err, errlen)) {
+				size_t used = strlen(err);
+				snprintf(err + used, errlen - used, " (eager: variant '%s', step %d)", p->variant, i);
+				return -1;
+			}
+			continue;
 		}
 		void *args[1] = {&s->p};
 		if (p->tramps) {
@@ -2158,4 +2493,14 @@ size_t eager_scratch_bytes(const struct eager_plan *p)
 double eager_compile_ms(const struct eager_plan *p)
 {
 	return p->mod && !p->mod->from_cache ? p->mod->compile_ms : 0.0;
+}
+
+const char *eager_libraries(const struct eager_plan *p)
+{
+	return p->libs;
+}
+
+const char *eager_library_note(const struct eager_plan *p)
+{
+	return p->note;
 }

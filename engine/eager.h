@@ -14,6 +14,9 @@
  *
  * Launch geometry follows the backend (docs/eager.md); PASSFS_EAGER_GEOMETRY=gpu
  * plans the GPU's launches on the cpu backend too, for tests without a GPU.
+ * On the cuda backend GEMMs and convolutions that fit become cuBLAS and
+ * cuDNN calls (gpu/blas.h, gpu/dnn.h) instead of launches, as PyTorch
+ * eager's are; PASSFS_EAGER_BLAS=0 turns that off.
  *
  * Ownership: a plan belongs to its gpu_dev (free plans before gpu_close);
  * it keeps no pointer into the graph.  Plans are not thread-safe: one
@@ -54,12 +57,22 @@ int eager_run(struct eager_plan *p, void *const *inputs, void **outputs, char *e
  * shares it.  NULL is ignored. */
 void eager_free(struct eager_plan *p);
 
-/* Kernel launches per run, and the scratch arena's size in bytes. */
+/* Steps per run (kernel launches and library calls), and the scratch
+ * arena's size in bytes. */
 int eager_launch_count(const struct eager_plan *p);
 size_t eager_scratch_bytes(const struct eager_plan *p);
 /* Wall time the op library compile took for this plan (0 when it came from
  * a cache or is shared), in milliseconds. */
 double eager_compile_ms(const struct eager_plan *p);
+
+/* The libraries the plan calls besides the op library's kernels: "" when
+ * none, else e.g. "cublas 13.1.0" (the cuda backend: GEMMs that fit are
+ * cuBLAS calls; PASSFS_EAGER_BLAS=0 turns that off).  Owned by the plan. */
+const char *eager_libraries(const struct eager_plan *p);
+/* Why a library the plan would have used is not used ("" when nothing to
+ * say), e.g. "cuBLAS: no libcublas (...)": its GEMMs then run on the op
+ * library's kernels.  Owned by the plan. */
+const char *eager_library_note(const struct eager_plan *p);
 
 /* The op library's source directory: $PASSFS_OPLIB_DIR, else the source
  * tree's gpu/oplib when it exists, else the installed share/passfs/oplib. */

@@ -610,7 +610,7 @@ static void __attribute__((noreturn)) worker_main(struct ctx *c, int is_pass, in
 		else
 			snprintf(w.trace_note, sizeof(w.trace_note), "%s", te);
 	}
-	char *kl = NULL;
+	char *kl = NULL;        /* the ready reply's payload */
 	size_t kl_len = 0;
 	if (is_pass) {
 		c->v = &c->job->task->variants[c->first + k];
@@ -642,7 +642,22 @@ static void __attribute__((noreturn)) worker_main(struct ctx *c, int is_pass, in
 			snprintf(err, sizeof(err), "out of memory");
 			goto fail;
 		}
-		if (eager_prepare_task(w.dev, &sub, w.plans, err, sizeof(err)) || w_variant(&w, k, err, sizeof(err)))
+		if (eager_prepare_task(w.dev, &sub, w.plans, err, sizeof(err)))
+			goto fail;
+		/* which vendor libraries eager uses (cuBLAS, cuDNN), or why not:
+		 * "libraries\tnote" */
+		const char *libs = "", *note = "";
+		for (int q = 0; q < c->count; q++) {
+			if (!*libs)
+				libs = eager_libraries(w.plans[q]);
+			if (!*note)
+				note = eager_library_note(w.plans[q]);
+		}
+		if ((kl = malloc(PAYLOAD_MAX)) != NULL) {
+			int n = snprintf(kl, PAYLOAD_MAX, "%s\t%s", libs, note);
+			kl_len = n < 0 ? 0 : (size_t)n < PAYLOAD_MAX ? (size_t)n : PAYLOAD_MAX - 1;
+		}
+		if (w_variant(&w, k, err, sizeof(err)))
 			goto fail;
 	}
 	/* Setup is done (modules loaded with collection on): from here
@@ -1049,6 +1064,7 @@ struct eval_shared {
 	int kernels_len;
 	char eager_trace_note[480];     /* why no GPU time, when none */
 	char pass_trace_note[480];
+	char eager_libs[200], eager_lib_note[400];
 	int trace_seen;                 /* some timed call came with GPU time */
 };
 
@@ -1447,6 +1463,10 @@ static void timing_json(json_t *res, const struct eval_job *job, const struct ev
 	else
 		json_object_set_new(tm, "gpu_time", json_string("none: no timed run"));
 	json_object_set_new(res, "timing", tm);
+	json_t *eg = json_pack("{s:s}", "libraries", es->eager_libs);
+	if (es->eager_lib_note[0])
+		json_object_set_new(eg, "library_note", json_string(es->eager_lib_note));
+	json_object_set_new(res, "eager", eg);
 	if (es->kernels == NULL)
 		return;
 	json_t *ks = json_array();
@@ -2079,6 +2099,15 @@ int eval_run(const struct eval_job *job, json_t **result, char *err, size_t errl
 				bad = 1;
 			} else {
 				snprintf(es.eager_trace_note, sizeof(es.eager_trace_note), "%s", r.msg);
+				char pl[PAYLOAD_MAX + 1];
+				memcpy(pl, ew.payload, (size_t)ew.payload_len);
+				pl[ew.payload_len] = 0;
+				char *tab = strchr(pl, '\t');
+				if (tab != NULL) {
+					*tab = 0;
+					snprintf(es.eager_libs, sizeof(es.eager_libs), "%.150s", pl);
+					snprintf(es.eager_lib_note, sizeof(es.eager_lib_note), "%.390s", tab + 1);
+				}
 			}
 		}
 		for (int k = 0; k < n && !bad; k++) {

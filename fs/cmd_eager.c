@@ -207,13 +207,19 @@ static int run_variant(struct gpu_dev *d, struct eager_plan *p, const struct gra
 	json_object_set_new(man, "launches", json_integer(eager_launch_count(p)));
 	json_object_set_new(man, "scratch_bytes", json_integer((json_int_t)eager_scratch_bytes(p)));
 	json_object_set_new(man, "compile_ms", json_real(eager_compile_ms(p)));
+	json_object_set_new(man, "libraries", json_string(eager_libraries(p)));
+	if (*eager_library_note(p))
+		json_object_set_new(man, "library_note", json_string(eager_library_note(p)));
 	snprintf(path, sizeof(path), "%s/manifest.json", dir);
 	if (json_dump_file(man, path, JSON_INDENT(1)) != 0) {
 		fprintf(stderr, "passfs eager: cannot write %s\n", path);
 		goto out;
 	}
-	printf("%s: %d launch%s, %d output%s, eager %.3f ms (%s)\n", v->name, eager_launch_count(p),
-	       eager_launch_count(p) == 1 ? "" : "es", no, no == 1 ? "" : "s", ms, gpu_device_name(d));
+	printf("%s: %d launch%s, %d output%s, eager %.3f ms (%s%s%s)\n", v->name, eager_launch_count(p),
+	       eager_launch_count(p) == 1 ? "" : "es", no, no == 1 ? "" : "s", ms, gpu_device_name(d),
+	       *eager_libraries(p) ? ", " : "", eager_libraries(p));
+	if (*eager_library_note(p))
+		printf("%s: note: %s\n", v->name, eager_library_note(p));
 	fflush(stdout);
 	rc = 0;
 out:

@@ -1,0 +1,169 @@
+#!/usr/bin/env bash
+# The cuda backend's timing path without a GPU: `passfs eval --backend cuda`
+# against the mock driver (tests/gpu/mock/libcuda_mock.c, which is also a mock
+# CUPTI: records for every launch, copy and memset while collection is on)
+# and the mock cuBLAS (eager's GEMM), on a matmul task.  The pass
+# (tests/gpu/mock/host_matmul.c) launches one kernel and computes on the host
+# (the mock's device memory is host memory), so the evaluation gets through
+# the checks to the timing.  Checked:
+#   - eager.libraries names the mock cuBLAS;
+#   - CUPTI: result.json's timing.gpu_time is "cupti", per variant the pass's
+#     kernel count (1) and GPU time (the mock's 2 us kernel), the kernel list
+#     with the mock's resource numbers;
+#   - a pass kernel whose GPU span outlasts its end-to-end window
+#     (MOCK_CUPTI_SLOW): timing_suspect, pass_ms is the span;
+#   - --cold: an L2-sized memset before every timed call (2 x the mock's
+#     50 MiB L2), and none without it;
+#   - the benchmark lock: held by another process, the evaluation waits
+#     (lock_wait_ms), or gives up after --lock-timeout with a clear error;
+#   - worker reuse: one eager and one pass worker initialise CUDA for all the
+#     variants; a faulting variant gets its own fresh pass worker after it.
+# Skipped without cc, NVRTC or flock.
+set -uo pipefail
+PASSFS=${PASSFS:-./build/passfs}
+fails=0
+pass=0
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+if ! command -v cc >/dev/null 2>&1 || ! command -v flock >/dev/null 2>&1; then
+	echo "skip: no C compiler or flock"
+	exit 0
+fi
+if ! ls /usr/local/cuda/lib64/libnvrtc.so* >/dev/null 2>&1 && [ -z "${PASSFS_NVRTC:-}" ] &&
+	! ldconfig -p 2>/dev/null | grep -q libnvrtc; then
+	echo "skip: no NVRTC (the cuda backend compiles with it)"
+	exit 0
+fi
+cc -O1 -shared -fPIC -o "$tmp/libcuda_mock.so" tests/gpu/mock/libcuda_mock.c || exit 1
+cc -O1 -shared -fPIC -o "$tmp/libcublas_mock.so" tests/gpu/mock/libcublas_mock.c -lm || exit 1
+unset PASSFS_CUPTI PASSFS_EAGER_BLAS PASSFS_CUDNN
+export PASSFS_LIBCUDA=$tmp/libcuda_mock.so PASSFS_CUPTI_LIB=$tmp/libcuda_mock.so \
+	PASSFS_CUBLAS=$tmp/libcublas_mock.so PASSFS_CACHE_DIR=$tmp/cache PASSFS_LOCK_DIR=$tmp
+LOCK="$tmp/passfs-gpu-0000_00_00.0.lock"  # the bus id, colons as _
+
+ok() { echo "ok   $1"; pass=$((pass + 1)); }
+bad() { echo "FAIL $1"; fails=$((fails + 1)); }
+
+mkdir -p "$tmp/tasks/mm"
+/usr/bin/python3 - "$tmp/tasks/mm/graph.json" <<'PY'
+import json, sys
+def v(name, m, k, n):
+    return {"name": name,
+            "inputs": [{"name": "a", "shape": [m, k], "dtype": "float32", "std": 5.0},
+                       {"name": "b", "shape": [k, n], "dtype": "float32", "std": 5.0}],
+            "nodes": [{"name": "c", "op": "matmul", "inputs": ["a", "b"]}], "outputs": ["c"]}
+json.dump({"id": "mm", "summary": "matmul (mock timing test)",
+           "variants": [v("s16", 16, 32, 24), v("s40", 40, 24, 33), v("s8", 8, 8, 8)]}, open(sys.argv[1], "w"))
+PY
+
+# ev NAME ARGS...: eval --json into $tmp/NAME.json (exit status in $tmp/NAME.rc)
+ev() {
+	local name=$1
+	shift
+	timeout 300 "$PASSFS" eval --tasks "$tmp/tasks" --task mm --backend cuda --json --warmup 2 --trials 10 \
+		--pass tests/gpu/mock/host_matmul.c "$@" >"$tmp/$name.json" 2>"$tmp/$name.err"
+	echo $? >"$tmp/$name.rc"
+}
+# py NAME CONDITION: the condition on r (the result) holds
+py() {
+	/usr/bin/python3 - "$tmp/$1.json" "$2" <<'PY'
+import json, sys
+try:
+    r = json.load(open(sys.argv[1]))
+except Exception as e:
+    print("no result:", e)
+    sys.exit(1)
+vs = r.get("variants", [])
+ok = eval("(" + sys.argv[2] + ")")
+if not ok:
+    print("verdict", r.get("verdict"), "|", r.get("message"), "| timing", r.get("timing"))
+    for v in vs:
+        print("  ", {k: v.get(k) for k in ("name", "verdict", "pass_ms", "pass_gpu_ms", "pass_gpu_span_ms",
+                                          "pass_kernels", "eager_kernels", "timing_suspect", "lock_wait_ms",
+                                          "message")})
+sys.exit(0 if ok else 1)
+PY
+}
+
+MOCK_CUDA_LOG=$tmp/plain.log ev plain
+if py plain "r['verdict'] == 'ok' and len(vs) == 3 and r['timing']['gpu_time'] == 'cupti' and
+    r['timing']['cold'] is False and all(v['pass_kernels'] == 1 and 0.0015 < v['pass_gpu_ms'] < 0.0025 and
+    v['pass_gpu_span_ms'] >= v['pass_gpu_ms'] and not v.get('timing_suspect') for v in vs)"; then
+	ok "CUPTI: one 2 us kernel per pass call, on every variant"
+else
+	bad "CUPTI fields ($(tail -2 "$tmp/plain.err"))"
+fi
+if py plain "[(k['name'], k['registers'], k['max_threads_per_block'], k['local_bytes']) for k in r['kernels']] ==
+    [('touch', 32, 1024, 0)] and k['lowered'].startswith('_Z5touch') if (k := r['kernels'][0]) else False"; then
+	ok "the pass's kernel and its resources"
+else
+	bad "kernel list"
+fi
+n_init=$(grep -c '^init ' "$tmp/plain.log")
+# the probe, one eager worker, one pass worker
+if [ "$n_init" -eq 3 ]; then
+	ok "3 variants, one eager and one pass worker (CUDA initialised 3 times with the probe)"
+else
+	bad "worker reuse: CUDA initialised $n_init times: $(grep '^init ' "$tmp/plain.log" | tr '\n' ' ')"
+fi
+if py plain "r['eager']['libraries'].startswith('cublas ') and 'cudnn' not in r['eager']['libraries']"; then
+	ok "result.json names the library eager used (cuBLAS)"
+else
+	bad "eager libraries"
+fi
+if ! grep -q '^memset ' "$tmp/plain.log"; then
+	ok "no L2 flush without --cold"
+else
+	bad "an L2-sized memset without --cold"
+fi
+
+MOCK_CUPTI_SLOW=touch:5 ev slow
+if py slow "r['verdict'] == 'ok' and all(v.get('timing_suspect') and v['pass_ms'] >= 5 and v['speedup'] < 1 and
+    'GPU span' in v.get('integrity_note', '') for v in vs)"; then
+	ok "GPU work outlasting the host's window: scored on the GPU span"
+else
+	bad "slow kernel span"
+fi
+
+MOCK_CUDA_LOG=$tmp/cold.log ev cold --cold
+n_flush=$(grep -c '^memset 104857600$' "$tmp/cold.log")
+# (2 warm-up + 10 timed + 10 traced) calls x 2 sides x 3 variants, more on a retry
+if py cold "r['verdict'] == 'ok' and r['timing']['cold'] is True" && [ "$n_flush" -ge 132 ]; then
+	ok "--cold: a 100 MiB flush before each of $n_flush timed calls"
+else
+	bad "--cold: $n_flush flushes"
+fi
+
+flock "$LOCK" sleep 2 &
+holder=$!
+sleep 0.3
+ev waited
+wait $holder
+if py waited "r['verdict'] == 'ok' and vs[0].get('lock_wait_ms', 0) >= 500"; then
+	ok "the benchmark lock held elsewhere: the evaluation waited for it"
+else
+	bad "lock wait"
+fi
+flock "$LOCK" sleep 4 &
+holder=$!
+sleep 0.3
+ev gaveup --lock-timeout 0.5
+wait $holder
+if [ "$(cat "$tmp/gaveup.rc")" = 1 ] && grep -q "the GPU is busy: another benchmark held .*passfs-gpu-0000_00_00.0.lock" "$tmp/gaveup.err"; then
+	ok "--lock-timeout: gives up with a clear error"
+else
+	bad "lock timeout: rc $(cat "$tmp/gaveup.rc"): $(tail -2 "$tmp/gaveup.err")"
+fi
+
+MOCK_CUDA_FAULT=touch MOCK_CUDA_LOG=$tmp/fault.log ev fault
+n_init=$(grep -c '^init ' "$tmp/fault.log")
+if py fault "all(v['verdict'] == 'runtime_error' and 'CUDA_ERROR_ILLEGAL_ADDRESS' in v.get('message', '')
+    and 'touch' in v.get('message', '') for v in vs)" && [ "$n_init" -eq 5 ]; then
+	ok "a fault ends its pass worker only: a fresh one per variant (CUDA initialised $n_init times)"
+else
+	bad "fault: CUDA initialised $n_init times"
+fi
+
+echo "$pass passed, $fails failed"
+[ $fails -eq 0 ]
