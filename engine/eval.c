@@ -83,9 +83,10 @@
 #define COMPILE_TIMEOUT_S 120
 #define COMPILE_AS_EXTRA ((size_t)4 << 30)
 
-enum { CMD_CHECK = 1, CMD_TIME, CMD_VARIANT, CMD_QUIT };
+enum { CMD_CHECK = 1, CMD_TIME, CMD_VARIANT, CMD_MAP, CMD_QUIT };
 
-/* CMD_VARIANT: move on to variant `variant` (device buffers for its inputs
+/* CMD_MAP (eager worker, once): map the sealed inputs.  CMD_VARIANT: move
+ * on to variant `variant` (device buffers for its inputs
  * and outputs, eager's plan or the pass bound to it).  CMD_CHECK: run input
  * set `set` into result slot `set`.  CMD_TIME: one timed trial on the
  * public set rotated by rot[] (elements, per input), results into
@@ -198,7 +199,24 @@ static int shm_create(struct shm *s, const char *name, size_t size)
 	if (s->fd < 0 || ftruncate(s->fd, (off_t)s->size) != 0)
 		return -1;
 	s->base = mmap(NULL, s->size, PROT_READ | PROT_WRITE, MAP_SHARED, s->fd, 0);
-	return s->base == MAP_FAILED ? -1 : 0;
+	if (s->base == MAP_FAILED)
+		return -1;
+	/* Not inherited by any fork: the workers map what they need from the
+	 * descriptor themselves, and nothing else this process forks (another
+	 * evaluation's workers, in a daemon that runs several at once) ever
+	 * holds a mapping of it - which would also block the seal. */
+	return madvise(s->base, s->size, MADV_DONTFORK);
+}
+
+/* A worker's own mapping of s (after fork: the parent's is not inherited). */
+static int shm_map(struct shm *s, int prot)
+{
+	s->base = mmap(NULL, s->size, prot, MAP_SHARED, s->fd, 0);
+	if (s->base == MAP_FAILED) {
+		s->base = NULL;
+		return -1;
+	}
+	return 0;
 }
 
 static void shm_destroy(struct shm *s)
@@ -221,7 +239,9 @@ static int shm_seal(struct shm *s)
 	if (fcntl(s->fd, F_ADD_SEALS, F_SEAL_WRITE | F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL))
 		return -1;
 	s->base = mmap(NULL, s->size, PROT_READ, MAP_SHARED, s->fd, 0);
-	return s->base == MAP_FAILED ? -1 : 0;
+	if (s->base == MAP_FAILED)
+		return -1;
+	return madvise(s->base, s->size, MADV_DONTFORK);
 }
 
 static size_t value_bytes(const struct graph_value *x)
@@ -478,6 +498,17 @@ static void worker_loop(struct wstate *w, int sock, unsigned char *res)
 		int rc = PF_OK;
 		err[0] = 0;
 		switch (cmd.op) {
+		case CMD_MAP: {
+			struct ctx *c = w->c;
+			void *m = c->in.base ? c->in.base : mmap(NULL, c->in.size, PROT_READ, MAP_SHARED, c->in.fd, 0);
+			if (m == MAP_FAILED) {
+				reply_send(sock, W_ERR, NULL, 0, NULL, 0, "cannot map the inputs: %s", strerror(errno));
+				continue;
+			}
+			c->in.base = m;
+			reply_send(sock, PF_OK, NULL, 0, NULL, 0, "mapped");
+			continue;
+		}
 		case CMD_VARIANT:
 			if (w_variant(w, cmd.variant, err, sizeof(err)))
 				reply_send(sock, W_ERR, NULL, 0, NULL, 0, "%s", err);
@@ -587,14 +618,21 @@ static void __attribute__((noreturn)) worker_main(struct ctx *c, int is_pass, in
 {
 	struct wstate w = {.c = c, .is_pass = is_pass};
 	char err[400];
-	unsigned char *res = is_pass ? c->pass_res.base : c->eager_res.base;
+	/* The parent's mappings are not inherited (MADV_DONTFORK): each worker
+	 * maps its own result area, and the inputs read-only once sealed (the
+	 * eager worker may start before they are written: CMD_MAP). */
+	c->in.base = c->eager_res.base = c->pass_res.base = NULL;
+	struct shm *mine = is_pass ? &c->pass_res : &c->eager_res;
+	if (shm_map(mine, PROT_READ | PROT_WRITE) || (is_pass && shm_map(&c->in, PROT_READ))) {
+		snprintf(err, sizeof(err), "cannot map the shared memory: %s", strerror(errno));
+		goto fail;
+	}
+	unsigned char *res = mine->base;
 	if (is_pass) {
-		/* Eager's outputs are in the parent's memory, which this fork
-		 * inherited mapped: unmap them before any pass code exists here.
-		 * Descriptors go now too, before the device is opened, so the
-		 * driver's own are never among them. */
-		munmap(c->eager_res.base, c->eager_res.size);
-		c->eager_res.base = NULL;
+		/* Eager's outputs are never mapped here.  Descriptors go now,
+		 * before the device is opened, so the driver's own are never
+		 * among them: the mappings stay, the memfds (eager's results
+		 * among them) go. */
 		int keep[2] = {sock, report_fd};
 		if (close_other_fds(keep, 2, err, sizeof(err)))
 			goto fail;
@@ -1414,6 +1452,138 @@ done:
 	return 0;
 }
 
+/* ---- batches ---------------------------------------------------------------------- */
+
+/* One batch of variants and its workers.  The eager worker starts as soon
+ * as the batch is laid out (for the first batch: before the pass compiles,
+ * so CUDA's initialisation and the op library's load overlap the compile);
+ * it drops its writable mapping of the inputs at once and maps them
+ * read-only once the parent has generated and sealed them (CMD_MAP). */
+struct batch {
+	struct ctx c;
+	struct worker ew, pw;
+	struct layout *lays;
+	int started;                    /* the eager worker was forked */
+};
+
+static void batch_close(struct batch *b)
+{
+	worker_stop(&b->pw, 0, NULL, 0);
+	worker_stop(&b->ew, b->started ? 0 : 1, NULL, 0);
+	free(b->pw.log);
+	free(b->ew.log);
+	b->pw.log = b->ew.log = NULL;
+	shm_destroy(&b->c.in);
+	shm_destroy(&b->c.eager_res);
+	shm_destroy(&b->c.pass_res);
+	free(b->lays);
+	b->lays = NULL;
+}
+
+/* Lays out the batch from task variant `first` on, creates its shared
+ * memory and starts its eager worker. */
+static int batch_open(struct batch *b, const struct eval_job *job, int first, int warmup, int trials, int cuda,
+		      char *err, size_t errlen)
+{
+	const struct graph_task *t = job->task;
+	memset(b, 0, sizeof(*b));
+	struct ctx *c = &b->c;
+	*c = (struct ctx){.job = job, .first = first, .warmup = warmup, .trials = trials, .cold = job->opts.cold,
+			  .cuda = cuda};
+	b->ew = (struct worker){.pid = -1, .sock = -1, .out_fd = -1, .report_fd = -1};
+	b->pw = b->ew;
+	c->in.fd = c->eager_res.fd = c->pass_res.fd = -1;
+	c->timeout_s = job->opts.variant_timeout_s > 0 ? job->opts.variant_timeout_s : 20;
+	size_t in_total = 0, res_max = 0;
+	int n = 0;
+	if ((b->lays = calloc((size_t)(t->n_variants - first), sizeof(*b->lays))) == NULL) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	for (; first + n < t->n_variants; n++) {
+		struct layout L;
+		plan_layout(&t->variants[first + n], in_total, &L);
+		if (n > 0 && in_total + L.in_total > BATCH_INPUT_BYTES)
+			break;
+		b->lays[n] = L;
+		in_total += L.in_total;
+		if (L.res_total > res_max)
+			res_max = L.res_total;
+		size_t io = 0;
+		for (int k = 0; k < t->variants[first + n].n_inputs; k++)
+			io += L.in_bytes[k];
+		for (int o = 0; o < t->variants[first + n].n_outputs; o++)
+			io += L.out_bytes[o];
+		if (io > c->max_io_bytes)
+			c->max_io_bytes = io;
+	}
+	c->count = n;
+	c->lays = b->lays;
+	c->v = &t->variants[first];
+	c->lay = b->lays[0];
+	if (shm_create(&c->in, "passfs-in", in_total) || shm_create(&c->eager_res, "passfs-eager", res_max) ||
+	    shm_create(&c->pass_res, "passfs-pass", res_max)) {
+		snprintf(err, errlen, "cannot allocate shared memory for the inputs of %d variants: %s", n,
+			 strerror(errno));
+		return -1;
+	}
+	if (worker_start(c, 0, 0, &b->ew, err, errlen))
+		return -1;
+	b->started = 1;
+	return 0;
+}
+
+/* Generates the batch's inputs, seals them, and waits for the eager worker
+ * to be ready and to map them. */
+static int batch_fill(struct batch *b, uint64_t secret, struct eval_shared *es, char *err, size_t errlen)
+{
+	struct ctx *c = &b->c;
+	for (int k = 0; k < c->count; k++) {
+		const struct graph_variant *v = &c->job->task->variants[c->first + k];
+		for (int s = 0; s < N_SETS; s++) {
+			void *bufs[GRAPH_MAX_IO];
+			if (inputs_generate(v, s == 0 ? PUBLIC_SEED : secret, bufs, err, errlen))
+				return -1;
+			for (int i = 0; i < v->n_inputs; i++)
+				memcpy(c->in.base + b->lays[k].in_off[s][i], bufs[i], b->lays[k].in_bytes[i]);
+			inputs_free(bufs, v->n_inputs);
+		}
+	}
+	struct reply r;
+	double t1[MAX_BATCH];
+	int step = worker_wait(&b->ew, 600, &r, t1);
+	if (step != STEP_OK || r.status != PF_OK) {
+		char how[300] = "";
+		worker_stop(&b->ew, 1, how, sizeof(how));
+		snprintf(err, errlen, "eager baseline failed on variant '%s': %s", c->v->name,
+			 step == STEP_OK ? r.msg : how[0] ? how : "the eager worker died");
+		return -1;
+	}
+	snprintf(es->eager_trace_note, sizeof(es->eager_trace_note), "%s", r.msg);
+	char pl[PAYLOAD_MAX + 1];
+	memcpy(pl, b->ew.payload, (size_t)b->ew.payload_len);
+	pl[b->ew.payload_len] = 0;
+	char *tab = strchr(pl, '\t');
+	if (tab != NULL) {
+		*tab = 0;
+		snprintf(es->eager_libs, sizeof(es->eager_libs), "%.150s", pl);
+		snprintf(es->eager_lib_note, sizeof(es->eager_lib_note), "%.390s", tab + 1);
+	}
+	/* The eager worker no longer maps the inputs writable: seal them. */
+	if (shm_seal(&c->in)) {
+		snprintf(err, errlen, "cannot seal the inputs: %s", strerror(errno));
+		return -1;
+	}
+	struct cmd cm = {.op = CMD_MAP};
+	step = worker_step(&b->ew, 600, &cm, &r, t1);
+	if (step != STEP_OK || r.status != PF_OK) {
+		snprintf(err, errlen, "eager baseline failed on variant '%s': %s", c->v->name,
+			 step == STEP_OK ? r.msg : "the eager worker died");
+		return -1;
+	}
+	return 0;
+}
+
 /* ---- the whole job ---------------------------------------------------------------- */
 
 static enum score_status eval_status_of_diag(enum pass_verdict v)
@@ -1972,6 +2142,8 @@ int eval_run(const struct eval_job *job, json_t **result, char *err, size_t errl
 	struct gpu_dev *probe = NULL;
 	char device[128];
 	struct eval_shared es = {0};
+	struct batch bt = {.lays = NULL};
+	int open_batch = 0;             /* bt is open (batch 0, started before the compile) */
 	int lock_ms = (int)((job->opts.lock_timeout_s > 0 ? job->opts.lock_timeout_s : 600) * 1000);
 	if (gpu_open(job->opts.backend ? job->opts.backend : "auto", &probe, err, errlen))
 		goto out;
@@ -1992,6 +2164,13 @@ int eval_run(const struct eval_job *job, json_t **result, char *err, size_t errl
 	struct pass_options po = {.allow_device_only = be == GPU_BACKEND_CUDA,
 				  .arch = be == GPU_BACKEND_CUDA ? arch : NULL};
 	memset(&diag, 0, sizeof(diag));
+	/* The first batch's eager worker starts now: its setup (CUDA, the op
+	 * library) overlaps the pass compile. */
+	if (t->n_variants > 0 && batch_open(&bt, job, 0, warmup, trials, be == GPU_BACKEND_CUDA, err, errlen)) {
+		batch_close(&bt);
+		goto out;
+	}
+	open_batch = t->n_variants > 0;
 	if (compile_isolated(job, &po, &mod, &diag, &scan.rc, scan.msg, sizeof(scan.msg), &scan.line, &scan.ms, tmpdir,
 			     sizeof(tmpdir), err, errlen))
 		goto out;
@@ -2025,106 +2204,31 @@ int eval_run(const struct eval_job *job, json_t **result, char *err, size_t errl
 	/* Variants run in batches: one sealed input memfd, one eager worker
 	 * and (while variants go well) one pass worker per batch. */
 	for (int first = 0; first < t->n_variants;) {
-		struct ctx c = {.job = job, .first = first, .mod = mod, .warmup = warmup, .trials = trials,
-				.cold = job->opts.cold, .cuda = be == GPU_BACKEND_CUDA};
-		struct worker ew = {.pid = -1, .sock = -1, .out_fd = -1, .report_fd = -1};
-		struct worker pw = ew;
-		c.in.fd = c.eager_res.fd = c.pass_res.fd = -1;
-		c.timeout_s = job->opts.variant_timeout_s > 0 ? job->opts.variant_timeout_s : 20;
-		size_t in_total = 0, res_max = 0;
-		int n = 0;
-		struct layout *lays = calloc((size_t)(t->n_variants - first), sizeof(*lays));
-		if (lays == NULL) {
-			snprintf(err, errlen, "out of memory");
+		if (!open_batch && batch_open(&bt, job, first, warmup, trials, be == GPU_BACKEND_CUDA, err, errlen)) {
+			batch_close(&bt);
 			goto out;
 		}
-		for (; first + n < t->n_variants; n++) {
-			struct layout L;
-			plan_layout(&t->variants[first + n], in_total, &L);
-			if (n > 0 && in_total + L.in_total > BATCH_INPUT_BYTES)
-				break;
-			lays[n] = L;
-			in_total += L.in_total;
-			if (L.res_total > res_max)
-				res_max = L.res_total;
-			size_t io = 0;
-			for (int k = 0; k < t->variants[first + n].n_inputs; k++)
-				io += L.in_bytes[k];
-			for (int o = 0; o < t->variants[first + n].n_outputs; o++)
-				io += L.out_bytes[o];
-			if (io > c.max_io_bytes)
-				c.max_io_bytes = io;
-		}
-		c.count = n;
-		c.lays = lays;
-		int bad = 0;
-		if (shm_create(&c.in, "passfs-in", in_total) || shm_create(&c.eager_res, "passfs-eager", res_max) ||
-		    shm_create(&c.pass_res, "passfs-pass", res_max)) {
-			snprintf(err, errlen, "cannot allocate shared memory for the inputs of %d variants: %s", n,
-				 strerror(errno));
-			bad = 1;
-		}
-		for (int k = 0; k < n && !bad; k++) {
-			const struct graph_variant *v = &t->variants[first + k];
-			for (int s = 0; s < N_SETS && !bad; s++) {
-				void *bufs[GRAPH_MAX_IO];
-				if (inputs_generate(v, s == 0 ? PUBLIC_SEED : secret, bufs, err, errlen)) {
-					bad = 1;
-					break;
-				}
-				for (int i = 0; i < v->n_inputs; i++)
-					memcpy(c.in.base + lays[k].in_off[s][i], bufs[i], lays[k].in_bytes[i]);
-				inputs_free(bufs, v->n_inputs);
-			}
-		}
-		if (!bad && shm_seal(&c.in)) {
-			snprintf(err, errlen, "cannot seal the inputs: %s", strerror(errno));
-			bad = 1;
-		}
-		c.v = &t->variants[first];
-		c.lay = lays[0];
+		open_batch = 0;
+		struct ctx *c = &bt.c;
+		c->mod = mod;
+		int bad = batch_fill(&bt, secret, &es, err, errlen) != 0;
 		if (!bad && !job->opts.quiet)
-			fprintf(stderr, "passfs eval: variant %s ...\n", c.v->name);
-		if (!bad && worker_start(&c, 0, 0, &ew, err, errlen))
-			bad = 1;
-		if (!bad) {
-			struct reply r;
-			double t1[MAX_BATCH];
-			int step = worker_wait(&ew, 600, &r, t1);
-			if (step != STEP_OK || r.status != PF_OK) {
-				char how[300] = "";
-				worker_stop(&ew, 1, how, sizeof(how));
-				snprintf(err, errlen, "eager baseline failed on variant '%s': %s", c.v->name,
-					 step == STEP_OK ? r.msg : how[0] ? how : "the eager worker died");
-				bad = 1;
-			} else {
-				snprintf(es.eager_trace_note, sizeof(es.eager_trace_note), "%s", r.msg);
-				char pl[PAYLOAD_MAX + 1];
-				memcpy(pl, ew.payload, (size_t)ew.payload_len);
-				pl[ew.payload_len] = 0;
-				char *tab = strchr(pl, '\t');
-				if (tab != NULL) {
-					*tab = 0;
-					snprintf(es.eager_libs, sizeof(es.eager_libs), "%.150s", pl);
-					snprintf(es.eager_lib_note, sizeof(es.eager_lib_note), "%.390s", tab + 1);
-				}
-			}
-		}
-		for (int k = 0; k < n && !bad; k++) {
+			fprintf(stderr, "passfs eval: variant %s ...\n", c->v->name);
+		for (int k = 0; k < c->count && !bad; k++) {
 			int i = first + k;
-			c.v = &t->variants[i];
-			c.lay = lays[k];
-			c.bytes_per_ms = 0;
+			c->v = &t->variants[i];
+			c->lay = bt.lays[k];
+			c->bytes_per_ms = 0;
 			if (be == GPU_BACKEND_CPU) {
 				size_t bytes = 0;
-				for (int q = 0; q < c.v->n_inputs; q++)
-					bytes += c.lay.in_bytes[q];
-				for (int o = 0; o < c.v->n_outputs; o++)
-					bytes += c.lay.out_bytes[o];
-				c.bytes_per_ms = integrity_cpu_bytes_per_ms(bytes);
+				for (int q = 0; q < c->v->n_inputs; q++)
+					bytes += c->lay.in_bytes[q];
+				for (int o = 0; o < c->v->n_outputs; o++)
+					bytes += c->lay.out_bytes[o];
+				c->bytes_per_ms = integrity_cpu_bytes_per_ms(bytes);
 			}
 			if (k > 0 && !job->opts.quiet)
-				fprintf(stderr, "passfs eval: variant %s ...\n", c.v->name);
+				fprintf(stderr, "passfs eval: variant %s ...\n", c->v->name);
 			/* One benchmark per GPU at a time, machine-wide: the
 			 * variant's checks and timing hold the device's lock. */
 			double w0 = now_ms();
@@ -2133,7 +2237,7 @@ int eval_run(const struct eval_job *job, json_t **result, char *err, size_t errl
 				break;
 			}
 			double waited = now_ms() - w0;
-			int erc = eval_variant(&c, k, &ew, &pw, &es, &vr[i], err, errlen);
+			int erc = eval_variant(c, k, &bt.ew, &bt.pw, &es, &vr[i], err, errlen);
 			gpu_bench_unlock(probe);
 			vr[i].lock_wait_ms = waited;
 			if (erc) {
@@ -2143,17 +2247,11 @@ int eval_run(const struct eval_job *job, json_t **result, char *err, size_t errl
 			sv[i].status = vr[i].status;
 			sv[i].min_t = vr[i].min_t;
 			sv[i].speedup = vr[i].speedup > 0 ? vr[i].speedup : 1;
-			sv[i].dtype = eval_score_dtype(c.v->values[c.v->outputs[0]].dtype);
-			json_array_append_new(variants, variant_json(c.v, &vr[i]));
+			sv[i].dtype = eval_score_dtype(c->v->values[c->v->outputs[0]].dtype);
+			json_array_append_new(variants, variant_json(c->v, &vr[i]));
 		}
-		worker_stop(&pw, 0, NULL, 0);
-		worker_stop(&ew, 0, NULL, 0);
-		free(pw.log);
-		free(ew.log);
-		shm_destroy(&c.in);
-		shm_destroy(&c.eager_res);
-		shm_destroy(&c.pass_res);
-		free(lays);
+		int n = c->count;
+		batch_close(&bt);
 		if (bad)
 			goto out;
 		first += n;
@@ -2161,6 +2259,8 @@ int eval_run(const struct eval_job *job, json_t **result, char *err, size_t errl
 	rc = eval_finish(job, t, sv, vr, variants, &diag, mod, &scan, &es, backend, device, now_ms() - t_start, result,
 			 err, errlen);
 out:
+	if (open_batch)
+		batch_close(&bt);
 	for (int i = 0; i < t->n_variants; i++)
 		free(vr[i].log);
 	free(vr);

@@ -175,6 +175,7 @@ def main():
 
     shm = "/dev/shm" if os.access("/dev/shm", os.W_OK) else None
     tmp = tempfile.mkdtemp(prefix="passfs_anchor_", dir=shm)
+    libs = set()
     rows = []           # dicts, in task / variant order
     errors = 0
     try:
@@ -206,6 +207,9 @@ def main():
                     with open(os.path.join(vdir, "manifest.json"), encoding="utf-8") as f:
                         man = json.load(f)
                     row["passfs"] = man.get("eager_ms")
+                    libs.add(man.get("libraries") or "op library only")
+                    if man.get("library_note"):
+                        row["note"] = "lib: " + man["library_note"][:60]
                     names = [s["name"] for s in man["inputs"]]
                     ins = [load_tensor(torch, graph_torch, vdir, s).to(dev) for s in man["inputs"]]
                     env = dict(zip(names, ins))
@@ -292,6 +296,7 @@ def main():
             "-" if r["max_abs"] is None else "%.1e" % r["max_abs"], "" if r["ok"] else "MISMATCH ", r["note"]))
     n_ok = sum(1 for r in rows if r["ok"])
     lines.append("")
+    lines.append("passfs eager's vendor libraries: %s" % ("; ".join(sorted(libs)) or "-"))
     if ratios:
         med = statistics.median(ratios)
         within = sum(1 for x in ratios if x <= 1.25)
