@@ -17,7 +17,9 @@
 #   - the benchmark lock: held by another process, the evaluation waits
 #     (lock_wait_ms), or gives up after --lock-timeout with a clear error;
 #   - worker reuse: one eager and one pass worker initialise CUDA for all the
-#     variants; a faulting variant gets its own fresh pass worker after it.
+#     variants (both start before the compile); a faulting variant gets its
+#     own fresh pass worker after it; a pass that does not compile ends the
+#     workers started for it.
 # Skipped without cc, NVRTC or flock.
 set -uo pipefail
 PASSFS=${PASSFS:-./build/passfs}
@@ -163,6 +165,16 @@ if py fault "all(v['verdict'] == 'runtime_error' and 'CUDA_ERROR_ILLEGAL_ADDRESS
 	ok "a fault ends its pass worker only: a fresh one per variant (CUDA initialised $n_init times)"
 else
 	bad "fault: CUDA initialised $n_init times"
+fi
+
+# Both workers start before the compile; a pass that does not compile ends them.
+MOCK_CUDA_LOG=$tmp/cerr.log ev cerr --pass tests/passes/compile_error.c
+n_init=$(grep -c '^init ' "$tmp/cerr.log")
+if py cerr "r['verdict'] == 'compile_error' and all(v['verdict'] == 'compile_error' for v in vs)" &&
+	[ "$n_init" -eq 3 ] && ! grep -q '^launch ' "$tmp/cerr.log"; then
+	ok "a compile error with the workers already started: verdict compile_error, nothing launched"
+else
+	bad "compile error with early workers (CUDA initialised $n_init times)"
 fi
 
 echo "$pass passed, $fails failed"
