@@ -287,30 +287,41 @@ static int intern(struct build *b, const char *name)
 }
 
 /* Appends a launch; returns its index or -1. */
-static int add_step(struct build *b, const char *name, pf_dim3 grid, pf_dim3 block, const void *params,
-		    size_t psize)
+/* Appends a step of `kind` with its params; returns it, or NULL (out of
+ * memory, reported). */
+static struct step *new_step(struct build *b, int kind, const void *params, size_t psize)
 {
 	struct eager_plan *p = b->p;
-	int k = intern(b, name);
-	if (k < 0)
-		return -1;
 	if (p->nsteps == p->capsteps) {
 		int cap = p->capsteps ? p->capsteps * 2 : 32;
 		struct step *ns = realloc(p->steps, sizeof(*ns) * (size_t)cap);
-		if (ns == NULL)
-			return oom(b);
+		if (ns == NULL) {
+			oom(b);
+			return NULL;
+		}
 		p->steps = ns;
 		p->capsteps = cap;
 	}
 	struct step *s = &p->steps[p->nsteps];
 	memset(s, 0, sizeof(*s));
-	s->kind = STEP_KERNEL;
+	s->kind = kind;
+	s->kernel = -1;
+	s->psize = psize;
+	memcpy(&s->p, params, psize);
+	return s;
+}
+
+static int add_step(struct build *b, const char *name, pf_dim3 grid, pf_dim3 block, const void *params,
+		    size_t psize)
+{
+	int k = intern(b, name);
+	struct step *s = k < 0 ? NULL : new_step(b, STEP_KERNEL, params, psize);
+	if (s == NULL)
+		return -1;
 	s->kernel = k;
 	s->grid = grid;
 	s->block = block;
-	s->psize = psize;
-	memcpy(&s->p, params, psize);
-	return p->nsteps++;
+	return b->p->nsteps++;
 }
 
 /* Points the pointer at `field` of step si's params at view v (NULL: left
@@ -337,20 +348,8 @@ static void step_ptr(struct build *b, int si, size_t field, const struct view *v
 static int add_lib_step(struct build *b, int kind, const void *params, size_t psize)
 {
 	struct eager_plan *p = b->p;
-	if (p->nsteps == p->capsteps) {
-		int cap = p->capsteps ? p->capsteps * 2 : 32;
-		struct step *ns = realloc(p->steps, sizeof(*ns) * (size_t)cap);
-		if (ns == NULL)
-			return oom(b);
-		p->steps = ns;
-		p->capsteps = cap;
-	}
-	struct step *s = &p->steps[p->nsteps];
-	memset(s, 0, sizeof(*s));
-	s->kind = kind;
-	s->kernel = -1;
-	s->psize = psize;
-	memcpy(&s->p, params, psize);
+	if (new_step(b, kind, params, psize) == NULL)
+		return -1;
 	if (kind == STEP_BLAS_GEMM)
 		p->n_blas++;
 	if (kind == STEP_DNN_CONV)

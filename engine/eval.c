@@ -286,7 +286,10 @@ static int send_all(int fd, const void *p, size_t n)
 {
 	const char *b = p;
 	while (n) {
+		/* a socket (no SIGPIPE when the peer is gone), else a pipe */
 		ssize_t k = send(fd, b, n, MSG_NOSIGNAL);
+		if (k < 0 && errno == ENOTSOCK)
+			k = write(fd, b, n);
 		if (k < 0 && errno == EINTR)
 			continue;
 		if (k <= 0)
@@ -331,20 +334,6 @@ static void reply_send(int sock, int status, const double *times, int n, const v
 
 /* ---- a compiled pass as bytes ---------------------------------------------------- */
 
-static int write_full(int fd, const void *p, size_t n)
-{
-	const char *b = p;
-	while (n) {
-		ssize_t k = write(fd, b, n);
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k <= 0)
-			return -1;
-		b += k;
-		n -= (size_t)k;
-	}
-	return 0;
-}
 
 /* A string as a length (UINT32_MAX for NULL) and its bytes. */
 static void mem_blob(FILE *f, const char *s)
@@ -2122,11 +2111,11 @@ static void __attribute__((noreturn)) compile_child(const struct eval_job *job, 
 			h.scan_rc = integrity_scan_ptx(m->ptx, job->pass_label ? job->pass_label : "pass.c", h.scan_msg,
 						       sizeof(h.scan_msg), &h.scan_line, &h.scan_ms);
 	}
-	int bad = write_full(fd, &h, sizeof(h));
+	int bad = send_all(fd, &h, sizeof(h));
 	if (!bad && h.has_mod) {
 		char *buf;
 		size_t len;
-		bad = module_pack(m, &buf, &len) || write_full(fd, buf, len);
+		bad = module_pack(m, &buf, &len) || send_all(fd, buf, len);
 		if (!bad)
 			free(buf);
 	}

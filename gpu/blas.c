@@ -171,36 +171,10 @@ static void *sym(const char *name, int required, char *miss, size_t misslen)
 
 static void *open_lib(char *err, size_t errlen)
 {
-	const char *env = getenv("PASSFS_CUBLAS");
-	if (env && *env) {
-		void *h = dlopen(env, RTLD_NOW | RTLD_LOCAL);
-		if (h == NULL) {
-			const char *e = dlerror();
-			snprintf(err, errlen, "cannot load PASSFS_CUBLAS=%s: %s", env, e ? e : "?");
-		}
-		return h;
-	}
-	const char *drv = getenv("PASSFS_LIBCUDA");
-	if (drv && *drv && strcmp(drv, "libcuda.so.1") != 0) {
-		snprintf(err, errlen, "not loaded: PASSFS_LIBCUDA names another driver than libcublas would use "
-				      "(set PASSFS_CUBLAS)");
-		return NULL;
-	}
-	static const char *names[] = {"libcublas.so.13", "libcublas.so.12", "libcublas.so",
-				      "/usr/local/cuda/lib64/libcublas.so.13", "/usr/local/cuda/lib64/libcublas.so.12",
-				      "/usr/local/cuda/lib64/libcublas.so"};
-	char first[300] = "";
-	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
-		void *h = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
-		if (h)
-			return h;
-		if (first[0] == 0) {
-			const char *e = dlerror();
-			snprintf(first, sizeof(first), "%s", e ? e : names[i]);
-		}
-	}
-	snprintf(err, errlen, "no libcublas (%s)", first);
-	return NULL;
+	static const char *const names[] = {"libcublas.so.13", "libcublas.so.12", "libcublas.so",
+					     "/usr/local/cuda/lib64/libcublas.so.13", "/usr/local/cuda/lib64/libcublas.so.12",
+					     "/usr/local/cuda/lib64/libcublas.so"};
+	return gpu_dlopen_vendor("PASSFS_CUBLAS", "libcublas", names, (int)(sizeof(names) / sizeof(names[0])), err, errlen);
 }
 
 static int load_locked(void)
@@ -274,17 +248,8 @@ struct blas_handle *blas_create(struct gpu_dev *d, char *err, size_t errlen)
 {
 	if (blas_load(err, errlen))
 		return NULL;
-	if (d == NULL || gpu_backend_of(d) != GPU_BACKEND_CUDA) {
-		snprintf(err, errlen, "cuBLAS: only on the cuda backend");
+	if (gpu_vendor_context(d, "cuBLAS", err, errlen))
 		return NULL;
-	}
-	/* CUDA initialised in this process and the device's context current on
-	 * this thread: cuBLAS (the runtime) then uses that context. */
-	char e[300];
-	if (gpu_sync(d, e, sizeof(e))) {
-		snprintf(err, errlen, "cuBLAS: %s", e);
-		return NULL;
-	}
 	struct blas_handle *h = calloc(1, sizeof(*h));
 	if (h == NULL) {
 		snprintf(err, errlen, "cuBLAS: out of memory");

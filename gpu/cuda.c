@@ -1078,12 +1078,7 @@ static int cuda_module_load(struct gpu_dev *d, const char *label, const void *im
 
 static uint64_t fnv(uint64_t h, const void *p, size_t n)
 {
-	const unsigned char *b = p;
-	for (size_t i = 0; i < n; i++) {
-		h ^= b[i];
-		h *= 0x100000001b3ull;
-	}
-	return h;
+	return gpu_fnv1a(h, p, n);
 }
 
 /* The cache directory (created 0700), or NULL when disabled or unusable. */
@@ -1266,9 +1261,9 @@ static int cuda_trace_enable(struct gpu_dev *d, char *err, size_t errlen)
 	return 0;
 }
 
-static int cuda_trace_begin(struct gpu_dev *d, char *err, size_t errlen)
+/* The device is up and tracing: 0, else -1 with the reason. */
+static int tracing_ready(struct cuda_dev *c, char *err, size_t errlen)
 {
-	struct cuda_dev *c = cuda_of(d);
 	if (ready(c, err, errlen))
 		return -1;
 	if (!c->tracing) {
@@ -1276,19 +1271,20 @@ static int cuda_trace_begin(struct gpu_dev *d, char *err, size_t errlen)
 			 c->trace_err);
 		return -1;
 	}
+	return 0;
+}
+
+static int cuda_trace_begin(struct gpu_dev *d, char *err, size_t errlen)
+{
+	if (tracing_ready(cuda_of(d), err, errlen))
+		return -1;
 	return cupti_window_begin(err, errlen);
 }
 
 static int cuda_trace_pause(struct gpu_dev *d, char *err, size_t errlen)
 {
-	struct cuda_dev *c = cuda_of(d);
-	if (ready(c, err, errlen))
+	if (tracing_ready(cuda_of(d), err, errlen))
 		return -1;
-	if (!c->tracing) {
-		snprintf(err, errlen, "GPU timing is not enabled%s%s", c->trace_err[0] ? ": " : " (call gpu_trace_enable)",
-			 c->trace_err);
-		return -1;
-	}
 	return cupti_pause(err, errlen);
 }
 

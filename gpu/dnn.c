@@ -150,36 +150,10 @@ static void *sym(const char *name, char *miss, size_t misslen)
 
 static void *open_lib(char *err, size_t errlen)
 {
-	const char *env = getenv("PASSFS_CUDNN");
-	if (env && *env) {
-		void *h = dlopen(env, RTLD_NOW | RTLD_LOCAL);
-		if (h == NULL) {
-			const char *e = dlerror();
-			snprintf(err, errlen, "cannot load PASSFS_CUDNN=%s: %s", env, e ? e : "?");
-		}
-		return h;
-	}
-	const char *drv = getenv("PASSFS_LIBCUDA");
-	if (drv && *drv && strcmp(drv, "libcuda.so.1") != 0) {
-		snprintf(err, errlen, "not loaded: PASSFS_LIBCUDA names another driver than libcudnn would use "
-				      "(set PASSFS_CUDNN)");
-		return NULL;
-	}
-	static const char *names[] = {"libcudnn.so.9", "libcudnn.so.8", "libcudnn.so",
-				      "/usr/local/cuda/lib64/libcudnn.so.9", "/usr/local/cuda/lib64/libcudnn.so.8",
-				      "/usr/local/cuda/lib64/libcudnn.so"};
-	char first[300] = "";
-	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
-		void *h = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
-		if (h)
-			return h;
-		if (first[0] == 0) {
-			const char *e = dlerror();
-			snprintf(first, sizeof(first), "%s", e ? e : names[i]);
-		}
-	}
-	snprintf(err, errlen, "no libcudnn (%s)", first);
-	return NULL;
+	static const char *const names[] = {"libcudnn.so.9", "libcudnn.so.8", "libcudnn.so",
+					     "/usr/local/cuda/lib64/libcudnn.so.9", "/usr/local/cuda/lib64/libcudnn.so.8",
+					     "/usr/local/cuda/lib64/libcudnn.so"};
+	return gpu_dlopen_vendor("PASSFS_CUDNN", "libcudnn", names, (int)(sizeof(names) / sizeof(names[0])), err, errlen);
 }
 
 #define SYM(field, name) (*(void **)&dn.field = sym(name, miss, sizeof(miss)))
@@ -260,15 +234,8 @@ struct dnn_handle *dnn_create(struct gpu_dev *d, char *err, size_t errlen)
 {
 	if (dnn_load(err, errlen))
 		return NULL;
-	if (d == NULL || gpu_backend_of(d) != GPU_BACKEND_CUDA) {
-		snprintf(err, errlen, "cuDNN: only on the cuda backend");
+	if (gpu_vendor_context(d, "cuDNN", err, errlen))
 		return NULL;
-	}
-	char e[300];
-	if (gpu_sync(d, e, sizeof(e))) {
-		snprintf(err, errlen, "cuDNN: %s", e);
-		return NULL;
-	}
 	struct dnn_handle *h = calloc(1, sizeof(*h));
 	if (h == NULL) {
 		snprintf(err, errlen, "cuDNN: out of memory");

@@ -2,6 +2,7 @@
  * checked here once, so backends can trust them. */
 #include "backend.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <sys/file.h>
@@ -324,5 +325,61 @@ int gpu_cache_dir(const char *what, char *buf, size_t len)
 	}
 	if (mkdir(buf, 0700) != 0 && errno != EEXIST)
 		return -1;
+	return 0;
+}
+
+uint64_t gpu_fnv1a(uint64_t h, const void *p, size_t n)
+{
+	const unsigned char *b = p;
+	for (size_t i = 0; i < n; i++) {
+		h ^= b[i];
+		h *= 0x100000001b3ull;
+	}
+	return h;
+}
+
+void *gpu_dlopen_vendor(const char *env, const char *what, const char *const *names, int n, char *err,
+			size_t errlen)
+{
+	const char *path = getenv(env);
+	if (path && *path) {
+		void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+		if (h == NULL) {
+			const char *e = dlerror();
+			snprintf(err, errlen, "cannot load %s=%s: %s", env, path, e ? e : "?");
+		}
+		return h;
+	}
+	const char *drv = getenv("PASSFS_LIBCUDA");
+	if (drv && *drv && strcmp(drv, "libcuda.so.1") != 0) {
+		snprintf(err, errlen, "not loaded: PASSFS_LIBCUDA names another driver than %s would use (set %s)", what,
+			 env);
+		return NULL;
+	}
+	char first[300] = "";
+	for (int i = 0; i < n; i++) {
+		void *h = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
+		if (h)
+			return h;
+		if (first[0] == 0) {
+			const char *e = dlerror();
+			snprintf(first, sizeof(first), "%s", e ? e : names[i]);
+		}
+	}
+	snprintf(err, errlen, "no %s (%s)", what, first);
+	return NULL;
+}
+
+int gpu_vendor_context(struct gpu_dev *d, const char *what, char *err, size_t errlen)
+{
+	if (d == NULL || gpu_backend_of(d) != GPU_BACKEND_CUDA) {
+		snprintf(err, errlen, "%s: only on the cuda backend", what);
+		return -1;
+	}
+	char e[300];
+	if (gpu_sync(d, e, sizeof(e))) {
+		snprintf(err, errlen, "%s: %s", what, e);
+		return -1;
+	}
 	return 0;
 }

@@ -188,6 +188,24 @@ void gpu_bench_unlock(struct gpu_dev *d);
  * NULL).  Returns how many were written (at most max); 0 on the cpu backend. */
 int gpu_driver_fds(struct gpu_dev *d, int *fds, int max);
 
+/* FNV-1a over n bytes, continuing from h (start: 0xcbf29ce484222325): the
+ * cache keys' hash (not for anything an adversary chooses). */
+uint64_t gpu_fnv1a(uint64_t h, const void *p, size_t n);
+
+/* Opens the first of a vendor library's names that loads (`env`, when set
+ * in the environment, instead).  With PASSFS_LIBCUDA naming another driver
+ * than the system's (a test's mock), the system library would talk to the
+ * real driver: then only `env` loads.  `what` names the library in
+ * messages ("libcublas").  NULL with the reason in err. */
+void *gpu_dlopen_vendor(const char *env, const char *what, const char *const *names, int n, char *err,
+			size_t errlen);
+
+/* Before a vendor library (cuBLAS, cuDNN; named `what` in messages)
+ * creates its handle: d is a cuda device with CUDA initialised in this
+ * process and its context current on this thread, so the library's runtime
+ * uses that context.  0, or -1 with the reason. */
+int gpu_vendor_context(struct gpu_dev *d, const char *what, char *err, size_t errlen);
+
 /* passfs's on-disk cache for `what` ("modules", "oplib", "pch"): the
  * directory in $PASSFS_CACHE_DIR when set (shared by all; "off", "0" or ""
  * turn caching off), else $XDG_CACHE_HOME/passfs/<what>, else

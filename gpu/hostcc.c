@@ -1181,12 +1181,7 @@ static const struct {
 
 static uint64_t fnv(uint64_t h, const void *p, size_t n)
 {
-	const unsigned char *b = p;
-	for (size_t i = 0; i < n; i++) {
-		h ^= b[i];
-		h *= 0x100000001b3ull;
-	}
-	return h;
+	return gpu_fnv1a(h, p, n);
 }
 
 static uint64_t fnv_str(uint64_t h, const char *s)
