@@ -11,7 +11,7 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: passfs watch [--tasks DIR] [--state DIR] [--backend auto|cpu|cuda]\n"
-		"                    [--trials N] [--warmup N] [--timeout S] [--parallel N] [--quiet] DIR\n\n"
+		"                    [--trials N] [--warmup N] [--timeout S] [--parallel N] [--cold] [--quiet] DIR\n\n"
 		"Writes the task tree into DIR as plain files (created when missing) and watches\n"
 		"it with inotify, for containers without /dev/fuse: saving DIR/<task>/pass.c\n"
 		"(close after writing, or a rename onto it) evaluates it, and result.json, es_t,\n"
@@ -26,6 +26,7 @@ static void usage(FILE *f)
 		"  --warmup N        warm-up calls per variant (default: 25 on cuda, 2 on cpu)\n"
 		"  --timeout S       wall-clock limit of one worker step in seconds (default 20)\n"
 		"  --parallel N      evaluations at once across tasks (default 1)\n"
+		"  --cold            flush the GPU's L2 before every timed call (cuda backend)\n"
 		"  --quiet           no banner, no line per save\n"
 		"\ndocs/watch.md has the details.\n");
 }
@@ -37,6 +38,7 @@ int cmd_watch(int argc, char **argv)
 		{"backend", required_argument, NULL, 'b'}, {"trials", required_argument, NULL, 'n'},
 		{"warmup", required_argument, NULL, 'w'},  {"timeout", required_argument, NULL, 'T'},
 		{"parallel", required_argument, NULL, 'P'}, {"quiet", no_argument, NULL, 'q'},
+		{"cold", no_argument, NULL, 'C'},
 		{"help", no_argument, NULL, 'h'},          {NULL, 0, NULL, 0}};
 	struct watch_opts wo = {0};
 	wo.svc.eval.backend = "auto";
@@ -48,6 +50,7 @@ int cmd_watch(int argc, char **argv)
 		switch (c) {
 		case 't': wo.svc.tasks_dir = optarg; break;
 		case 's': wo.svc.state_dir = optarg; break;
+		case 'C': wo.svc.eval.cold = 1; break;
 		case 'b':
 			if (strcmp(optarg, "auto") && strcmp(optarg, "cpu") && strcmp(optarg, "cuda")) {
 				fprintf(stderr, "passfs watch: --backend must be auto, cpu or cuda, not '%s'\n", optarg);
