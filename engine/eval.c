@@ -118,6 +118,12 @@ struct trial_gpu {
 	int n_kernels, n_copies, n_streams;
 	double kernel_ms, copy_ms, span_ms;
 	unsigned long long dropped;
+	int n_names;                    /* per kernel (lowered name), the first few */
+	struct {
+		char name[96];
+		double ms;
+		int count;
+	} k[GPU_TRACE_MAX_KERNELS];
 };
 
 /* Inputs of the variants evaluated by one pair of workers live in one
@@ -554,6 +560,12 @@ static int w_call(struct wstate *w, int timed, double *ms, struct trial_gpu *gpu
 			gpu->copy_ms = tr.memcpy_ms + tr.memset_ms;
 			gpu->span_ms = tr.span_ms;
 			gpu->dropped = tr.dropped;
+			gpu->n_names = tr.n_names;
+			for (int q = 0; q < tr.n_names && q < GPU_TRACE_MAX_KERNELS; q++) {
+				snprintf(gpu->k[q].name, sizeof(gpu->k[q].name), "%s", tr.kernels[q].name);
+				gpu->k[q].ms = tr.kernels[q].ms;
+				gpu->k[q].count = tr.kernels[q].count;
+			}
 		} else if (rc == PF_OK) {
 			snprintf(err, errlen, "%s", e2);
 			rc = w->is_pass ? PF_ERR_LAUNCH : W_ERR;
@@ -1133,6 +1145,7 @@ struct vresult {
 	double eager_gpu_ms, pass_gpu_ms;       /* kernel time */
 	double eager_span_ms, pass_span_ms;     /* first start to last end */
 	double pass_traced_ms;          /* end-to-end median of the traced pass calls */
+	json_t *eager_gpu_kernels, *pass_gpu_kernels;   /* per kernel name: medians per call */
 	int eager_kernels, pass_kernels, pass_streams;
 	unsigned long long gpu_dropped;
 	double lock_wait_ms;            /* waiting for the GPU's benchmark lock */
@@ -1291,6 +1304,52 @@ struct eval_shared {
 
 /* Outcomes of time_variant besides 0 (timed) and -1 (passfs failed). */
 enum { TIME_STOP = 1, TIME_DONE = 2 };
+
+/* Per kernel (lowered name) over traced calls: the median time and launch
+ * count per call, the slowest first, as a JSON array. */
+static json_t *gpu_kernel_medians(const struct trial_gpu *g, int n)
+{
+	json_t *arr = json_array();
+	double *ms = malloc(sizeof(double) * (size_t)(n ? n : 1)), *cnt = malloc(sizeof(double) * (size_t)(n ? n : 1));
+	char seen[GPU_TRACE_MAX_KERNELS][96];
+	int n_seen = 0;
+	for (int t = 0; ms && cnt && t < n; t++)
+		for (int q = 0; g[t].valid && q < g[t].n_names && q < GPU_TRACE_MAX_KERNELS; q++) {
+			const char *name = g[t].k[q].name;
+			int dup = 0;
+			for (int s = 0; s < n_seen && !dup; s++)
+				dup = strcmp(seen[s], name) == 0;
+			if (dup || n_seen == GPU_TRACE_MAX_KERNELS)
+				continue;
+			snprintf(seen[n_seen++], sizeof(seen[0]), "%s", name);
+			int m = 0;
+			for (int u = 0; u < n; u++) {
+				if (!g[u].valid)
+					continue;
+				double a = 0, c = 0;
+				for (int r = 0; r < g[u].n_names && r < GPU_TRACE_MAX_KERNELS; r++)
+					if (strcmp(g[u].k[r].name, name) == 0) {
+						a = g[u].k[r].ms;
+						c = g[u].k[r].count;
+					}
+				ms[m] = a;
+				cnt[m++] = c;
+			}
+			double iqr;
+			double med = median_of(ms, m, &iqr), calls = median_of(cnt, m, &iqr);
+			json_t *one = json_pack("{s:s, s:f, s:f}", "name", name, "ms", eval_round(med, 5), "calls", calls);
+			size_t at = json_array_size(arr);
+			for (size_t i = 0; i < json_array_size(arr); i++)
+				if (json_real_value(json_object_get(json_array_get(arr, i), "ms")) < med) {
+					at = i;
+					break;
+				}
+			json_array_insert_new(arr, at, one);
+		}
+	free(ms);
+	free(cnt);
+	return arr;
+}
 
 static double gpu_median(const struct trial_gpu *g, int n, int what, int *count)
 {
@@ -1463,6 +1522,10 @@ static int time_variant(struct ctx *c, struct worker *ew, struct worker *pw, str
 		vr->pass_kernels = (int)gpu_median(gtp, nt, 2, &dummy_n);
 		vr->pass_streams = 0;
 		vr->gpu_dropped = 0;
+		json_decref(vr->eager_gpu_kernels);
+		json_decref(vr->pass_gpu_kernels);
+		vr->eager_gpu_kernels = gpu_kernel_medians(gte, nt);
+		vr->pass_gpu_kernels = gpu_kernel_medians(gtp, nt);
 		for (int k = 0; k < nt; k++) {
 			if (gtp[k].n_streams > vr->pass_streams)
 				vr->pass_streams = gtp[k].n_streams;
@@ -2022,6 +2085,10 @@ static json_t *variant_json(const struct graph_variant *v, const struct vresult 
 			json_object_set_new(j, "pass_streams", json_integer(vr->pass_streams));
 			if (vr->gpu_dropped)
 				json_object_set_new(j, "gpu_records_dropped", json_integer((json_int_t)vr->gpu_dropped));
+			if (vr->eager_gpu_kernels)
+				json_object_set(j, "eager_gpu_kernels", vr->eager_gpu_kernels);
+			if (vr->pass_gpu_kernels)
+				json_object_set(j, "pass_gpu_kernels", vr->pass_gpu_kernels);
 		}
 		if (vr->lock_wait_ms >= 1)
 			json_object_set_new(j, "lock_wait_ms", json_real(eval_round(vr->lock_wait_ms, 1)));
@@ -2389,8 +2456,11 @@ int eval_run(const struct eval_job *job, json_t **result, char *err, size_t errl
 out:
 	if (open_batch)
 		batch_close(&bt);
-	for (int i = 0; i < t->n_variants; i++)
+	for (int i = 0; i < t->n_variants; i++) {
 		free(vr[i].log);
+		json_decref(vr[i].eager_gpu_kernels);
+		json_decref(vr[i].pass_gpu_kernels);
+	}
 	free(vr);
 	free(sv);
 	free(es.kernels);

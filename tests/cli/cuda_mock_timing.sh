@@ -8,8 +8,8 @@
 # the checks to the timing.  Checked:
 #   - eager.libraries names the mock cuBLAS;
 #   - CUPTI: result.json's timing.gpu_time is "cupti", per variant the pass's
-#     kernel count (1) and GPU time (the mock's 2 us kernel), the kernel list
-#     with the mock's resource numbers;
+#     kernel count (1) and GPU time (the mock's 2 us kernel), per kernel too,
+#     the kernel list with the mock's resource numbers;
 #   - a pass kernel whose GPU span outlasts its end-to-end window
 #     (MOCK_CUPTI_SLOW): timing_suspect, pass_ms is the span;
 #   - --cold: an L2-sized memset before every timed call (2 x the mock's
@@ -93,6 +93,12 @@ if py plain "r['verdict'] == 'ok' and len(vs) == 3 and r['timing']['gpu_time'] =
     r['timing']['cold'] is False and all(v['pass_kernels'] == 1 and 0.0015 < v['pass_gpu_ms'] < 0.0025 and
     v['pass_gpu_span_ms'] >= v['pass_gpu_ms'] and not v.get('timing_suspect') for v in vs)"; then
 	ok "CUPTI: one 2 us kernel per pass call, on every variant"
+else
+	bad "CUPTI fields ($(tail -2 "$tmp/plain.err"))"
+fi
+if py plain "all([(k['name'][:7], k['ms'], k['calls']) for k in v['pass_gpu_kernels']] == [('_Z5touc', 0.002, 1)] and
+    v['eager_gpu_kernels'] == [] for v in vs)"; then
+	ok "per-kernel GPU time: the pass's one kernel, 2 us, once per call (eager: cuBLAS, no kernel records)"
 else
 	bad "CUPTI fields ($(tail -2 "$tmp/plain.err"))"
 fi
