@@ -162,9 +162,11 @@ r1, r2 = (json.load(open(p)) for p in sys.argv[1:3])
 a, b = float(sys.argv[3]) / 1e3, float(sys.argv[4]) / 1e3
 print("device:", r1.get("device"), "| backend:", r1["backend"], "| verdict:", r1["verdict"])
 for v in r1["variants"]:
-    print("  %-14s %-8s speedup %-8s eager %-8s pass %-8s ms  iqr %s/%s" % (
+    print("  %-14s %-8s speedup %-8s eager %-8s pass %-8s ms  iqr %s/%s  gpu %s/%s ms, %s/%s kernels" % (
         v["name"], v["verdict"], v.get("speedup"), v.get("eager_ms"), v.get("pass_ms"),
-        v.get("eager_iqr_ratio"), v.get("pass_iqr_ratio")))
+        v.get("eager_iqr_ratio"), v.get("pass_iqr_ratio"), v.get("eager_gpu_ms"), v.get("pass_gpu_ms"),
+        v.get("eager_kernels"), v.get("pass_kernels")))
+print("eager libraries:", r1.get("eager", {}).get("libraries"), "| gpu time:", r1.get("timing", {}).get("gpu_time"))
 drift = abs(r1["score"] - r2["score"]) / max(r1["score"], 1e-9)
 print("eval wall time: %.2f s cold (module cache empty), %.2f s warm (target < 1.5 s); elapsed_ms %s / %s"
       % (a, b, r1.get("elapsed_ms"), r2.get("elapsed_ms")))
