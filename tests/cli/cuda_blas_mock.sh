@@ -27,22 +27,11 @@ pass=0
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-if ! command -v cc >/dev/null 2>&1; then
-	echo "skip: no C compiler for the mocks"
-	exit 0
-fi
-if ! ls /usr/local/cuda/lib64/libnvrtc.so* >/dev/null 2>&1 && [ -z "${PASSFS_NVRTC:-}" ] &&
-	! ldconfig -p 2>/dev/null | grep -q libnvrtc; then
-	echo "skip: no NVRTC (the cuda backend compiles with it)"
-	exit 0
-fi
+. tests/gpu/mock/build.sh
 if ! /usr/bin/python3 -c 'import numpy' 2>/dev/null; then
 	echo "skip: no python3 with numpy for the comparison"
 	exit 0
 fi
-cc -O1 -shared -fPIC -o "$tmp/libcuda_mock.so" tests/gpu/mock/libcuda_mock.c || exit 1
-cc -O1 -shared -fPIC -o "$tmp/libcublas_mock.so" tests/gpu/mock/libcublas_mock.c -lm || exit 1
-cc -O1 -shared -fPIC -o "$tmp/libcudnn_mock.so" tests/gpu/mock/libcudnn_mock.c -lm || exit 1
 export PASSFS_CUPTI=0 PASSFS_CACHE_DIR=$tmp/cache PASSFS_LOCK_DIR=$tmp
 unset PASSFS_EAGER_BLAS PASSFS_CUBLAS PASSFS_CUDNN PASSFS_LIBCUDA
 MOCKS=(PASSFS_LIBCUDA="$tmp/libcuda_mock.so" PASSFS_CUBLAS="$tmp/libcublas_mock.so" PASSFS_CUDNN="$tmp/libcudnn_mock.so")

@@ -18,16 +18,7 @@ pass=0
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-if ! command -v cc >/dev/null 2>&1; then
-	echo "skip: no C compiler for the mock driver"
-	exit 0
-fi
-if ! ls /usr/local/cuda/lib64/libnvrtc.so* >/dev/null 2>&1 && [ -z "${PASSFS_NVRTC:-}" ] &&
-	! ldconfig -p 2>/dev/null | grep -q libnvrtc; then
-	echo "skip: no NVRTC (the cuda backend compiles with it)"
-	exit 0
-fi
-cc -O1 -shared -fPIC -o "$tmp/libcuda_mock.so" tests/gpu/mock/libcuda_mock.c || exit 1
+. tests/gpu/mock/build.sh
 export PASSFS_LIBCUDA=$tmp/libcuda_mock.so PASSFS_CUPTI=0 PASSFS_CACHE_DIR=$tmp/cache PASSFS_LOCK_DIR=$tmp
 
 check() { # name, python condition on r, eval args...

@@ -28,17 +28,11 @@ pass=0
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-if ! command -v cc >/dev/null 2>&1 || ! command -v flock >/dev/null 2>&1; then
-	echo "skip: no C compiler or flock"
+if ! command -v flock >/dev/null 2>&1; then
+	echo "skip: no flock"
 	exit 0
 fi
-if ! ls /usr/local/cuda/lib64/libnvrtc.so* >/dev/null 2>&1 && [ -z "${PASSFS_NVRTC:-}" ] &&
-	! ldconfig -p 2>/dev/null | grep -q libnvrtc; then
-	echo "skip: no NVRTC (the cuda backend compiles with it)"
-	exit 0
-fi
-cc -O1 -shared -fPIC -o "$tmp/libcuda_mock.so" tests/gpu/mock/libcuda_mock.c || exit 1
-cc -O1 -shared -fPIC -o "$tmp/libcublas_mock.so" tests/gpu/mock/libcublas_mock.c -lm || exit 1
+. tests/gpu/mock/build.sh
 unset PASSFS_CUPTI PASSFS_EAGER_BLAS PASSFS_CUDNN
 export PASSFS_LIBCUDA=$tmp/libcuda_mock.so PASSFS_CUPTI_LIB=$tmp/libcuda_mock.so \
 	PASSFS_CUBLAS=$tmp/libcublas_mock.so PASSFS_CACHE_DIR=$tmp/cache PASSFS_LOCK_DIR=$tmp
