@@ -29,6 +29,7 @@
  * Version: cublasGetProperty answers 13.0.77.
  * Built by tests/cli/cuda_blas_mock.sh: cc -shared -fPIC -o libcublas_mock.so this -lm. */
 #define _GNU_SOURCE
+#include "mock_common.h"
 #include <fcntl.h>
 #include <math.h>
 #include <stdarg.h>
@@ -62,23 +63,10 @@ struct mock_handle {
 static void logf_(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void logf_(const char *fmt, ...)
 {
-	const char *path = getenv("MOCK_CUBLAS_LOG");
-	if (path == NULL || *path == 0)
-		return;
-	char line[512];
 	va_list ap;
 	va_start(ap, fmt);
-	int n = vsnprintf(line, sizeof(line), fmt, ap);
+	mock_log("MOCK_CUBLAS_LOG", fmt, ap);
 	va_end(ap);
-	if (n < 0)
-		return;
-	if ((size_t)n >= sizeof(line))
-		n = sizeof(line) - 1;
-	int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
-	if (fd >= 0) {
-		(void)!write(fd, line, (size_t)n);
-		close(fd);
-	}
 }
 
 int cublasCreate_v2(void **handle)
@@ -175,81 +163,24 @@ const char *cublasGetStatusString(int st)
 
 /* ---- element conversions ------------------------------------------------------------ */
 
-static float f32_bits(uint32_t u)
-{
-	float f;
-	memcpy(&f, &u, 4);
-	return f;
-}
-
-static float half_to_float(uint16_t h)
-{
-	int s = h >> 15, e = (h >> 10) & 0x1f, m = h & 0x3ff;
-	float v;
-	if (e == 0)
-		v = ldexpf((float)m, -24);
-	else if (e == 31)
-		v = m ? NAN : INFINITY;
-	else
-		v = ldexpf((float)(m | 0x400), e - 25);
-	return s ? -v : v;
-}
-
-static uint16_t float_to_half(float f)
-{
-	uint32_t x;
-	memcpy(&x, &f, 4);
-	uint16_t sign = (uint16_t)((x >> 16) & 0x8000);
-	x &= 0x7fffffff;
-	if (x > 0x7f800000)
-		return sign | 0x7e00;
-	if (x >= 0x477ff000)            /* 65520 and above round to infinity */
-		return sign | 0x7c00;
-	if (x < 0x38800000)             /* below 2^-14: a subnormal (or zero) half */
-		return sign | (uint16_t)nearbyintf(f32_bits(x) * 16777216.0f);
-	uint32_t mant = x & 0x7fffff, e = (x >> 23) - 127 + 15;
-	uint32_t h = (e << 10) | (mant >> 13), rem = mant & 0x1fff;
-	if (rem > 0x1000 || (rem == 0x1000 && (h & 1)))
-		h++;
-	return sign | (uint16_t)h;
-}
-
-static float bf16_to_float(uint16_t h)
-{
-	return f32_bits((uint32_t)h << 16);
-}
-
-static uint16_t float_to_bf16(float f)
-{
-	uint32_t x;
-	memcpy(&x, &f, 4);
-	if ((x & 0x7fffffff) > 0x7f800000)
-		return (uint16_t)((x >> 16) | 0x40);
-	x += 0x7fff + ((x >> 16) & 1);
-	return (uint16_t)(x >> 16);
-}
-
 static size_t esize(int t)
 {
 	return t == R_32F ? 4 : 2;
 }
 
+static enum mock_elem elem(int t)
+{
+	return t == R_32F ? MOCK_F32 : t == R_16F ? MOCK_F16 : MOCK_BF16;
+}
+
 static double load(const void *base, int t, long long i)
 {
-	if (t == R_32F)
-		return ((const float *)base)[i];
-	uint16_t h = ((const uint16_t *)base)[i];
-	return t == R_16F ? half_to_float(h) : bf16_to_float(h);
+	return mock_load(base, elem(t), i);
 }
 
 static void store(void *base, int t, long long i, double v)
 {
-	if (t == R_32F)
-		((float *)base)[i] = (float)v;
-	else if (t == R_16F)
-		((uint16_t *)base)[i] = float_to_half((float)v);
-	else
-		((uint16_t *)base)[i] = float_to_bf16((float)v);
+	mock_store(base, elem(t), i, v);
 }
 
 /* ---- GEMM ------------------------------------------------------------------------------ */

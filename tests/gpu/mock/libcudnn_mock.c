@@ -32,6 +32,7 @@
  * Version: cudnnGetVersion answers 90177 (9.1.77).
  * Built by tests/cli/cuda_blas_mock.sh: cc -shared -fPIC -o libcudnn_mock.so this -lm. */
 #define _GNU_SOURCE
+#include "mock_common.h"
 #include <fcntl.h>
 #include <math.h>
 #include <stdarg.h>
@@ -81,23 +82,10 @@ struct perf {
 static void logf_(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void logf_(const char *fmt, ...)
 {
-	const char *path = getenv("MOCK_CUDNN_LOG");
-	if (path == NULL || *path == 0)
-		return;
-	char line[512];
 	va_list ap;
 	va_start(ap, fmt);
-	int n = vsnprintf(line, sizeof(line), fmt, ap);
+	mock_log("MOCK_CUDNN_LOG", fmt, ap);
 	va_end(ap);
-	if (n < 0)
-		return;
-	if ((size_t)n >= sizeof(line))
-		n = sizeof(line) - 1;
-	int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
-	if (fd >= 0) {
-		(void)!write(fd, line, (size_t)n);
-		close(fd);
-	}
 }
 
 static struct handle *valid(void *p)
@@ -315,65 +303,19 @@ int cudnnGetConvolutionForwardWorkspaceSize(void *hp, void *xp, void *wp, void *
 
 /* ---- elements ---- */
 
-static float f32_bits(uint32_t u)
+static enum mock_elem elem(int dt)
 {
-	float f;
-	memcpy(&f, &u, 4);
-	return f;
-}
-
-static float half_to_float(uint16_t h)
-{
-	int s = h >> 15, e = (h >> 10) & 0x1f, m = h & 0x3ff;
-	float v = e == 0 ? ldexpf((float)m, -24) : e == 31 ? (m ? NAN : INFINITY) : ldexpf((float)(m | 0x400), e - 25);
-	return s ? -v : v;
-}
-
-static uint16_t float_to_half(float f)
-{
-	uint32_t x;
-	memcpy(&x, &f, 4);
-	uint16_t sign = (uint16_t)((x >> 16) & 0x8000);
-	x &= 0x7fffffff;
-	if (x > 0x7f800000)
-		return sign | 0x7e00;
-	if (x >= 0x477ff000)
-		return sign | 0x7c00;
-	if (x < 0x38800000)
-		return sign | (uint16_t)nearbyintf(f32_bits(x) * 16777216.0f);
-	uint32_t mant = x & 0x7fffff, e = (x >> 23) - 127 + 15;
-	uint32_t h = (e << 10) | (mant >> 13), rem = mant & 0x1fff;
-	if (rem > 0x1000 || (rem == 0x1000 && (h & 1)))
-		h++;
-	return sign | (uint16_t)h;
-}
-
-static uint16_t float_to_bf16(float f)
-{
-	uint32_t x;
-	memcpy(&x, &f, 4);
-	if ((x & 0x7fffffff) > 0x7f800000)
-		return (uint16_t)((x >> 16) | 0x40);
-	x += 0x7fff + ((x >> 16) & 1);
-	return (uint16_t)(x >> 16);
+	return dt == D_FLOAT ? MOCK_F32 : dt == D_HALF ? MOCK_F16 : MOCK_BF16;
 }
 
 static double load(const void *base, int dt, long long i)
 {
-	if (dt == D_FLOAT)
-		return ((const float *)base)[i];
-	uint16_t h = ((const uint16_t *)base)[i];
-	return dt == D_HALF ? half_to_float(h) : f32_bits((uint32_t)h << 16);
+	return mock_load(base, elem(dt), i);
 }
 
 static void store(void *base, int dt, long long i, double v)
 {
-	if (dt == D_FLOAT)
-		((float *)base)[i] = (float)v;
-	else if (dt == D_HALF)
-		((uint16_t *)base)[i] = float_to_half((float)v);
-	else
-		((uint16_t *)base)[i] = float_to_bf16((float)v);
+	mock_store(base, elem(dt), i, v);
 }
 
 int cudnnConvolutionForward(void *hp, const void *alpha, void *xp, const void *x, void *wp, const void *w, void *cp,
