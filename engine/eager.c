@@ -1288,7 +1288,7 @@ static int op_conv2d(struct build *b)
 		return -1;
 	if (bv && materialise(b, bv, x->dt, &bias))
 		return -1;
-	int64_t st[2], pd[2], dl[2];
+	int64_t st[2] = {1, 1}, pd[2] = {0, 0}, dl[2] = {1, 1};
 	jints(b->n->attrs, "stride", st, 2);
 	jints(b->n->attrs, "padding", pd, 2);
 	jints(b->n->attrs, "dilation", dl, 2);

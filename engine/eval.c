@@ -1355,6 +1355,7 @@ static double gpu_median(const struct trial_gpu *g, int n, int what, int *count)
 {
 	double *a = malloc(sizeof(double) * (size_t)(n ? n : 1)), iqr;
 	int m = 0;
+	*count = 0;
 	if (a == NULL)
 		return 0;
 	for (int k = 0; k < n; k++)
@@ -1509,7 +1510,7 @@ static int time_variant(struct ctx *c, struct worker *ew, struct worker *pw, str
 	 * longer than the host's timed window cannot be (the window ends with
 	 * a context-wide sync): the host times missed work, and the pass is
 	 * scored on the GPU's span instead. */
-	int ne, np, dummy_n, nt = c->traced_trials;
+	int ne = 0, np = 0, dummy_n, nt = c->traced_trials;
 	struct trial_gpu *gte = ge + timed_n, *gtp = gp + timed_n;
 	vr->eager_gpu_ms = gpu_median(gte, nt, 0, &ne);
 	vr->pass_gpu_ms = gpu_median(gtp, nt, 0, &np);
@@ -1947,8 +1948,8 @@ static void timing_json(json_t *res, const struct eval_job *job, const struct ev
 				q = tab + 1;
 			}
 			if (nf == 7) {
-				snprintf(name, sizeof(name), "%s", f[0]);
-				snprintf(lowered, sizeof(lowered), "%s", f[1]);
+				snprintf(name, sizeof(name), "%.500s", f[0]);
+				snprintf(lowered, sizeof(lowered), "%.500s", f[1]);
 				for (int k = 0; k < 5; k++)
 					v[k] = atoi(f[2 + k]);
 				json_t *one = json_pack("{s:s, s:s}", "name", name, "lowered", lowered);

@@ -339,7 +339,7 @@ static int parse_input(struct gctx *c, struct graph_variant *v, int *cap, json_t
 	static const char *const keys[] = {"name", "shape", "dtype", "mean", "std", "min", "max",
 					   "data", "original_name", NULL};
 	char what[64];
-	const char *name, *dts;
+	const char *name = NULL, *dts = NULL;
 	struct graph_shape s;
 	snprintf(what, sizeof(what), "input %d", idx);
 	if (!json_is_object(j))
@@ -452,7 +452,7 @@ static int parse_node(struct gctx *c, struct graph_variant *v, int *cap, json_t 
 {
 	static const char *const keys[] = {"name", "op", "inputs", "attrs", NULL};
 	char what[64];
-	const char *name, *opn;
+	const char *name = NULL, *opn = NULL;
 	struct graph_node *n = &v->nodes[idx];
 	json_t *j = json_array_get(jnodes, (size_t)idx);
 	snprintf(what, sizeof(what), "node %d", idx);
@@ -550,7 +550,7 @@ static int parse_variant(struct gctx *c, json_t *j, int idx, struct graph_varian
 {
 	static const char *const keys[] = {"name", "inputs", "nodes", "outputs", NULL};
 	char what[48];
-	const char *name;
+	const char *name = NULL;
 	int cap = 0, uses_cap = 0, *uses = NULL, rc = -1;
 	snprintf(what, sizeof(what), "variant %d", idx);
 	if (!json_is_object(j))
@@ -686,7 +686,7 @@ int graph_load_json(const char *label, json_t *root, struct graph_task **out, ch
 {
 	static const char *const keys[] = {"id", "summary", "source", "variants", NULL};
 	struct gctx c = {.label = label, .err = err, .errlen = errlen};
-	const char *id, *summary;
+	const char *id = NULL, *summary = NULL;
 	*out = NULL;
 	if (!json_is_object(root))
 		return gerr(&c, "the top level must be a JSON object");

@@ -612,6 +612,16 @@ static void note_driver_fds(struct cuda_dev *c, const int *before, int nb)
 
 static __thread CUcontext tls_current;
 
+/* err = msg, cut to fit (a stored message into a caller's buffer). */
+static void set_err(char *err, size_t errlen, const char *msg)
+{
+	if (errlen == 0)
+		return;
+	size_t n = strnlen(msg, errlen - 1);
+	memcpy(err, msg, n);
+	err[n] = '\0';
+}
+
 static int mark_broken(struct cuda_dev *c, CUresult rc, const char *fmt_prefix)
 {
 	if (!c->broken && cu_sticky(rc)) {
@@ -625,7 +635,7 @@ static int mark_broken(struct cuda_dev *c, CUresult rc, const char *fmt_prefix)
 static int ready(struct cuda_dev *c, char *err, size_t errlen)
 {
 	if (c->broken) {
-		snprintf(err, errlen, "%s", c->broken_msg);
+		set_err(err, errlen, c->broken_msg);
 		return -1;
 	}
 	if (c->ctx != NULL) {
@@ -642,7 +652,7 @@ static int ready(struct cuda_dev *c, char *err, size_t errlen)
 		return 0;
 	}
 	if (c->init_failed) {
-		snprintf(err, errlen, "%s", c->init_err);
+		set_err(err, errlen, c->init_err);
 		return -1;
 	}
 	/* Kernels load with their module, not at first launch (which may be
@@ -682,7 +692,7 @@ static int ready(struct cuda_dev *c, char *err, size_t errlen)
 	return 0;
 fail:
 	c->init_failed = 1;
-	snprintf(err, errlen, "%s", c->init_err);
+	set_err(err, errlen, c->init_err);
 	return -1;
 }
 

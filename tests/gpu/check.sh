@@ -8,7 +8,10 @@
 # Steps (each with a time limit; a failed step does not stop the others, and
 # steps that need the binary are skipped when the build failed):
 #   1 env        nvidia-smi, compilers, torch
-#   2 build      cmake Release (warnings not fatal here) into build-gpu/
+#   2 build      cmake Release (warnings not fatal here) into build-gpu/; or,
+#                when build-prebuilt/ is there (tests/gpu/prepare.sh, run on a
+#                development machine and carried along: the GPU machine may
+#                have no jansson or libfuse3 to build with), those binaries
 #   3 device     unit tests on the GPU: test_cuda_device (launches, CUPTI,
 #                escape, faults, big shared memory, L2 flush, lock, module
 #                cache, CUDA inside the sandbox), test_cuda_backend,
@@ -30,12 +33,23 @@
 # Environment: CHECK_BUDGET_S (total seconds, default 290: later steps shrink
 # or are skipped to fit), BUILD_DIR (build-gpu), PYTHON (a python with torch;
 # default: python3 if it imports torch, else /usr/bin/python3), JOBS.
+#
+# On a machine lent for a few minutes (nothing can be installed there):
+#   here:  bash tests/gpu/prepare.sh
+#   there: OUT=$OUT bash tests/gpu/check.sh      (carrying build-prebuilt)
 set -u
 cd "$(dirname "$0")/../.." || exit 2
 REPO=$(pwd)
 START=$(date +%s)
 BUDGET=${CHECK_BUDGET_S:-290}
 BUILD=${BUILD_DIR:-build-gpu}
+PREBUILT=0
+if [ -z "${BUILD_DIR:-}" ] && [ -f build-prebuilt/.prebuilt ]; then
+	BUILD=build-prebuilt
+	PREBUILT=1
+fi
+# Binaries built elsewhere know that checkout's paths: point them at this one.
+export PASSFS_INCLUDE_DIR=$REPO/gpu/include PASSFS_OPLIB_DIR=$REPO/gpu/oplib PASSFS_TASKS=$REPO/tasks
 JOBS=${JOBS:-$(nproc 2>/dev/null || echo 4)}
 PASSFS=$REPO/$BUILD/passfs
 LOGS=$(mktemp -d /tmp/passfs-gpu-check.XXXXXX)
@@ -48,6 +62,13 @@ export PASSFS_CACHE_DIR=$LOGS/module-cache PASSFS_LOCK_DIR=$LOGS
 PYTHON=${PYTHON:-}
 if [ -z "$PYTHON" ]; then
 	if python3 -c 'import torch' >/dev/null 2>&1; then PYTHON=python3; else PYTHON=/usr/bin/python3; fi
+fi
+# cuDNN may come only with PyTorch's wheels (nvidia-cudnn): eager finds it there.
+if [ -z "${PASSFS_CUDNN:-}" ] && ! ldconfig -p 2>/dev/null | grep -q 'libcudnn.so.9'; then
+	d=$("$PYTHON" -c 'import nvidia.cudnn, os; print(os.path.join(os.path.dirname(nvidia.cudnn.__file__), "lib"))' 2>/dev/null)
+	if [ -n "$d" ] && [ -f "$d/libcudnn.so.9" ]; then
+		export PASSFS_CUDNN=$d/libcudnn.so.9 LD_LIBRARY_PATH=$d${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+	fi
 fi
 
 names=()
@@ -121,6 +142,13 @@ s_env() {
 }
 
 s_build() {
+	if [ "$PREBUILT" = 1 ]; then
+		echo "using the binaries carried in $BUILD/ (tests/gpu/prepare.sh):"
+		cat "$BUILD/.prebuilt"
+		"$PASSFS" --help >/dev/null && return 0
+		echo "the carried passfs does not run here"
+		return 1
+	fi
 	cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=Release -DPASSFS_WERROR=OFF >/dev/null &&
 		cmake --build "$BUILD" -j "$JOBS" 2>&1 | grep -E 'error|warning|Error' | head -40
 	test -x "$BUILD/passfs"
@@ -256,7 +284,7 @@ s_anchor() {
 # ---- run -------------------------------------------------------------------
 
 echo "passfs device check: $(date -u +%FT%TZ), budget ${BUDGET}s, logs in $LOGS"
-export REPO BUILD JOBS PASSFS LOGS PYTHON
+export REPO BUILD PREBUILT JOBS PASSFS LOGS PYTHON
 export -f s_env s_build s_device eval_json s_speed s_verdicts s_gpu_passes s_anchor
 step env 30 0 s_env
 step build 180 0 s_build
