@@ -29,8 +29,8 @@ static void usage(FILE *f)
 		"  --trials N        timed calls per variant (default: 100 on cuda, 10 on cpu)\n"
 		"  --timeout S       wall-clock limit of one worker step in seconds (default 20)\n"
 		"  --secret-seed N   fix the secret input seed (for reproducing a result)\n"
-		"  --cold            flush the GPU's L2 cache before every timed call (cuda backend;\n"
-		"                    no effect on cpu); inputs are rotated every call either way\n"
+		"  --cold            flush the caches before every timed call (the GPU's L2 on cuda,\n"
+		"                    the CPU caches on cpu); inputs are rotated every call either way\n"
 		"  --lock-timeout S  wait at most S seconds for the GPU's benchmark lock, held by\n"
 		"                    another evaluation on the same GPU (default 600)\n");
 }

@@ -40,7 +40,7 @@ static void usage(FILE *f)
 		"  --warmup N         warm-up calls per variant (default: 25 on cuda, 2 on cpu)\n"
 		"  --timeout S        wall-clock limit of one worker step in seconds (default 20)\n"
 		"  --parallel N       evaluations at once across tasks (default 1)\n"
-		"  --cold             flush the GPU's L2 before every timed call (cuda; -o cold)\n"
+		"  --cold             flush the caches (GPU L2 / CPU) before every timed call (-o cold)\n"
 		"  -f, --foreground   stay in the foreground, log on stderr (Ctrl-C unmounts)\n"
 		"  -d, --debug        libfuse debug output (implies -f)\n"
 		"  -o OPT             FUSE mount options after the default auto_unmount\n"

@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <sys/mman.h>
 
 #include "elfcheck.h"
@@ -61,6 +62,9 @@ struct cpu_dev {
 	struct cpu_module *modules;
 	struct alloc_slot *slots;
 	size_t cap, used;       /* used counts live entries and tombstones */
+	unsigned char *flush;   /* --cold: written over before each timed call */
+	size_t flush_bytes;
+	unsigned char flush_byte;
 };
 
 static struct cpu_dev *cpu_of(struct gpu_dev *d)
@@ -465,9 +469,44 @@ static int cpu_module_compile(struct gpu_dev *d, const char *label, const char *
 
 /* --- the device ------------------------------------------------------------------ */
 
+#define FLUSH_SLICE ((size_t)1 << 20)
+#define FLUSH_MAX ((size_t)256 << 20)
+
+static void flush_slice(void *ctx, uint64_t i)
+{
+	struct cpu_dev *c = ctx;
+	size_t off = (size_t)i * FLUSH_SLICE, n = c->flush_bytes - off < FLUSH_SLICE ? c->flush_bytes - off : FLUSH_SLICE;
+	memset(c->flush + off, c->flush_byte, n);
+}
+
+/* --cold on the cpu backend: every pool thread writes its share of a buffer
+ * twice the last-level cache (sysconf; 64 MiB when unknown, 256 MiB at
+ * most), so what the previous call left in the caches is gone. */
+static int cpu_l2_flush(struct gpu_dev *d, char *err, size_t errlen)
+{
+	struct cpu_dev *c = cpu_of(d);
+	if (c->flush == NULL) {
+		long llc = sysconf(_SC_LEVEL3_CACHE_SIZE);
+		if (llc <= 0)
+			llc = sysconf(_SC_LEVEL2_CACHE_SIZE);
+		size_t bytes = llc > 0 ? gpu_l2_flush_bytes(llc) : (size_t)64 << 20;
+		if (bytes > FLUSH_MAX)
+			bytes = FLUSH_MAX;      /* a VM may report its host's whole L3 */
+		if ((c->flush = aligned_alloc(4096, bytes)) == NULL) {
+			snprintf(err, errlen, "cpu backend: no memory for the cache flush (%zu bytes)", bytes);
+			return -1;
+		}
+		c->flush_bytes = bytes;
+	}
+	c->flush_byte++;
+	pool_run(c->pool, (c->flush_bytes + FLUSH_SLICE - 1) / FLUSH_SLICE, flush_slice, c);
+	return 0;
+}
+
 static void cpu_close(struct gpu_dev *d)
 {
 	struct cpu_dev *c = cpu_of(d);
+	free(c->flush);
 	while (c->modules != NULL) {
 		struct cpu_module *m = c->modules;
 		c->modules = m->next;
@@ -498,6 +537,7 @@ static const struct gpu_ops cpu_ops = {
 	.memset = cpu_memset,
 	.sync = cpu_sync,
 	.run_blocks = cpu_run_blocks,
+	.l2_flush = cpu_l2_flush,
 };
 
 int gpu_cpu_open(struct gpu_dev **out, char *err, size_t errlen)

@@ -236,7 +236,7 @@ int gpu_trace_end(struct gpu_dev *d, struct gpu_trace *out, char *err, size_t er
 int gpu_l2_flush(struct gpu_dev *d, char *err, size_t errlen)
 {
 	if (d->ops->l2_flush == NULL)
-		return 0;       /* nothing to flush on the cpu backend that matters here */
+		return 0;
 	return d->ops->l2_flush(d, err, errlen);
 }
 

@@ -159,11 +159,12 @@ int gpu_trace_begin(struct gpu_dev *d, char *err, size_t errlen);
  * or -1 (err says why; a device error is reported as by gpu_sync). */
 int gpu_trace_end(struct gpu_dev *d, struct gpu_trace *out, char *err, size_t errlen);
 
-/* --cold: evicts the L2 cache.  cuda: resets persisting L2 lines
+/* --cold: evicts the caches.  cuda: resets persisting L2 lines
  * (cuCtxResetPersistingL2Cache, after setting the persisting limit to 0 on
  * first use) and memsets a device buffer of gpu_l2_flush_bytes() bytes,
- * asynchronously, before the caller's next sync.  cpu: nothing (returns 0).
- * Returns 0 or -1 with the reason. */
+ * asynchronously, before the caller's next sync.  cpu: the pool threads
+ * write a buffer twice the last-level cache (at most 256 MiB).  Returns 0
+ * or -1 with the reason. */
 int gpu_l2_flush(struct gpu_dev *d, char *err, size_t errlen);
 /* The flush buffer's size for an L2 of l2_bytes (the device attribute):
  * twice the L2 (lines survive a flush of exactly its size: the L2 is

@@ -62,6 +62,10 @@ fi
 check no_launch rejected "r['score'] == 0.1 and 'poison' in r['message']" \
 	--pass tests/passes/no_launch.c
 check template not_implemented "r['score'] == 0.1 and all(v['verdict'] == 'not_implemented' for v in r['variants'])"
+# --cold: a cache flush before every timed call on both sides (inside the
+# pass worker's sandbox too); the verdict is unchanged.
+check cold ok "r['timing']['cold'] is True and all(v['verdict'] == 'ok' for v in r['variants'])" \
+	--pass tests/passes/ok_fused.c --cold --warmup 1 --trials 3
 start=$(date +%s)
 check timeout timeout "r['score'] == 0.1 and 'did not finish within 1 s' in r['message']" \
 	--pass tests/passes/timeout_spin.c --timeout 1
