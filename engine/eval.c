@@ -769,6 +769,32 @@ static size_t kernel_list(struct gpu_module *m, char *buf, size_t cap)
 	return len;
 }
 
+/* Setup is done (modules loaded with collection on): from here records are
+ * collected inside trace windows only.  Then one traced window with a
+ * record in it: whatever CUPTI sets up on its first buffer, flush or
+ * re-enable (a thread, say) happens before the pass worker's sandbox,
+ * which would refuse it. */
+static void trace_settle(struct wstate *w)
+{
+	char te[200] = "";
+	if (!w->trace)
+		return;
+	if (gpu_trace_pause(w->dev, te, sizeof(te))) {
+		w->trace = 0;
+		snprintf(w->trace_note, sizeof(w->trace_note), "%s", te);
+		return;
+	}
+	struct gpu_trace tr;
+	void *m = gpu_alloc(w->dev, 4096);
+	if (m == NULL || gpu_trace_begin(w->dev, te, sizeof(te)) || gpu_memset(w->dev, m, 0, 4096) ||
+	    gpu_trace_end(w->dev, &tr, te, sizeof(te))) {
+		w->trace = 0;
+		snprintf(w->trace_note, sizeof(w->trace_note), "CUPTI's first window failed: %.160s",
+			 te[0] ? te : "no device memory");
+	}
+	gpu_free(w->dev, m);
+}
+
 /* Runs in the forked child, bound to the ctx's current variant (batch
  * variant `k`); never returns. */
 static void __attribute__((noreturn)) worker_main(struct ctx *c, int is_pass, int k, int sock, int report_fd)
@@ -865,6 +891,7 @@ static void __attribute__((noreturn)) worker_main(struct ctx *c, int is_pass, in
 			lim.address_space = vm + c->max_io_bytes + PASS_AS_SCRATCH + PASS_AS_SLACK +
 					    (size_t)(cpus > 0 ? cpus + 1 : 2) * PASS_AS_PER_THREAD;
 		}
+		trace_settle(&w);
 		if (sandbox_enter(&lim, err, sizeof(err)))
 			goto fail;
 	} else {
@@ -892,15 +919,7 @@ static void __attribute__((noreturn)) worker_main(struct ctx *c, int is_pass, in
 		}
 		if (w_variant(&w, k, err, sizeof(err)))
 			goto fail;
-	}
-	/* Setup is done (modules loaded with collection on): from here
-	 * records are collected inside trace windows only. */
-	if (w.trace) {
-		char te[200];
-		if (gpu_trace_pause(w.dev, te, sizeof(te))) {
-			w.trace = 0;
-			snprintf(w.trace_note, sizeof(w.trace_note), "%s", te);
-		}
+		trace_settle(&w);
 	}
 	reply_send(sock, PF_OK, NULL, 0, kl, kl_len, "%s", w.trace_note);
 	free(kl);
