@@ -795,6 +795,20 @@ static void trace_settle(struct wstate *w)
 	gpu_free(w->dev, m);
 }
 
+/* --cold: the first flush allocates its buffer; do it before the sandbox
+ * (and before the cpu backend's address-space limit is measured). */
+static int cold_settle(struct wstate *w, char *err, size_t errlen)
+{
+	char e2[256];
+	if (!w->c->cold)
+		return 0;
+	if (gpu_l2_flush(w->dev, e2, sizeof(e2)) || gpu_sync(w->dev, e2, sizeof(e2))) {
+		snprintf(err, errlen, "--cold: %s", e2);
+		return -1;
+	}
+	return 0;
+}
+
 /* Runs in the forked child, bound to the ctx's current variant (batch
  * variant `k`); never returns. */
 static void __attribute__((noreturn)) worker_main(struct ctx *c, int is_pass, int k, int sock, int report_fd)
@@ -875,7 +889,7 @@ static void __attribute__((noreturn)) worker_main(struct ctx *c, int is_pass, in
 		c->v = &c->job->task->variants[c->first + k];
 		if (pass_instance_create(c->mod, w.dev, c->v, &w.pi, err, sizeof(err)))
 			goto fail;
-		if (w_variant(&w, k, err, sizeof(err)))
+		if (w_variant(&w, k, err, sizeof(err)) || cold_settle(&w, err, sizeof(err)))
 			goto fail;
 		if ((kl = malloc(PAYLOAD_MAX)) != NULL)
 			kl_len = kernel_list(pass_instance_module(w.pi), kl, PAYLOAD_MAX);
@@ -917,7 +931,7 @@ static void __attribute__((noreturn)) worker_main(struct ctx *c, int is_pass, in
 			int n = snprintf(kl, PAYLOAD_MAX, "%s\t%s", libs, note);
 			kl_len = n < 0 ? 0 : (size_t)n < PAYLOAD_MAX ? (size_t)n : PAYLOAD_MAX - 1;
 		}
-		if (w_variant(&w, k, err, sizeof(err)))
+		if (w_variant(&w, k, err, sizeof(err)) || cold_settle(&w, err, sizeof(err)))
 			goto fail;
 		trace_settle(&w);
 	}
