@@ -64,40 +64,12 @@
 
 #include <dlfcn.h>
 
+#include "cuda_abi.h"
 #include "cupti.h"
 #include "hostcc.h"
 #include "nvrtc.h"
 
 /* --- the driver API, declared by hand ---------------------------------------- */
-
-typedef int CUresult;
-typedef int CUdevice;
-typedef unsigned long long CUdeviceptr;
-typedef struct CUctx_st *CUcontext;
-typedef struct CUmod_st *CUmodule;
-typedef struct CUfunc_st *CUfunction;
-typedef struct CUstream_st *CUstream;
-
-enum {
-	CU_ATTR_MULTIPROCESSOR_COUNT = 16,
-	CU_ATTR_L2_CACHE_SIZE = 38,
-	CU_ATTR_CC_MAJOR = 75,
-	CU_ATTR_CC_MINOR = 76,
-	CU_ATTR_MAX_SHARED_PER_BLOCK_OPTIN = 97,
-	CU_FATTR_MAX_THREADS_PER_BLOCK = 0,
-	CU_FATTR_SHARED_SIZE_BYTES = 1,
-	CU_FATTR_CONST_SIZE_BYTES = 2,
-	CU_FATTR_LOCAL_SIZE_BYTES = 3,
-	CU_FATTR_NUM_REGS = 4,
-	CU_FATTR_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8,
-	CU_LIMIT_PERSISTING_L2_CACHE_SIZE = 6,
-	CU_JIT_INFO_LOG_BUFFER = 3,
-	CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES = 4,
-	CU_JIT_ERROR_LOG_BUFFER = 5,
-	CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES = 6,
-	CUDA_SUCCESS = 0,
-	CUDA_ERROR_OUT_OF_MEMORY = 2,
-};
 
 #define DEFAULT_DYN_SMEM (48 * 1024)
 #define JIT_LOG_BYTES 16384
@@ -273,7 +245,8 @@ static void cu_errstr(CUresult rc, char *buf, size_t len)
 /* Errors after which the context cannot be used again. */
 static int cu_sticky(CUresult rc)
 {
-	return rc == 700 || rc == 702 || rc == 710 || (rc >= 714 && rc <= 719) || rc == 999;
+	return rc == CUDA_ERROR_ILLEGAL_ADDRESS || rc == CUDA_ERROR_LAUNCH_TIMEOUT || rc == CUDA_ERROR_ASSERT ||
+	       (rc >= CUDA_ERROR_HARDWARE_STACK_ERROR && rc <= CUDA_ERROR_LAUNCH_FAILED) || rc == CUDA_ERROR_UNKNOWN;
 }
 
 void gpu_cuda_arch_name(int major, int minor, char *out, size_t outlen)

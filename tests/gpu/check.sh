@@ -156,7 +156,7 @@ s_build() {
 
 s_device() {
 	local rc=0
-	for t in test_cuda_device test_cuda_backend test_cuda_pack test_sandbox test_cpu_backend; do
+	for t in test_cuda_device test_cuda_abi test_cuda_backend test_cuda_pack test_sandbox test_cpu_backend; do
 		echo "--- $t"
 		if [ -x "$BUILD/$t" ]; then
 			"$BUILD/$t" || rc=1

@@ -18,11 +18,11 @@ cd "$(dirname "$0")/../.."
 B=build-gpu-static
 OUTD=build-prebuilt
 cmake -S . -B "$B" -DCMAKE_BUILD_TYPE=Release -DPASSFS_STATIC_DEPS=ON -DPASSFS_WERROR=OFF >/dev/null
-cmake --build "$B" -j "$(nproc)" --target passfs test_cuda_device test_cuda_backend test_cuda_pack test_sandbox \
-	test_cpu_backend >/dev/null
+cmake --build "$B" -j "$(nproc)" --target passfs test_cuda_device test_cuda_abi test_cuda_backend test_cuda_pack \
+	test_sandbox test_cpu_backend >/dev/null
 rm -rf "$OUTD"
 mkdir -p "$OUTD"
-for f in passfs test_cuda_device test_cuda_backend test_cuda_pack test_sandbox test_cpu_backend; do
+for f in passfs test_cuda_device test_cuda_abi test_cuda_backend test_cuda_pack test_sandbox test_cpu_backend; do
 	cp "$B/$f" "$OUTD/"
 	strip "$OUTD/$f" 2>/dev/null || true
 done
