@@ -22,7 +22,6 @@
 #include <string.h>
 
 #define CUPTI_BUFFER_BYTES (4u << 20)
-#define CUPTI_FLUSH_FORCED 1u
 
 typedef int cupti_result;
 typedef void *cupti_ctx;        /* CUcontext */

@@ -57,6 +57,7 @@ int cupti_window_end(struct gpu_trace *out, char *err, size_t errlen);
 #define CUPTI_KIND_MEMSET 2
 #define CUPTI_KIND_KERNEL 3
 #define CUPTI_KIND_CONCURRENT_KERNEL 10
+#define CUPTI_FLUSH_FORCED 1u        /* CUPTI_ACTIVITY_FLAG_FLUSH_FORCED */
 
 struct cupti_acc {
 	struct gpu_trace t;
