@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# Two evaluations at once in one daemon (passfs mount --parallel 2): each pass
+# worker maps its own evaluation's inputs and pass results, and nothing of the
+# other evaluation's (the shared memory is never inherited by a fork,
+# MADV_DONTFORK) and no eager results at all.  Two copies of the test task get
+# a pass that spins in its kernel, so both pass workers are alive at once;
+# their /proc/PID/maps are read while they spin.  Skips without /dev/fuse.
+set -uo pipefail
+PASSFS=${PASSFS:-./build/passfs}
+PASSFS=$(realpath "$PASSFS")
+if [ ! -e /dev/fuse ] || ! command -v fusermount3 >/dev/null; then
+	echo "SKIP mount_parallel: no /dev/fuse or fusermount3"
+	exit 0
+fi
+tmp=$(mktemp -d /tmp/passfs-par.XXXXXX)
+MNT=$tmp/mnt
+fails=0
+pass=0
+daemon=""
+cleanup() {
+	fusermount3 -u "$MNT" 2>/dev/null
+	[ -n "$daemon" ] && kill "$daemon" 2>/dev/null
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+ok() { echo "ok   $1"; pass=$((pass + 1)); }
+bad() { echo "FAIL $1"; fails=$((fails + 1)); }
+
+mkdir -p "$tmp/tasks"
+for t in spin_a spin_b; do
+	mkdir -p "$tmp/tasks/$t"
+	sed "s/\"id\": \"tiny_bias_gelu\"/\"id\": \"$t\"/" tests/passes/tasks/tiny_bias_gelu/graph.json \
+		>"$tmp/tasks/$t/graph.json"
+done
+out=$("$PASSFS" mount --tasks "$tmp/tasks" --state "$tmp/state" --backend cpu --trials 1 --warmup 0 --timeout 20 \
+	--parallel 2 "$MNT" 2>"$tmp/mount.err")
+daemon=$(printf '%s\n' "$out" | sed -n 's/.*daemon pid \([0-9]*\).*/\1/p' | head -1)
+if [ -z "$daemon" ]; then
+	echo "FAIL mount: $(cat "$tmp/mount.err")"
+	exit 1
+fi
+cp tests/passes/timeout_spin.c "$MNT/spin_a/pass.c"
+cp tests/passes/timeout_spin.c "$MNT/spin_b/pass.c"
+
+# the daemon's children that map a pass result area: the pass workers
+pass_workers() {
+	for p in $(pgrep -P "$daemon"); do
+		grep -q 'memfd:passfs-pass' "/proc/$p/maps" 2>/dev/null && echo "$p"
+	done
+}
+found=""
+for _ in $(seq 1 300); do
+	found=$(pass_workers | tr '\n' ' ')
+	[ "$(echo $found | wc -w)" -ge 2 ] && break
+	sleep 0.05
+done
+if [ "$(echo $found | wc -w)" -lt 2 ]; then
+	bad "two pass workers at once (found: '$found')"
+else
+	ok "two evaluations at once: pass workers $found"
+	for p in $found; do
+		maps=$(grep -o 'memfd:passfs-[a-z]*' "/proc/$p/maps" | sort | uniq -c | tr -s ' ' | tr '\n' ';')
+		n_in=$(grep -c 'memfd:passfs-in' "/proc/$p/maps")
+		n_pass=$(grep -c 'memfd:passfs-pass' "/proc/$p/maps")
+		n_eager=$(grep -c 'memfd:passfs-eager' "/proc/$p/maps")
+		if [ "$n_in" -eq 1 ] && [ "$n_pass" -eq 1 ] && [ "$n_eager" -eq 0 ]; then
+			ok "pass worker $p maps its own inputs and results only ($maps)"
+		else
+			bad "pass worker $p maps $maps"
+		fi
+	done
+fi
+echo "$pass passed, $fails failed"
+[ $fails -eq 0 ]
