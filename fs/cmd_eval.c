@@ -103,6 +103,29 @@ static void print_summary(json_t *r)
 			       json_string_value(json_object_get(v, "dtype")),
 			       json_string_value(json_object_get(v, "verdict")), "-", "-", "-", mts);
 	}
+	/* cuda: what the GPU itself spent (CUPTI), and the pass's kernels */
+	int gpu = 0;
+	json_array_foreach(json_object_get(r, "variants"), i, v) gpu |= json_is_number(json_object_get(v, "pass_gpu_ms"));
+	if (gpu) {
+		printf("\n%-14s %12s %12s %9s %9s\n", "VARIANT", "EAGER GPU ms", "PASS GPU ms", "EAGER K", "PASS K");
+		json_array_foreach(json_object_get(r, "variants"), i, v) {
+			if (!json_is_number(json_object_get(v, "pass_gpu_ms")))
+				continue;
+			printf("%-14s %12.4f %12.4f %9lld %9lld\n", json_string_value(json_object_get(v, "name")),
+			       json_number_value(json_object_get(v, "eager_gpu_ms")),
+			       json_number_value(json_object_get(v, "pass_gpu_ms")),
+			       (long long)json_integer_value(json_object_get(v, "eager_kernels")),
+			       (long long)json_integer_value(json_object_get(v, "pass_kernels")));
+		}
+	}
+	json_t *ks = json_object_get(r, "kernels");
+	if (json_array_size(ks) > 0) {
+		printf("\n%-40s %5s %8s %8s\n", "KERNEL", "REGS", "SMEM B", "LOCAL B");
+		json_array_foreach(ks, i, v) printf("%-40.40s %5lld %8lld %8lld\n", json_string_value(json_object_get(v, "name")),
+						    (long long)json_integer_value(json_object_get(v, "registers")),
+						    (long long)json_integer_value(json_object_get(v, "shared_bytes")),
+						    (long long)json_integer_value(json_object_get(v, "local_bytes")));
+	}
 	const char *log = json_string_value(json_object_get(json_object_get(r, "compile"), "log_tail"));
 	if (log && *log)
 		printf("\ncompile log (tail):\n%s%s", log, log[strlen(log) - 1] == '\n' ? "" : "\n");

@@ -167,6 +167,15 @@ else
 	bad "fault: CUDA initialised $n_init times"
 fi
 
+# The human summary shows the GPU times and the kernel table too.
+summary=$(timeout 300 "$PASSFS" eval --tasks "$tmp/tasks" --task mm --backend cuda --warmup 1 --trials 3 \
+	--pass tests/gpu/mock/host_matmul.c 2>/dev/null)
+if printf '%s\n' "$summary" | grep -q 'PASS GPU ms' && printf '%s\n' "$summary" | grep -Eq '^touch +32 +0 +0$'; then
+	ok "the summary lists GPU times and the kernel's resources"
+else
+	bad "summary: $summary"
+fi
+
 # Both workers start before the compile; a pass that does not compile ends them.
 MOCK_CUDA_LOG=$tmp/cerr.log ev cerr --pass tests/passes/compile_error.c
 n_init=$(grep -c '^init ' "$tmp/cerr.log")
