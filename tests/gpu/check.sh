@@ -34,7 +34,7 @@
 # or are skipped to fit), BUILD_DIR (build-gpu), PYTHON (a python with torch;
 # default: python3 if it imports torch, else /usr/bin/python3), JOBS.
 #
-# On a machine lent for a few minutes (nothing can be installed there):
+# On a GPU machine where nothing can be installed:
 #   here:  bash tests/gpu/prepare.sh
 #   there: OUT=$OUT bash tests/gpu/check.sh      (carrying build-prebuilt)
 set -u
