@@ -128,8 +128,17 @@ struct trial_gpu {
 
 /* Inputs of the variants evaluated by one pair of workers live in one
  * sealed memfd; a batch ends where the next variant would take it past
- * this many bytes (a batch always holds at least one variant). */
+ * this many bytes (a batch always holds at least one variant).
+ * PASSFS_BATCH_BYTES changes it (tests use 1: a batch per variant). */
 #define BATCH_INPUT_BYTES ((size_t)2 << 30)
+
+static size_t batch_input_bytes(void)
+{
+	const char *e = getenv("PASSFS_BATCH_BYTES");
+	char *end;
+	unsigned long long v = e && *e ? strtoull(e, &end, 10) : 0;
+	return v > 0 && *end == '\0' ? (size_t)v : BATCH_INPUT_BYTES;
+}
 
 /* Shared memory of one variant's evaluation. */
 struct shm {
@@ -1815,7 +1824,7 @@ static int batch_open(struct batch *b, const struct eval_job *job, int first, in
 	for (; first + n < t->n_variants; n++) {
 		struct layout L;
 		plan_layout(&t->variants[first + n], in_total, &L);
-		if (n > 0 && in_total + L.in_total > BATCH_INPUT_BYTES)
+		if (n > 0 && in_total + L.in_total > batch_input_bytes())
 			break;
 		b->lays[n] = L;
 		in_total += L.in_total;

@@ -167,6 +167,17 @@ else
 	bad "fault: CUDA initialised $n_init times"
 fi
 
+# A batch per variant (PASSFS_BATCH_BYTES=1): each batch gets its own pair of
+# workers, and only the first starts before the compile.
+PASSFS_BATCH_BYTES=1 MOCK_CUDA_LOG=$tmp/batches.log ev batches
+n_init=$(grep -c '^init ' "$tmp/batches.log")
+if py batches "r['verdict'] == 'ok' and len(vs) == 3 and all(v['pass_kernels'] == 1 for v in vs)" &&
+	[ "$n_init" -eq 7 ]; then
+	ok "a batch per variant: all ok, a worker pair each (CUDA initialised 7 times with the probe)"
+else
+	bad "batches: CUDA initialised $n_init times"
+fi
+
 # The human summary shows the GPU times and the kernel table too.
 summary=$(timeout 300 "$PASSFS" eval --tasks "$tmp/tasks" --task mm --backend cuda --warmup 1 --trials 3 \
 	--pass tests/gpu/mock/host_matmul.c 2>/dev/null)

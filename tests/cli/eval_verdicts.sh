@@ -66,6 +66,9 @@ check template not_implemented "r['score'] == 0.1 and all(v['verdict'] == 'not_i
 # pass worker's sandbox too); the verdict is unchanged.
 check cold ok "r['timing']['cold'] is True and all(v['verdict'] == 'ok' for v in r['variants'])" \
 	--pass tests/passes/ok_fused.c --cold --warmup 1 --trials 3
+# A batch per variant: the same verdict and checks as one batch.
+PASSFS_BATCH_BYTES=1 check batches ok "all(v['verdict'] == 'ok' and v['min_t'] is not None for v in r['variants'])" \
+	--pass tests/passes/ok_fused.c --warmup 1 --trials 3
 start=$(date +%s)
 check timeout timeout "r['score'] == 0.1 and 'did not finish within 1 s' in r['message']" \
 	--pass tests/passes/timeout_spin.c --timeout 1
