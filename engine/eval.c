@@ -112,18 +112,10 @@ struct reply {
 #define PAYLOAD_MAX 16384
 #define TRACED_TRIALS 20        /* CUPTI-recorded calls per side after the timed ones */
 
-/* GPU time of one timed call from CUPTI (cuda backend with tracing on). */
+/* GPU time of one traced call from CUPTI (cuda backend with tracing on). */
 struct trial_gpu {
 	int valid;
-	int n_kernels, n_copies, n_streams;
-	double kernel_ms, copy_ms, span_ms;
-	unsigned long long dropped;
-	int n_names;                    /* per kernel (lowered name), the first few */
-	struct {
-		char name[96];
-		double ms;
-		int count;
-	} k[GPU_TRACE_MAX_KERNELS];
+	struct gpu_trace tr;
 };
 
 /* Inputs of the variants evaluated by one pair of workers live in one
@@ -559,22 +551,8 @@ static int w_call(struct wstate *w, int timed, double *ms, struct trial_gpu *gpu
 	}
 	*ms = now_ms() - t0;
 	if (tracing) {
-		struct gpu_trace tr;
-		if (gpu_trace_end(w->dev, &tr, e2, sizeof(e2)) == 0) {
+		if (gpu_trace_end(w->dev, &gpu->tr, e2, sizeof(e2)) == 0) {
 			gpu->valid = 1;
-			gpu->n_kernels = tr.n_kernels;
-			gpu->n_copies = tr.n_memcpy + tr.n_memset;
-			gpu->n_streams = tr.n_streams;
-			gpu->kernel_ms = tr.kernel_ms;
-			gpu->copy_ms = tr.memcpy_ms + tr.memset_ms;
-			gpu->span_ms = tr.span_ms;
-			gpu->dropped = tr.dropped;
-			gpu->n_names = tr.n_names;
-			for (int q = 0; q < tr.n_names && q < GPU_TRACE_MAX_KERNELS; q++) {
-				snprintf(gpu->k[q].name, sizeof(gpu->k[q].name), "%s", tr.kernels[q].name);
-				gpu->k[q].ms = tr.kernels[q].ms;
-				gpu->k[q].count = tr.kernels[q].count;
-			}
 		} else if (rc == PF_OK) {
 			snprintf(err, errlen, "%s", e2);
 			rc = w->is_pass ? PF_ERR_LAUNCH : W_ERR;
@@ -1186,7 +1164,6 @@ struct vresult {
 	int gpu_trials;                 /* timed trials with GPU time on both sides */
 	double eager_gpu_ms, pass_gpu_ms;       /* kernel time */
 	double eager_span_ms, pass_span_ms;     /* first start to last end */
-	double pass_traced_ms;          /* end-to-end median of the traced pass calls */
 	json_t *eager_gpu_kernels, *pass_gpu_kernels;   /* per kernel name: medians per call */
 	int eager_kernels, pass_kernels, pass_streams;
 	unsigned long long gpu_dropped;
@@ -1337,7 +1314,6 @@ static void pass_step_failed(struct worker *pw, int step, const struct reply *r,
 /* What the evaluation as a whole learns from its workers. */
 struct eval_shared {
 	char *kernels;                  /* the pass worker's kernel list (kernel_list) */
-	int kernels_len;
 	char eager_trace_note[480];     /* why no GPU time, when none */
 	char pass_trace_note[480];
 	char eager_libs[200], eager_lib_note[400];
@@ -1353,11 +1329,11 @@ static json_t *gpu_kernel_medians(const struct trial_gpu *g, int n)
 {
 	json_t *arr = json_array();
 	double *ms = malloc(sizeof(double) * (size_t)(n ? n : 1)), *cnt = malloc(sizeof(double) * (size_t)(n ? n : 1));
-	char seen[GPU_TRACE_MAX_KERNELS][96];
+	char seen[GPU_TRACE_MAX_KERNELS][sizeof(g->tr.kernels[0].name)];
 	int n_seen = 0;
 	for (int t = 0; ms && cnt && t < n; t++)
-		for (int q = 0; g[t].valid && q < g[t].n_names && q < GPU_TRACE_MAX_KERNELS; q++) {
-			const char *name = g[t].k[q].name;
+		for (int q = 0; g[t].valid && q < g[t].tr.n_names && q < GPU_TRACE_MAX_KERNELS; q++) {
+			const char *name = g[t].tr.kernels[q].name;
 			int dup = 0;
 			for (int s = 0; s < n_seen && !dup; s++)
 				dup = strcmp(seen[s], name) == 0;
@@ -1369,10 +1345,10 @@ static json_t *gpu_kernel_medians(const struct trial_gpu *g, int n)
 				if (!g[u].valid)
 					continue;
 				double a = 0, c = 0;
-				for (int r = 0; r < g[u].n_names && r < GPU_TRACE_MAX_KERNELS; r++)
-					if (strcmp(g[u].k[r].name, name) == 0) {
-						a = g[u].k[r].ms;
-						c = g[u].k[r].count;
+				for (int r = 0; r < g[u].tr.n_names && r < GPU_TRACE_MAX_KERNELS; r++)
+					if (strcmp(g[u].tr.kernels[r].name, name) == 0) {
+						a = g[u].tr.kernels[r].ms;
+						c = g[u].tr.kernels[r].count;
 					}
 				ms[m] = a;
 				cnt[m++] = c;
@@ -1402,8 +1378,7 @@ static double gpu_median(const struct trial_gpu *g, int n, int what, int *count)
 		return 0;
 	for (int k = 0; k < n; k++)
 		if (g[k].valid)
-			a[m++] = what == 0 ? g[k].kernel_ms : what == 1 ? g[k].span_ms : what == 2 ? g[k].n_kernels
-												: g[k].n_streams;
+			a[m++] = what == 0 ? g[k].tr.kernel_ms : what == 1 ? g[k].tr.span_ms : g[k].tr.n_kernels;
 	double med = m ? median_of(a, m, &iqr) : 0;
 	free(a);
 	*count = m;
@@ -1570,14 +1545,13 @@ static int time_variant(struct ctx *c, struct worker *ew, struct worker *pw, str
 		vr->eager_gpu_kernels = gpu_kernel_medians(gte, nt);
 		vr->pass_gpu_kernels = gpu_kernel_medians(gtp, nt);
 		for (int k = 0; k < nt; k++) {
-			if (gtp[k].n_streams > vr->pass_streams)
-				vr->pass_streams = gtp[k].n_streams;
-			vr->gpu_dropped += gte[k].dropped + gtp[k].dropped;
+			if (gtp[k].tr.n_streams > vr->pass_streams)
+				vr->pass_streams = gtp[k].tr.n_streams;
+			vr->gpu_dropped += gte[k].tr.dropped + gtp[k].tr.dropped;
 		}
 		/* the traced trials' own end-to-end times: the window that the
 		 * GPU span must fit in */
 		double traced_host = nt > 0 ? median_of(tp + timed_n, nt, &dummy) : 0;
-		vr->pass_traced_ms = traced_host;
 		if (vr->pass_span_ms > traced_host * 1.02 + 0.005) {
 			vr->timing_suspect = 1;
 			if (vr->pass_ms_reported == 0)
@@ -1614,7 +1588,6 @@ static int pass_ready(struct worker *pw, int step, const struct reply *r, struct
 	if (es->kernels == NULL && pw->payload_len > 0 && (es->kernels = malloc((size_t)pw->payload_len + 1))) {
 		memcpy(es->kernels, pw->payload, (size_t)pw->payload_len);
 		es->kernels[pw->payload_len] = 0;
-		es->kernels_len = pw->payload_len;
 	}
 	snprintf(es->pass_trace_note, sizeof(es->pass_trace_note), "%s", r->msg);
 	return 0;
