@@ -1059,10 +1059,6 @@ static int cuda_module_load(struct gpu_dev *d, const char *label, const void *im
 
 /* --- the compiled-module cache ------------------------------------------------------------- */
 
-static uint64_t fnv(uint64_t h, const void *p, size_t n)
-{
-	return gpu_fnv1a(h, p, n);
-}
 
 /* The cache directory (created 0700), or NULL when disabled or unusable. */
 static const char *cache_dir(char *buf, size_t len)
@@ -1077,12 +1073,12 @@ static void cache_path(const char *dir, const char *src, const char *const *name
 	const char *ver = nvrtc_version();
 	const char *parts[3] = {src, arch, ver};
 	for (int i = 0; i < 3; i++) {
-		h1 = fnv(h1, parts[i], strlen(parts[i]) + 1);
-		h2 = fnv(h2, parts[i], strlen(parts[i]) + 1);
+		h1 = gpu_fnv1a(h1, parts[i], strlen(parts[i]) + 1);
+		h2 = gpu_fnv1a(h2, parts[i], strlen(parts[i]) + 1);
 	}
 	for (int i = 0; i < n; i++) {
-		h1 = fnv(h1, names[i], strlen(names[i]) + 1);
-		h2 = fnv(h2 ^ (uint64_t)i, names[i], strlen(names[i]) + 1);
+		h1 = gpu_fnv1a(h1, names[i], strlen(names[i]) + 1);
+		h2 = gpu_fnv1a(h2 ^ (uint64_t)i, names[i], strlen(names[i]) + 1);
 	}
 	snprintf(out, len, "%s/%016llx%016llx.mod", dir, (unsigned long long)h1, (unsigned long long)h2);
 }

@@ -236,6 +236,30 @@ int cupti_load(char *err, size_t errlen)
 	return rc;
 }
 
+static const int trace_kinds[] = {CUPTI_KIND_CONCURRENT_KERNEL, CUPTI_KIND_MEMCPY, CUPTI_KIND_MEMSET};
+static const char *const trace_kind_names[] = {"CONCURRENT_KERNEL", "MEMCPY", "MEMSET"};
+
+/* Turns the record kinds on or off; 0, or -1 with the reason (a kind that
+ * will not turn on leaves the others off too). */
+static int collect(int on, char *err, size_t errlen)
+{
+	for (int i = 0; i < 3; i++) {
+		cupti_result r = on ? cp.ActivityEnable(trace_kinds[i]) : cp.ActivityDisable(trace_kinds[i]);
+		if (r == 0)
+			continue;
+		if (on) {
+			snprintf(err, errlen, "CUPTI: cannot enable %s records: %s (is another profiler, such as nsys "
+				 "or ncu, attached?)", trace_kind_names[i], result_str(r));
+			for (int k = 0; k < i; k++)
+				cp.ActivityDisable(trace_kinds[k]);
+		} else {
+			snprintf(err, errlen, "CUPTI: cannot disable %s records: %s", trace_kind_names[i], result_str(r));
+		}
+		return -1;
+	}
+	return 0;
+}
+
 int cupti_start(char *err, size_t errlen)
 {
 	if (cupti_load(err, errlen))
@@ -244,22 +268,12 @@ int cupti_start(char *err, size_t errlen)
 	int rc = 0;
 	if (!cp.started) {
 		cupti_result r = cp.ActivityRegisterCallbacks(buf_request, buf_complete);
-		static const int kinds[] = {CUPTI_KIND_CONCURRENT_KERNEL, CUPTI_KIND_MEMCPY, CUPTI_KIND_MEMSET};
-		static const char *const kind_names[] = {"CONCURRENT_KERNEL", "MEMCPY", "MEMSET"};
 		if (r != 0) {
 			snprintf(err, errlen, "CUPTI: cannot register activity buffers: %s", result_str(r));
 			rc = -1;
 		}
-		for (int i = 0; rc == 0 && i < 3; i++) {
-			r = cp.ActivityEnable(kinds[i]);
-			if (r != 0) {
-				snprintf(err, errlen, "CUPTI: cannot enable %s records: %s (is another profiler, "
-					 "such as nsys or ncu, attached?)", kind_names[i], result_str(r));
-				for (int k = 0; k < i; k++)
-					cp.ActivityDisable(kinds[k]);
-				rc = -1;
-			}
-		}
+		if (rc == 0)
+			rc = collect(1, err, errlen);
 		cp.started = rc == 0;
 	}
 	pthread_mutex_unlock(&load_mu);
@@ -272,22 +286,6 @@ int cupti_started(void)
 	int s = cp.started;
 	pthread_mutex_unlock(&load_mu);
 	return s;
-}
-
-static const int trace_kinds[] = {CUPTI_KIND_CONCURRENT_KERNEL, CUPTI_KIND_MEMCPY, CUPTI_KIND_MEMSET};
-
-/* Turns the record kinds on or off; 0, or -1 with the reason. */
-static int collect(int on, char *err, size_t errlen)
-{
-	for (int i = 0; i < 3; i++) {
-		cupti_result r = on ? cp.ActivityEnable(trace_kinds[i]) : cp.ActivityDisable(trace_kinds[i]);
-		if (r != 0) {
-			snprintf(err, errlen, "CUPTI: cannot %s activity records: %s", on ? "enable" : "disable",
-				 result_str(r));
-			return -1;
-		}
-	}
-	return 0;
 }
 
 int cupti_pause(char *err, size_t errlen)

@@ -1145,6 +1145,19 @@ static char **child_env(void)
 
 static const char *const stand_in_headers[] = {"cuda_fp16.h", "cuda_bf16.h", "cuda_runtime.h", NULL};
 
+/* Writes the stand-ins into dir (each includes passfs.h).  0, or -1 with
+ * the failing path in `path`. */
+static int write_stand_ins(const char *dir, char *path, size_t pathlen)
+{
+	static const char body[] = "#pragma once\n#include <passfs.h>\n";
+	for (int i = 0; stand_in_headers[i] != NULL; i++) {
+		snprintf(path, pathlen, "%s/%s", dir, stand_in_headers[i]);
+		if (write_file(path, body, sizeof body - 1) != 0)
+			return -1;
+	}
+	return 0;
+}
+
 /* Device-only headers a pass may include on the cuda backend: in the stub
  * compile only their names have to resolve (the bodies that use them are
  * gone); the namespaces exist for `using namespace nvcuda;` and aliases. */
@@ -1179,14 +1192,10 @@ static const struct {
  * into a temporary directory renamed into place (concurrent builders: the
  * first rename wins).  PASSFS_PCH=0 turns it off; PASSFS_CACHE_DIR=off too. */
 
-static uint64_t fnv(uint64_t h, const void *p, size_t n)
-{
-	return gpu_fnv1a(h, p, n);
-}
 
 static uint64_t fnv_str(uint64_t h, const char *s)
 {
-	return fnv(h, s, strlen(s) + 1);
+	return gpu_fnv1a(h, s, strlen(s) + 1);
 }
 
 /* The API headers (*.h) of dir, sorted, into names[] (malloc'd); count. */
@@ -1278,63 +1287,60 @@ static int pch_dir(const char *prog, char *const *extra, int n_extra, const char
 	if (stat(prog, &st) != 0)
 		return -1;
 	h = fnv_str(h, prog);
-	h = fnv(h, &st.st_size, sizeof st.st_size);
-	h = fnv(h, &st.st_mtime, sizeof st.st_mtime);
+	h = gpu_fnv1a(h, &st.st_size, sizeof st.st_size);
+	h = gpu_fnv1a(h, &st.st_mtime, sizeof st.st_mtime);
 	for (int i = 0; i < n_extra; i++)
 		h = fnv_str(h, extra[i]);
 	for (int i = 0; flags[i] != NULL; i++)
 		h = fnv_str(h, flags[i]);
+	/* the API headers, read once: hashed into the key, copied on a build */
 	char **names;
 	int n = api_headers(inc, &names);
-	if (n <= 0) {
-		free(names);
-		return -1;
-	}
+	char **data = n > 0 ? calloc((size_t)n, sizeof(char *)) : NULL;
+	size_t *lens = n > 0 ? calloc((size_t)n, sizeof(size_t)) : NULL;
 	char path[4096];
-	int ok = 1;
+	int ok = data != NULL && lens != NULL;
 	for (int i = 0; i < n && ok; i++) {
-		size_t len = 0;
 		snprintf(path, sizeof path, "%s/%s", inc, names[i]);
-		char *b = slurp(path, &len);
-		ok = b != NULL;
+		ok = (data[i] = slurp(path, &lens[i])) != NULL;
 		if (ok) {
 			h = fnv_str(h, names[i]);
-			h = fnv(h, &len, sizeof len);
-			h = fnv(h, b, len);
+			h = gpu_fnv1a(h, &lens[i], sizeof lens[i]);
+			h = gpu_fnv1a(h, data[i], lens[i]);
 		}
-		free(b);
 	}
 	snprintf(out, outlen, "%s/pch-%016llx", root, (unsigned long long)h);
 	snprintf(path, sizeof path, "%s/passfs.h.gch", out);
-	if (!ok || stat(path, &st) == 0) {
-		for (int i = 0; i < n; i++)
-			free(names[i]);
-		free(names);
-		return ok ? 0 : -1;
-	}
+	int have = ok && stat(path, &st) == 0;
 	/* Build: headers copied, stand-ins beside them, then g++ -x c++-header. */
-	char tmp[3200];
-	snprintf(tmp, sizeof tmp, "%s/pch-tmp-XXXXXX", root);
-	ok = mkdtemp(tmp) != NULL;
-	for (int i = 0; i < n && ok; i++) {
-		size_t len = 0;
-		snprintf(path, sizeof path, "%s/%s", inc, names[i]);
-		char *b = slurp(path, &len);
-		snprintf(path, sizeof path, "%s/%s", tmp, names[i]);
-		ok = b != NULL && write_file(path, b, len) == 0;
-		free(b);
+	char tmp[3200] = "", stubs[3300];
+	if (ok && !have) {
+		snprintf(tmp, sizeof tmp, "%s/pch-tmp-XXXXXX", root);
+		ok = mkdtemp(tmp) != NULL;
+		for (int i = 0; i < n && ok; i++) {
+			snprintf(path, sizeof path, "%s/%s", tmp, names[i]);
+			ok = write_file(path, data[i], lens[i]) == 0;
+		}
 	}
-	for (int i = 0; i < n; i++)
+	for (int i = 0; i < n; i++) {
 		free(names[i]);
-	free(names);
-	char stubs[3300];
-	snprintf(stubs, sizeof stubs, "%s/stand-ins", tmp);
-	ok = ok && mkdir(stubs, 0700) == 0;
-	for (int i = 0; ok && stand_in_headers[i] != NULL; i++) {
-		static const char body[] = "#pragma once\n#include <passfs.h>\n";
-		snprintf(path, sizeof path, "%s/%s", stubs, stand_in_headers[i]);
-		ok = write_file(path, body, sizeof body - 1) == 0;
+		if (data)
+			free(data[i]);
 	}
+	free(names);
+	free(data);
+	free(lens);
+	if (have || !ok) {
+		if (tmp[0]) {
+			/* the copy failed: perhaps another compile built it meanwhile */
+			rm_dir_flat(tmp);
+			snprintf(path, sizeof path, "%s/passfs.h.gch", out);
+			return stat(path, &st) == 0 ? 0 : -1;
+		}
+		return have ? 0 : -1;
+	}
+	snprintf(stubs, sizeof stubs, "%s/stand-ins", tmp);
+	ok = mkdir(stubs, 0700) == 0 && write_stand_ins(stubs, path, sizeof path) == 0;
 	if (ok) {
 		char hdr[3400], gch[3400], inc_opt[3400], stub_opt[3400];
 		snprintf(hdr, sizeof hdr, "%s/passfs.h", tmp);
@@ -1410,13 +1416,9 @@ enum hostcc_status hostcc_compile(const struct hostcc_request *req, struct hostc
 		snprintf(err, errlen, "%s: cannot create %s: %s", label, incdir, strerror(errno));
 		goto done;
 	}
-	for (int i = 0; stand_in_headers[i] != NULL; i++) {
-		static const char body[] = "#pragma once\n#include <passfs.h>\n";
-		snprintf(path, sizeof path, "%s/%s", incdir, stand_in_headers[i]);
-		if (write_file(path, body, sizeof body - 1) != 0) {
-			snprintf(err, errlen, "%s: cannot write %s: %s", label, path, strerror(errno));
-			goto done;
-		}
+	if (write_stand_ins(incdir, path, sizeof path) != 0) {
+		snprintf(err, errlen, "%s: cannot write %s: %s", label, path, strerror(errno));
+		goto done;
 	}
 	for (size_t i = 0; req->device_stubs && i < sizeof device_stand_ins / sizeof device_stand_ins[0]; i++) {
 		const char *slash = strchr(device_stand_ins[i].path, '/');
