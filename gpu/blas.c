@@ -50,9 +50,7 @@ static struct {
 
 struct blas_handle {
 	void *h;
-	pid_t pid;
-	struct gpu_dev *dev;
-	pthread_t thread;       /* where the device's context was last made current */
+	struct gpu_vendor_owner own;
 };
 
 /* ---- the mapping ------------------------------------------------------------------------ */
@@ -248,11 +246,13 @@ struct blas_handle *blas_create(struct gpu_dev *d, char *err, size_t errlen)
 {
 	if (blas_load(err, errlen))
 		return NULL;
-	if (gpu_vendor_context(d, "cuBLAS", err, errlen))
-		return NULL;
 	struct blas_handle *h = calloc(1, sizeof(*h));
 	if (h == NULL) {
 		snprintf(err, errlen, "cuBLAS: out of memory");
+		return NULL;
+	}
+	if (gpu_vendor_context(d, "cuBLAS", &h->own, err, errlen)) {
+		free(h);
 		return NULL;
 	}
 	int st = cb.create(&h->h);
@@ -261,9 +261,6 @@ struct blas_handle *blas_create(struct gpu_dev *d, char *err, size_t errlen)
 		free(h);
 		return NULL;
 	}
-	h->pid = getpid();
-	h->dev = d;
-	h->thread = pthread_self();
 	if ((st = cb.set_stream(h->h, NULL)) != BLAS_STATUS_SUCCESS) {
 		status_msg(st, "cublasSetStream", err, errlen);
 		goto fail;
@@ -281,19 +278,12 @@ fail:
 
 int blas_gemm_run(struct blas_handle *h, const struct blas_gemm *g, char *err, size_t errlen)
 {
-	if (h == NULL || h->pid != getpid()) {
-		snprintf(err, errlen, "cuBLAS: the handle belongs to another process");
+	if (h == NULL) {
+		snprintf(err, errlen, "cuBLAS: no handle");
 		return -1;
 	}
-	if (!pthread_equal(h->thread, pthread_self())) {
-		/* another thread: make the device's context current here first */
-		char e[300];
-		if (gpu_sync(h->dev, e, sizeof(e))) {
-			snprintf(err, errlen, "cuBLAS: %s", e);
-			return -1;
-		}
-		h->thread = pthread_self();
-	}
+	if (gpu_vendor_use(&h->own, "cuBLAS", err, errlen))
+		return -1;
 	int st;
 	if (g->batch == 1)
 		st = cb.gemm_ex(h->h, g->transa, g->transb, g->m, g->n, g->k, &g->alpha, g->b, g->dtype, g->lda, g->a,
@@ -318,7 +308,7 @@ void blas_destroy(struct blas_handle *h)
 {
 	if (h == NULL)
 		return;
-	if (h->pid == getpid() && cb.destroy)
+	if (gpu_vendor_mine(&h->own) && cb.destroy)
 		cb.destroy(h->h);
 	free(h);
 }

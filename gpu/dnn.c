@@ -60,9 +60,7 @@ static struct {
 
 struct dnn_handle {
 	void *h;
-	pid_t pid;
-	struct gpu_dev *dev;
-	pthread_t thread;
+	struct gpu_vendor_owner own;
 };
 
 /* ---- checks without the library ------------------------------------------------------ */
@@ -234,11 +232,13 @@ struct dnn_handle *dnn_create(struct gpu_dev *d, char *err, size_t errlen)
 {
 	if (dnn_load(err, errlen))
 		return NULL;
-	if (gpu_vendor_context(d, "cuDNN", err, errlen))
-		return NULL;
 	struct dnn_handle *h = calloc(1, sizeof(*h));
 	if (h == NULL) {
 		snprintf(err, errlen, "cuDNN: out of memory");
+		return NULL;
+	}
+	if (gpu_vendor_context(d, "cuDNN", &h->own, err, errlen)) {
+		free(h);
 		return NULL;
 	}
 	int st = dn.create(&h->h);
@@ -247,9 +247,6 @@ struct dnn_handle *dnn_create(struct gpu_dev *d, char *err, size_t errlen)
 		free(h);
 		return NULL;
 	}
-	h->pid = getpid();
-	h->dev = d;
-	h->thread = pthread_self();
 	if ((st = dn.set_stream(h->h, NULL)) != DNN_STATUS_SUCCESS) {
 		dnn_fail(st, "cudnnSetStream", err, errlen);
 		dn.destroy(h->h);
@@ -263,7 +260,7 @@ void dnn_destroy(struct dnn_handle *h)
 {
 	if (h == NULL)
 		return;
-	if (h->pid == getpid() && dn.destroy)
+	if (gpu_vendor_mine(&h->own) && dn.destroy)
 		dn.destroy(h->h);
 	free(h);
 }
@@ -371,18 +368,12 @@ fail:
 
 int dnn_conv_run(struct dnn_handle *h, const struct dnn_conv *c, char *err, size_t errlen)
 {
-	if (h == NULL || h->pid != getpid()) {
-		snprintf(err, errlen, "cuDNN: the handle belongs to another process");
+	if (h == NULL) {
+		snprintf(err, errlen, "cuDNN: no handle");
 		return -1;
 	}
-	if (!pthread_equal(h->thread, pthread_self())) {
-		char e[300];
-		if (gpu_sync(h->dev, e, sizeof(e))) {
-			snprintf(err, errlen, "cuDNN: %s", e);
-			return -1;
-		}
-		h->thread = pthread_self();
-	}
+	if (gpu_vendor_use(&h->own, "cuDNN", err, errlen))
+		return -1;
 	const float one = 1.0f, zero = 0.0f;
 	int st = dn.conv_fwd(h->h, &one, c->xd, c->x, c->wd, c->w, c->cd, c->algo, c->ws, c->ws_bytes, &zero, c->yd,
 			     c->y);

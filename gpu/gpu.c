@@ -370,7 +370,8 @@ void *gpu_dlopen_vendor(const char *env, const char *what, const char *const *na
 	return NULL;
 }
 
-int gpu_vendor_context(struct gpu_dev *d, const char *what, char *err, size_t errlen)
+int gpu_vendor_context(struct gpu_dev *d, const char *what, struct gpu_vendor_owner *own, char *err,
+		       size_t errlen)
 {
 	if (d == NULL || gpu_backend_of(d) != GPU_BACKEND_CUDA) {
 		snprintf(err, errlen, "%s: only on the cuda backend", what);
@@ -381,5 +382,29 @@ int gpu_vendor_context(struct gpu_dev *d, const char *what, char *err, size_t er
 		snprintf(err, errlen, "%s: %s", what, e);
 		return -1;
 	}
+	*own = (struct gpu_vendor_owner){.pid = getpid(), .dev = d, .thread = pthread_self()};
 	return 0;
+}
+
+int gpu_vendor_use(struct gpu_vendor_owner *own, const char *what, char *err, size_t errlen)
+{
+	if (own->pid != getpid()) {
+		snprintf(err, errlen, "%s: the handle belongs to another process", what);
+		return -1;
+	}
+	if (!pthread_equal(own->thread, pthread_self())) {
+		/* another thread: make the device's context current here first */
+		char e[300];
+		if (gpu_sync(own->dev, e, sizeof(e))) {
+			snprintf(err, errlen, "%s: %s", what, e);
+			return -1;
+		}
+		own->thread = pthread_self();
+	}
+	return 0;
+}
+
+int gpu_vendor_mine(const struct gpu_vendor_owner *own)
+{
+	return own->pid == getpid();
 }

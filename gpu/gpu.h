@@ -10,8 +10,10 @@
 #ifndef PASSFS_GPU_H
 #define PASSFS_GPU_H
 
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "include/passfs_abi.h"
 
@@ -201,11 +203,26 @@ uint64_t gpu_fnv1a(uint64_t h, const void *p, size_t n);
 void *gpu_dlopen_vendor(const char *env, const char *what, const char *const *names, int n, char *err,
 			size_t errlen);
 
-/* Before a vendor library (cuBLAS, cuDNN; named `what` in messages)
- * creates its handle: d is a cuda device with CUDA initialised in this
- * process and its context current on this thread, so the library's runtime
- * uses that context.  0, or -1 with the reason. */
-int gpu_vendor_context(struct gpu_dev *d, const char *what, char *err, size_t errlen);
+/* Where a vendor library's handle (cuBLAS, cuDNN) may be used: the process
+ * that created it (a CUDA context does not survive fork), with the device's
+ * context current on the calling thread. */
+struct gpu_vendor_owner {
+	pid_t pid;
+	struct gpu_dev *dev;
+	pthread_t thread;       /* where the device's context was last made current */
+};
+/* Before the library (named `what` in messages) creates its handle: d is a
+ * cuda device with CUDA initialised in this process and its context current
+ * on this thread, so the library's runtime uses that context; *own records
+ * it.  0, or -1 with the reason. */
+int gpu_vendor_context(struct gpu_dev *d, const char *what, struct gpu_vendor_owner *own, char *err,
+		       size_t errlen);
+/* Before each call on the handle: this is its process, and the device's
+ * context is made current when the thread changed.  0, or -1 with the
+ * reason. */
+int gpu_vendor_use(struct gpu_vendor_owner *own, const char *what, char *err, size_t errlen);
+/* Whether this process created the handle (only it may destroy it). */
+int gpu_vendor_mine(const struct gpu_vendor_owner *own);
 
 /* passfs's on-disk cache for `what` ("modules", "oplib", "pch"): the
  * directory in $PASSFS_CACHE_DIR when set (shared by all; "off", "0" or ""
