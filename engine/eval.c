@@ -642,17 +642,12 @@ static void worker_loop(struct wstate *w, int sock, unsigned char *res)
 		int rc = PF_OK;
 		err[0] = 0;
 		switch (cmd.op) {
-		case CMD_MAP: {
-			struct ctx *c = w->c;
-			void *m = c->in.base ? c->in.base : mmap(NULL, c->in.size, PROT_READ, MAP_SHARED, c->in.fd, 0);
-			if (m == MAP_FAILED) {
+		case CMD_MAP:
+			if (w->c->in.base == NULL && shm_map(&w->c->in, PROT_READ))
 				reply_send(sock, W_ERR, NULL, 0, NULL, 0, "cannot map the inputs: %s", strerror(errno));
-				continue;
-			}
-			c->in.base = m;
-			reply_send(sock, PF_OK, NULL, 0, NULL, 0, "mapped");
+			else
+				reply_send(sock, PF_OK, NULL, 0, NULL, 0, "mapped");
 			continue;
-		}
 		case CMD_VARIANT:
 			if (w_variant(w, cmd.variant, err, sizeof(err)))
 				reply_send(sock, W_ERR, NULL, 0, NULL, 0, "%s", err);
@@ -1951,17 +1946,10 @@ static void timing_json(json_t *res, const struct eval_job *job, const struct ev
 		if (len < sizeof(line)) {
 			memcpy(line, p, len);
 			line[len] = 0;
-			char *f[7] = {0};
+			char *f[7] = {0}, *q = line;
 			int nf = 0;
-			for (char *q = line, *tab; nf < 7; nf++) {
-				f[nf] = q;
-				if ((tab = strchr(q, '\t')) == NULL) {
-					nf++;
-					break;
-				}
-				*tab = 0;
-				q = tab + 1;
-			}
+			while (nf < 7 && (f[nf] = strsep(&q, "\t")) != NULL)
+				nf++;
 			if (nf == 7) {
 				snprintf(name, sizeof(name), "%.500s", f[0]);
 				snprintf(lowered, sizeof(lowered), "%.500s", f[1]);
