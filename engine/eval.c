@@ -602,18 +602,19 @@ static int w_variant(struct wstate *w, int k, char *err, size_t errlen)
 	}
 	c->v = &c->job->task->variants[c->first + k];
 	c->lay = c->lays[k];
-	for (int i = 0; i < c->v->n_inputs; i++, w->n_in++)
-		if ((w->din[i] = gpu_alloc(w->dev, c->lay.in_bytes[i] ? c->lay.in_bytes[i] : 1)) == NULL)
+	/* counted as made, so w_release frees whatever a failure left (NULL
+	 * is fine for both frees) */
+	for (int i = 0; i < c->v->n_inputs; i++)
+		if ((w->din[w->n_in++] = gpu_alloc(w->dev, c->lay.in_bytes[i] ? c->lay.in_bytes[i] : 1)) == NULL)
 			goto oom;
-	for (int o = 0; o < c->v->n_outputs; o++, w->n_out++) {
+	for (int o = 0; o < c->v->n_outputs; o++) {
 		const struct graph_value *x = &c->v->values[c->v->outputs[o]];
-		w->poison[o] = malloc(c->lay.out_bytes[o] ? c->lay.out_bytes[o] : 1);
-		if (w->poison[o] == NULL || (w->dout[o] = gpu_alloc(w->dev, c->lay.out_bytes[o] ? c->lay.out_bytes[o] : 1)) == NULL) {
-			if (w->poison[o])
-				w->n_out++;     /* free the poison too */
-			w->dout[o] = NULL;
+		size_t bytes = c->lay.out_bytes[o] ? c->lay.out_bytes[o] : 1;
+		w->n_out++;
+		w->poison[o] = malloc(bytes);
+		w->dout[o] = gpu_alloc(w->dev, bytes);
+		if (w->poison[o] == NULL || w->dout[o] == NULL)
 			goto oom;
-		}
 		eval_fill_poison(w->poison[o], x->dtype, (size_t)graph_shape_numel(&x->shape));
 	}
 	if (w->is_pass) {
