@@ -883,12 +883,24 @@ static void __attribute__((noreturn)) worker_main(struct ctx *c, int is_pass, in
 		 * limit is for the cpu backend, where device memory is ours.
 		 * Later variants of the batch allocate their own buffers. */
 		size_t vm = vm_size_now();
+		/* every descriptor but the socket and the report pipe was
+		 * closed before the device was opened: the rest are the
+		 * driver's and CUPTI's, also those opened after CUDA's
+		 * initialisation (module loads, first mappings, trace windows) */
+		lim.adopt_open_fds = gpu_backend_of(w.dev) == GPU_BACKEND_CUDA;
 		if (gpu_backend_of(w.dev) == GPU_BACKEND_CPU && vm > 0) {
 			long cpus = sysconf(_SC_NPROCESSORS_ONLN);
 			lim.address_space = vm + c->max_io_bytes + PASS_AS_SCRATCH + PASS_AS_SLACK +
 					    (size_t)(cpus > 0 ? cpus + 1 : 2) * PASS_AS_PER_THREAD;
 		}
 		trace_settle(&w);
+		/* PASSFS_SANDBOX_AUDIT=file: refused calls are logged there and
+		 * carried out (sandbox.h); the result says so */
+		const char *audit = getenv("PASSFS_SANDBOX_AUDIT");
+		if (audit != NULL && *audit && (lim.audit_fd = open(audit, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644)) < 0) {
+			snprintf(err, sizeof(err), "PASSFS_SANDBOX_AUDIT: cannot open %s: %s", audit, strerror(errno));
+			goto fail;
+		}
 		if (sandbox_enter(&lim, err, sizeof(err)))
 			goto fail;
 	} else {
@@ -1298,13 +1310,23 @@ static void pass_step_failed(struct worker *pw, int step, const struct reply *r,
 	}
 	if (step == STEP_DIED) {
 		worker_stop(pw, 1, how, sizeof(how));
-		if (strstr(how, "forbidden system call"))
+		if (strstr(how, "made by the GPU driver"))
+			fail_variant(vr, SCORE_RUNTIME_ERROR, "%s (a limit of passfs's sandbox, not the pass's doing: "
+				     "PASSFS_SANDBOX_AUDIT lists what the driver needs)", how);
+		else if (strstr(how, "forbidden system call"))
 			fail_variant(vr, SCORE_REJECTED, "%s: a pass may not use files, the network or processes", how);
 		else
 			fail_variant(vr, SCORE_RUNTIME_ERROR, "the pass crashed: %s", how[0] ? how : "the worker died");
 		return;
 	}
-	fail_variant(vr, status_of_rc(r->status), "%s", r->msg[0] ? r->msg : "the replacement failed");
+	/* a line the sandbox wrote while the worker lives on (the driver ran
+	 * out of pre-opened descriptors, and the call failed) explains it */
+	char note[256];
+	ssize_t n = read(pw->report_fd, note, sizeof(note) - 1);
+	note[n > 0 ? n : 0] = 0;
+	note[strcspn(note, "\n")] = 0;
+	fail_variant(vr, status_of_rc(r->status), "%s%s%s", r->msg[0] ? r->msg : "the replacement failed",
+		     note[0] ? "; " : "", note);
 }
 
 /* What the evaluation as a whole learns from its workers. */
@@ -1351,7 +1373,10 @@ static json_t *gpu_kernel_medians(const struct trial_gpu *g, int n)
 			}
 			double iqr;
 			double med = median_of(ms, m, &iqr), calls = median_of(cnt, m, &iqr);
+			char cxx[512];
 			json_t *one = json_pack("{s:s, s:f, s:f}", "name", name, "ms", eval_round(med, 5), "calls", calls);
+			if (gpu_demangle(name, cxx, sizeof cxx) == 0)
+				json_object_set_new(one, "kernel", json_string(cxx));
 			size_t at = json_array_size(arr);
 			for (size_t i = 0; i < json_array_size(arr); i++)
 				if (json_real_value(json_object_get(json_array_get(arr, i), "ms")) < med) {
@@ -2052,6 +2077,9 @@ static int eval_finish(const struct eval_job *job, const struct graph_task *t, s
 		return -1;
 	}
 	timing_json(*result, job, es, backend);
+	const char *audit = getenv("PASSFS_SANDBOX_AUDIT");
+	if (audit != NULL && *audit)
+		json_object_set_new(*result, "sandbox_audit", json_string(audit));
 	return 0;
 }
 

@@ -5,23 +5,48 @@
  * `syscall` instruction in inline assembly cannot open, connect or fork.
  * Disallowed calls trap (SECCOMP_RET_TRAP): the SIGSYS handler, installed
  * before the filter and unreplaceable afterwards (rt_sigaction is not on the
- * list), reports the call and exits. */
+ * list), reports the call - and the loaded object whose code made it - and
+ * exits.
+ *
+ * The GPU driver.  A CUDA worker's driver keeps working after entry: the
+ * descriptors it opened are allowed the calls it makes on them, and the
+ * NVIDIA driver opens a fresh /dev/nvidiactl or /dev/nvidiaN descriptor for
+ * each host mapping of driver memory.  So entry pre-opens a few descriptors
+ * on every device path the driver already has open, and this file defines
+ * open/openat (exported from the executable, so a dlopen'ed driver binds to
+ * them): after entry, opening one of those paths hands out a pre-opened
+ * descriptor; anything else goes to the kernel and traps as before.
+ *
+ * Audit mode (sandbox_limits.audit_fd, PASSFS_SANDBOX_AUDIT in eval) is for
+ * finding out what a driver needs: a refused call is logged with its
+ * caller and then carried out (process creation excepted), so one run
+ * lists every call.  It confines nothing and is never used for scoring. */
+#define _GNU_SOURCE
 #include "sandbox.h"
 
 #include "gpu.h"
 
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <link.h>
 #include <linux/audit.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
+#include <ucontext.h>
 #include <unistd.h>
 
 static int report_fd = -1;
@@ -43,6 +68,15 @@ static const struct {
 	{SYS_pipe, "pipe"},       {SYS_pipe2, "pipe2"},     {SYS_dup2, "dup2"},
 	{SYS_mmap, "mmap (executable)"}, {SYS_mprotect, "mprotect (executable)"}, {SYS_lseek, "lseek"},     {SYS_fstat, "fstat"},     
 	{SYS_read, "read"},       {SYS_write, "write"},     {SYS_shmget, "shmget"},   {SYS_memfd_create, "memfd_create"}, {SYS_process_vm_readv, "process_vm_readv"},
+	{SYS_getsid, "getsid"},   {SYS_lstat, "lstat"},     {SYS_access, "access"},   {SYS_faccessat, "faccessat"},
+	{SYS_readlink, "readlink"}, {SYS_readlinkat, "readlinkat"}, {SYS_statx, "statx"}, {SYS_uname, "uname"},
+	{SYS_sysinfo, "sysinfo"}, {SYS_getrusage, "getrusage"}, {SYS_mincore, "mincore"},
+	{SYS_sched_setaffinity, "sched_setaffinity"}, {SYS_eventfd2, "eventfd2"}, {SYS_epoll_wait, "epoll_wait"},
+	{SYS_epoll_pwait, "epoll_pwait"}, {SYS_fcntl, "fcntl"}, {SYS_close, "close"}, {SYS_dup, "dup"},
+	{SYS_pread64, "pread64"}, {SYS_pwrite64, "pwrite64"}, {SYS_getcpu, "getcpu"}, {SYS_membarrier, "membarrier"},
+	{SYS_prlimit64, "prlimit64"}, {SYS_getrlimit, "getrlimit"}, {SYS_setpriority, "setpriority"},
+	{SYS_sched_getparam, "sched_getparam"}, {SYS_sched_setscheduler, "sched_setscheduler"},
+	{SYS_pkey_mprotect, "pkey_mprotect"},
 };
 
 const char *sandbox_syscall_name(long nr, char *buf, size_t len)
@@ -54,43 +88,467 @@ const char *sandbox_syscall_name(long nr, char *buf, size_t len)
 	return buf;
 }
 
-/* Async-signal-safe: formats with no stdio. */
-static void on_sigsys(int sig, siginfo_t *si, void *uc)
+/* ---- which loaded object made a call ------------------------------------ */
+
+/* The executable segments of every loaded object, taken just before the
+ * filter goes on (the handler may not take the loader's lock). */
+#define MAX_RANGES 96
+static struct code_range {
+	uintptr_t lo, hi;
+	char name[48];
+} ranges[MAX_RANGES];
+static int n_ranges;
+
+static int note_object(struct dl_phdr_info *info, size_t size, void *arg)
 {
-	(void)sig;
-	(void)uc;
-	char line[96] = "sandbox: forbidden system call ";
-	char nb[32];
+	(void)size;
+	(void)arg;
+	const char *name = info->dlpi_name && info->dlpi_name[0] ? info->dlpi_name : program_invocation_short_name;
+	const char *slash = strrchr(name, '/');
+	if (slash != NULL)
+		name = slash + 1;
+	for (int i = 0; i < info->dlpi_phnum && n_ranges < MAX_RANGES; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X))
+			continue;
+		struct code_range *r = &ranges[n_ranges++];
+		r->lo = info->dlpi_addr + ph->p_vaddr;
+		r->hi = r->lo + ph->p_memsz;
+		snprintf(r->name, sizeof r->name, "%s", name);
+	}
+	return 0;
+}
+
+static const char *object_at(uintptr_t pc)
+{
+	for (int i = 0; i < n_ranges; i++)
+		if (pc >= ranges[i].lo && pc < ranges[i].hi)
+			return ranges[i].name;
+	return NULL;
+}
+
+/* The open family below lives in its own section, so that a caller can be
+ * found past it. */
+#define INTERPOSER __attribute__((section("passfs_open_text"), noinline))
+extern const char __start_passfs_open_text[], __stop_passfs_open_text[];
+
+/* A call made in libc (a wrapper: open, ioctl, syscall) was asked for by
+ * its caller: the first word in the wrapper's few stack frames that points
+ * into code outside libc and outside this file's open family is taken to be
+ * the return address into it. */
+static int wrapper_object(const char *name)
+{
+	/* libc, and the sanitizers' runtimes that wrap its calls */
+	static const char *const prefix[] = {"libc.so", "libpthread", "libasan", "libubsan", "liblsan", "libtsan"};
+	for (size_t i = 0; name != NULL && i < sizeof prefix / sizeof prefix[0]; i++)
+		if (strncmp(name, prefix[i], strlen(prefix[i])) == 0)
+			return 1;
+	return 0;
+}
+
+__attribute__((no_sanitize_address)) static const char *caller_of(const char *obj, const ucontext_t *uc)
+{
+	if (!wrapper_object(obj))
+		return NULL;
+	const uintptr_t *sp = (const uintptr_t *)uc->uc_mcontext.gregs[REG_RSP];
+	/* 2 KiB: the wrappers' frames; above any thread's stack pointer lie
+	 * at least its caller's frames and its thread descriptor (the main
+	 * thread's: its start frames, argv and the environment).
+	 * AddressSanitizer's interceptors have frames of several KiB. */
+#if defined(__SANITIZE_ADDRESS__)
+	const int words = 4096;
+#else
+	const int words = 256;
+#endif
+	for (int i = 0; i < words; i++) {
+		if (sp[i] >= (uintptr_t)__start_passfs_open_text && sp[i] < (uintptr_t)__stop_passfs_open_text)
+			continue;
+		const char *o = object_at(sp[i]);
+		if (o != NULL && !wrapper_object(o))
+			return o;
+	}
+	return NULL;
+}
+
+/* The GPU driver's own libraries: a refused call made there is passfs's
+ * limitation, not the pass's doing. */
+static int driver_object(const char *name)
+{
+	static const char *const prefix[] = {"libcuda", "libcupti", "libnvidia-", "libnvrtc"};
+	for (size_t i = 0; name != NULL && i < sizeof prefix / sizeof prefix[0]; i++)
+		if (strncmp(name, prefix[i], strlen(prefix[i])) == 0)
+			return 1;
+	return 0;
+}
+
+/* ---- the raw call the handler may make --------------------------------- */
+
+/* long sbx_syscall(nr, a0..a5): its `syscall` instruction ends at
+ * sbx_syscall_ret, the one address the audit-mode filter lets through. */
+long sbx_syscall(long nr, long a0, long a1, long a2, long a3, long a4, long a5);
+extern const char sbx_syscall_ret[];
+__asm__(".text\n"
+	".globl sbx_syscall\n.hidden sbx_syscall\n.type sbx_syscall,@function\n"
+	"sbx_syscall:\n"
+	"\tmovq %rdi, %rax\n\tmovq %rsi, %rdi\n\tmovq %rdx, %rsi\n\tmovq %rcx, %rdx\n"
+	"\tmovq %r8, %r10\n\tmovq %r9, %r8\n\tmovq 8(%rsp), %r9\n"
+	"\tsyscall\n"
+	".globl sbx_syscall_ret\n.hidden sbx_syscall_ret\n"
+	"sbx_syscall_ret:\n\tret\n"
+	".size sbx_syscall, .-sbx_syscall\n");
+
+/* ---- the SIGSYS handler (async-signal-safe: no stdio, no locks) ---------- */
+
+static int audit_fd = -1;
+
+struct line {
+	char b[320];
+	size_t n;
+};
+
+static void put(struct line *l, const char *s)
+{
+	while (s != NULL && *s && l->n + 2 < sizeof l->b)
+		l->b[l->n++] = *s++;
+	l->b[l->n] = 0;
+}
+
+static void put_num(struct line *l, long v)
+{
+	char tmp[24];
+	int k = 0;
+	unsigned long u = v < 0 ? 0UL - (unsigned long)v : (unsigned long)v;
+	do
+		tmp[k++] = (char)('0' + u % 10);
+	while ((u /= 10) && k < 22);
+	if (v < 0)
+		put(l, "-");
+	char out[24];
+	int j = 0;
+	while (k)
+		out[j++] = tmp[--k];
+	out[j] = 0;
+	put(l, out);
+}
+
+static void put_call(struct line *l, long nr)
+{
 	const char *nm = NULL;
-	long nr = si->si_syscall;
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
 		if (names[i].nr == nr)
 			nm = names[i].name;
-	if (nm == NULL) {
-		int k = 0;
-		char tmp[24];
-		long v = nr < 0 ? -nr : nr;
-		do
-			tmp[k++] = (char)('0' + v % 10);
-		while ((v /= 10) && k < 20);
-		int j = 0;
-		memcpy(nb, "syscall ", 8);
-		j = 8;
-		while (k)
-			nb[j++] = tmp[--k];
-		nb[j] = 0;
-		nm = nb;
+	if (nm != NULL) {
+		put(l, nm);
+	} else {
+		put(l, "syscall ");
+		put_num(l, nr);
 	}
-	size_t n = strlen(line);
-	size_t m = strlen(nm);
-	if (n + m + 2 < sizeof(line)) {
-		memcpy(line + n, nm, m);
-		line[n + m] = '\n';
-		line[n + m + 1] = 0;
+}
+
+/* The path argument of the calls that take one (audit lines only). */
+static const char *path_arg(long nr, const long *a)
+{
+	const char *p = NULL;
+	if (nr == SYS_open || nr == SYS_stat || nr == SYS_lstat || nr == SYS_access || nr == SYS_readlink ||
+	    nr == SYS_creat || nr == SYS_mkdir || nr == SYS_unlink)
+		p = (const char *)a[0];
+	else if (nr == SYS_openat || nr == SYS_newfstatat || nr == SYS_faccessat || nr == SYS_readlinkat ||
+		 nr == SYS_unlinkat || nr == SYS_mkdirat || nr == SYS_statx)
+		p = (const char *)a[1];
+	return (uintptr_t)p >= 4096 ? p : NULL;
+}
+
+/* Audit mode logs the first few of each (call, object) pair. */
+#define AUDIT_SEEN 128
+static struct {
+	long nr;
+	const char *obj;
+	int count;
+} seen[AUDIT_SEEN];
+
+static int audit_first_few(long nr, const char *obj)
+{
+	for (int i = 0; i < AUDIT_SEEN; i++) {
+		if (seen[i].count == 0) {
+			seen[i].nr = nr;
+			seen[i].obj = obj;
+			seen[i].count = 1;
+			return 1;
+		}
+		if (seen[i].nr == nr && seen[i].obj == obj)
+			return ++seen[i].count <= 4;
 	}
+	return 0;
+}
+
+/* Reads other frames' stack words and a caller's path: not instrumented. */
+__attribute__((no_sanitize_address)) static void on_sigsys(int sig, siginfo_t *si, void *ucv)
+{
+	(void)sig;
+	long nr = si->si_syscall;
+	const char *obj = object_at((uintptr_t)si->si_call_addr);
+	const char *via = caller_of(obj, ucv);
+	struct line l = {.n = 0};
+	if (audit_fd >= 0) {
+		greg_t *g = ((ucontext_t *)ucv)->uc_mcontext.gregs;
+		long a[6] = {g[REG_RDI], g[REG_RSI], g[REG_RDX], g[REG_R10], g[REG_R8], g[REG_R9]};
+		/* making processes from a signal handler cannot be carried
+		 * out; the call fails instead */
+		int refuse = nr == SYS_clone || nr == SYS_clone3 || nr == SYS_fork || nr == SYS_vfork ||
+			     nr == SYS_execve || nr == SYS_execveat || (nr == SYS_rt_sigaction && a[0] == SIGSYS);
+		long ret = refuse ? -EPERM : sbx_syscall(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
+		g[REG_RAX] = ret;
+		if (audit_first_few(nr, obj)) {
+			put(&l, "audit: ");
+			put_call(&l, nr);
+			put(&l, " from ");
+			put(&l, obj != NULL ? obj : "unknown code");
+			if (via != NULL) {
+				put(&l, " called from ");
+				put(&l, via);
+			}
+			const char *p = path_arg(nr, a);
+			if (p != NULL) {
+				put(&l, " path ");
+				char pb[96];
+				size_t k = 0;
+				while (k + 1 < sizeof pb && p[k])
+					pb[k] = p[k], k++;
+				pb[k] = 0;
+				put(&l, pb);
+			} else if (nr == SYS_ioctl || nr == SYS_read || nr == SYS_write || nr == SYS_close ||
+				   nr == SYS_fcntl) {
+				put(&l, " fd ");
+				put_num(&l, a[0]);
+			}
+			put(&l, refuse ? " (refused)" : " = ");
+			if (!refuse)
+				put_num(&l, ret);
+			put(&l, "\n");
+			sbx_syscall(SYS_write, audit_fd, (long)l.b, (long)l.n, 0, 0, 0);
+		}
+		return;
+	}
+	put(&l, "sandbox: forbidden system call ");
+	put_call(&l, nr);
+	if (obj != NULL) {
+		put(&l, " (in ");
+		put(&l, obj);
+		if (via != NULL) {
+			put(&l, ", called from ");
+			put(&l, via);
+		}
+		put(&l, ")");
+		if (driver_object(via != NULL ? via : obj))
+			put(&l, ": made by the GPU driver, not by the pass");
+	}
+	put(&l, "\n");
 	if (report_fd >= 0)
-		(void)!write(report_fd, line, strlen(line));
+		(void)!write(report_fd, l.b, l.n);
 	syscall(SYS_exit_group, 159);
+}
+
+/* ---- descriptors the driver opens after entry --------------------------- */
+
+#define POOL_PATHS 4
+#define POOL_PER 8
+static struct devpool {
+	char path[96];
+	int first, count, next;
+} pool[POOL_PATHS];
+static int pool_n, pool_lo = -1, pool_hi = -1, pool_on;
+
+/* The descriptors open now (the listing's own excepted); -1 when
+ * /proc/self/fd cannot be read. */
+static int list_open_fds(int *fds, int max)
+{
+	DIR *d = opendir("/proc/self/fd");
+	if (d == NULL)
+		return -1;
+	int n = 0;
+	struct dirent *e;
+	while ((e = readdir(d)) != NULL && n < max)
+		if (e->d_name[0] >= '0' && e->d_name[0] <= '9' && atoi(e->d_name) != dirfd(d))
+			fds[n++] = atoi(e->d_name);
+	closedir(d);
+	return n;
+}
+
+static int highest_fd(void)
+{
+	int fds[512], hi = 2;
+	int n = list_open_fds(fds, 512);
+	if (n < 0)
+		return -1;
+	for (int i = 0; i < n; i++)
+		if (fds[i] > hi)
+			hi = fds[i];
+	return hi;
+}
+
+static void pool_drop(void)
+{
+	if (pool_lo >= 0)
+		for (int fd = pool_lo; fd <= pool_hi; fd++)
+			close(fd);
+	pool_n = 0;
+	pool_lo = pool_hi = -1;
+}
+
+/* Pre-opens POOL_PER descriptors on each character device (a path under
+ * /dev) among `fds`, numbered contiguously from above every open one. */
+static void pool_fill(const int *fds, int n)
+{
+	pool_drop();
+	char paths[POOL_PATHS][96];
+	int np = 0;
+	for (int i = 0; i < n && np < POOL_PATHS; i++) {
+		struct stat st;
+		char link[64], path[96];
+		if (fstat(fds[i], &st) || !S_ISCHR(st.st_mode))
+			continue;
+		snprintf(link, sizeof link, "/proc/self/fd/%d", fds[i]);
+		ssize_t len = readlink(link, path, sizeof path - 1);
+		if (len <= 5 || (size_t)len >= sizeof path - 1)
+			continue;
+		path[len] = 0;
+		if (strncmp(path, "/dev/", 5) != 0)
+			continue;
+		int dup = 0;
+		for (int k = 0; k < np && !dup; k++)
+			dup = strcmp(paths[k], path) == 0;
+		if (!dup)
+			memcpy(paths[np++], path, sizeof path);
+	}
+	int base = np > 0 ? highest_fd() + 1 : -1;
+	if (base <= 0)
+		return;
+	int next = base;
+	for (int k = 0; k < np; k++) {
+		struct devpool *p = &pool[pool_n];
+		memcpy(p->path, paths[k], sizeof p->path);
+		p->first = next;
+		p->count = p->next = 0;
+		for (int j = 0; j < POOL_PER; j++) {
+			int fd = (int)syscall(SYS_openat, AT_FDCWD, paths[k], O_RDWR | O_CLOEXEC, 0);
+			if (fd < 0)
+				break;
+			int at = fcntl(fd, F_DUPFD_CLOEXEC, next);
+			close(fd);
+			if (at != next) {
+				/* something else holds a number in the block: no pool */
+				if (at >= 0)
+					close(at);
+				pool_lo = base;
+				pool_hi = next - 1;
+				pool_drop();
+				return;
+			}
+			next++;
+			p->count++;
+		}
+		if (p->count > 0)
+			pool_n++;
+	}
+	if (next > base) {
+		pool_lo = base;
+		pool_hi = next - 1;
+	}
+}
+
+/* A pre-opened descriptor for `path`, or -2 when it is not a pooled path. */
+INTERPOSER static int pool_take(const char *path, int flags)
+{
+	for (int i = 0; i < pool_n; i++) {
+		struct devpool *p = &pool[i];
+		if (strcmp(path, p->path) != 0)
+			continue;
+		int k = __atomic_fetch_add(&p->next, 1, __ATOMIC_RELAXED);
+		if (k >= p->count) {
+			struct line l = {.n = 0};
+			put(&l, "sandbox: the GPU driver opened ");
+			put(&l, path);
+			put(&l, " more often than the ");
+			put_num(&l, p->count);
+			put(&l, " descriptors pre-opened for it\n");
+			if (report_fd >= 0)
+				(void)!write(report_fd, l.b, l.n);
+			errno = EMFILE;
+			return -1;
+		}
+		int fd = p->first + k;
+		if (flags & O_NONBLOCK)
+			fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+		return fd;
+	}
+	return -2;
+}
+
+INTERPOSER static int sbx_openat(int dirfd, const char *path, int flags, mode_t mode)
+{
+	if (__atomic_load_n(&pool_on, __ATOMIC_ACQUIRE) && path != NULL && path[0] == '/' &&
+	    !(flags & (O_CREAT | O_TMPFILE))) {
+		int fd = pool_take(path, flags);
+		if (fd != -2)
+			return fd;
+	}
+	return (int)syscall(SYS_openat, dirfd, path, flags, mode);
+}
+
+/* The exported open family (see the top of the file).  Declared by their
+ * assembler names so <fcntl.h>'s redirections and fortify wrappers do not
+ * apply; outside a pooled sandbox they are plain openat(2). */
+#define MODE_ARG(flags, mode)                                              \
+	mode_t mode = 0;                                                   \
+	if ((flags) & (O_CREAT | O_TMPFILE)) {                             \
+		va_list ap_;                                               \
+		va_start(ap_, flags);                                      \
+		mode = (mode_t)va_arg(ap_, int);                           \
+		va_end(ap_);                                               \
+	}
+int sbx_open(const char *path, int flags, ...) __asm__("open");
+int sbx_open64(const char *path, int flags, ...) __asm__("open64");
+int sbx_openat_(int dirfd, const char *path, int flags, ...) __asm__("openat");
+int sbx_openat64(int dirfd, const char *path, int flags, ...) __asm__("openat64");
+int sbx_open_2(const char *path, int flags) __asm__("__open_2");
+int sbx_open64_2(const char *path, int flags) __asm__("__open64_2");
+int sbx_openat_2(int dirfd, const char *path, int flags) __asm__("__openat_2");
+int sbx_openat64_2(int dirfd, const char *path, int flags) __asm__("__openat64_2");
+INTERPOSER int sbx_open(const char *path, int flags, ...)
+{
+	MODE_ARG(flags, mode);
+	return sbx_openat(AT_FDCWD, path, flags, mode);
+}
+INTERPOSER int sbx_open64(const char *path, int flags, ...)
+{
+	MODE_ARG(flags, mode);
+	return sbx_openat(AT_FDCWD, path, flags, mode);
+}
+INTERPOSER int sbx_openat_(int dirfd, const char *path, int flags, ...)
+{
+	MODE_ARG(flags, mode);
+	return sbx_openat(dirfd, path, flags, mode);
+}
+INTERPOSER int sbx_openat64(int dirfd, const char *path, int flags, ...)
+{
+	MODE_ARG(flags, mode);
+	return sbx_openat(dirfd, path, flags, mode);
+}
+INTERPOSER int sbx_open_2(const char *path, int flags)
+{
+	return sbx_openat(AT_FDCWD, path, flags, 0);
+}
+INTERPOSER int sbx_open64_2(const char *path, int flags)
+{
+	return sbx_openat(AT_FDCWD, path, flags, 0);
+}
+INTERPOSER int sbx_openat_2(int dirfd, const char *path, int flags)
+{
+	return sbx_openat(dirfd, path, flags, 0);
+}
+INTERPOSER int sbx_openat64_2(int dirfd, const char *path, int flags)
+{
+	return sbx_openat(dirfd, path, flags, 0);
 }
 
 #define ALLOW(nr) BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (nr), 0, 1), BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW)
@@ -139,8 +597,9 @@ int sandbox_enter(const struct sandbox_limits *lim, char *err, size_t errlen)
 
 	/* Build the program: check the arch, then the fd-restricted calls, then
 	 * the plain allow-list, then trap. */
-	/* 10 fd calls x (3 + 2 x 11 fds) + 9 device calls x (3 + 2 x 32 fds) + 70 fit */
-	struct sock_filter prog[1024];
+	/* 10 fd calls x (3 + 2 x 11 fds) + 9 device calls x (6 + 2 x 32 fds)
+	 * + 45 plain calls x 2 + 30 fit */
+	struct sock_filter prog[1400];
 	int n = 0;
 	if (lim->n_io_fds > 8 || lim->n_dev_fds < 0 || lim->n_dev_fds > 32 ||
 	    (lim->n_dev_fds > 0 && lim->dev_fds == NULL)) {
@@ -160,12 +619,48 @@ int sandbox_enter(const struct sandbox_limits *lim, char *err, size_t errlen)
 		if (!known && n_dev < 32)
 			dev_fds[n_dev++] = drv[k];
 	}
+	/* everything else still open is the driver's too (a worker that
+	 * closed all but its own descriptors before opening the device) */
+	if (lim->adopt_open_fds) {
+		int open_fds[256];
+		int no = list_open_fds(open_fds, 256);
+		for (int k = 0; k < no; k++) {
+			int fd = open_fds[k], mine = fd <= 2 || fd == lim->report_fd || fd == lim->audit_fd;
+			for (int q = 0; q < lim->n_io_fds && !mine; q++)
+				mine = fd == lim->io_fds[q];
+			for (int q = 0; q < n_dev && !mine; q++)
+				mine = fd == dev_fds[q];
+			if (mine)
+				continue;
+			if (n_dev == 32) {
+				errno = EMFILE;
+				snprintf(err, errlen, "sandbox: more than 32 device descriptors are open");
+				return -1;
+			}
+			dev_fds[n_dev++] = fd;
+		}
+	}
+	/* descriptors for the driver to open after entry, and the code
+	 * ranges the handler names callers by */
+	pool_fill(dev_fds, n_dev);
+	n_ranges = 0;
+	dl_iterate_phdr(note_object, NULL);
+	audit_fd = lim->audit_fd > 0 ? lim->audit_fd : -1;
 #define EMIT(...) do { struct sock_filter ins_[] = {__VA_ARGS__}; \
 	for (size_t k_ = 0; k_ < sizeof(ins_) / sizeof(ins_[0]); k_++) prog[n++] = ins_[k_]; } while (0)
 	EMIT(BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
 	     BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 1, 0),
-	     BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
-	     BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)));
+	     BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS));
+	/* audit mode: the handler's own calls (made at sbx_syscall_ret) pass */
+	if (audit_fd >= 0) {
+		uint64_t ip = (uint64_t)(uintptr_t)sbx_syscall_ret;
+		EMIT(BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, instruction_pointer)),
+		     BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (uint32_t)ip, 0, 3),
+		     BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, instruction_pointer) + 4),
+		     BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (uint32_t)(ip >> 32), 0, 1),
+		     BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW));
+	}
+	EMIT(BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)));
 	/* x32 syscalls (nr | 0x40000000) are refused outright. */
 	EMIT(BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, 0x40000000, 0, 1),
 	     BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS));
@@ -185,12 +680,19 @@ int sandbox_enter(const struct sandbox_limits *lim, char *err, size_t errlen)
 		SYS_clock_nanosleep, SYS_sched_yield, SYS_exit, SYS_exit_group, SYS_rt_sigreturn,
 		SYS_rt_sigprocmask, SYS_getpid, SYS_gettid, SYS_sched_getaffinity, SYS_restart_syscall,
 		SYS_set_robust_list, SYS_rseq, SYS_getrandom, SYS_sigaltstack,
+		/* what a GPU driver may ask of its own process, reaching nothing
+		 * outside it: identity and usage queries, page locking and NUMA
+		 * placement of its memory, barriers */
+		SYS_getppid, SYS_getuid, SYS_geteuid, SYS_getgid, SYS_getegid, SYS_uname, SYS_sysinfo,
+		SYS_getrusage, SYS_getrlimit, SYS_getcpu, SYS_sched_getparam, SYS_sched_getscheduler,
+		SYS_membarrier, SYS_mlock, SYS_mlock2, SYS_munlock, SYS_get_mempolicy, SYS_mbind,
+		SYS_set_mempolicy,
 	};
 	for (size_t i = 0; i < sizeof(plain) / sizeof(plain[0]); i++)
 		EMIT(ALLOW((unsigned)plain[i]));
 	/* The GPU driver's descriptors: the calls it makes on them, whichever
 	 * thread makes them.  Each block tests args[0] and reloads nr. */
-	if (n_dev > 0) {
+	if (n_dev > 0 || pool_lo >= 0) {
 		EMIT(ALLOW((unsigned)SYS_poll), ALLOW((unsigned)SYS_ppoll));
 		/* newfstatat: glibc's fstat (fd, "", AT_EMPTY_PATH); a path
 		 * relative to a device descriptor reaches no file */
@@ -198,8 +700,13 @@ int sandbox_enter(const struct sandbox_limits *lim, char *err, size_t errlen)
 						SYS_fcntl, SYS_fstat, SYS_newfstatat, SYS_close};
 		for (size_t i = 0; i < sizeof(devcalls) / sizeof(devcalls[0]); i++) {
 			EMIT(BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (unsigned)devcalls[i], 0,
-				      (unsigned char)(2 * n_dev + 2)));
+				      (unsigned char)(2 * n_dev + 2 + (pool_lo >= 0 ? 3 : 0))));
 			EMIT(BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[0])));
+			/* the pre-opened block: lo <= fd <= hi */
+			if (pool_lo >= 0)
+				EMIT(BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, (unsigned)pool_lo, 0, 2),
+				     BPF_JUMP(BPF_JMP | BPF_JGT | BPF_K, (unsigned)pool_hi, 1, 0),
+				     BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW));
 			for (int k = 0; k < n_dev; k++)
 				EMIT(BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (unsigned)dev_fds[k], 0, 1),
 				     BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW));
@@ -231,6 +738,7 @@ int sandbox_enter(const struct sandbox_limits *lim, char *err, size_t errlen)
 		goto fail;
 	if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_TSYNC, &fprog))
 		goto fail;
+	__atomic_store_n(&pool_on, pool_n > 0, __ATOMIC_RELEASE);
 	return 0;
 fail:
 	snprintf(err, errlen, "sandbox: %s", strerror(errno));

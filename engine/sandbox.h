@@ -6,7 +6,17 @@
  * descriptors it already holds, and nothing else: no files, no network, no
  * processes, no new threads, no signal handlers, no clock changes.  A
  * forbidden system call ends the process with SIGSYS after it writes one
- * line naming the call to the report fd. */
+ * line naming the call, and the loaded object whose code made it, to the
+ * report fd ("sandbox: forbidden system call openat (in libc.so.6)"; a call
+ * made in the GPU driver's libraries adds ": made by the GPU driver, not by
+ * the pass").
+ *
+ * After entry, opening a device path the GPU driver already had open (a
+ * character device under /dev) is served from descriptors pre-opened at
+ * entry (8 per path): the NVIDIA driver opens a fresh one for each host
+ * mapping of its memory.  passfs exports open, open64, openat and their
+ * fortified forms from its executable for this; outside a sandboxed worker
+ * they are plain openat(2). */
 #ifndef PASSFS_SANDBOX_H
 #define PASSFS_SANDBOX_H
 
@@ -27,6 +37,18 @@ struct sandbox_limits {
 	 * driver through them, also from the driver's own threads. */
 	const int *dev_fds;
 	int n_dev_fds;
+	/* Nonzero: every other descriptor open at entry (not 0-2, report_fd,
+	 * io_fds or audit_fd) is a device descriptor too.  For a worker that
+	 * closed all but its own before opening the device: the driver and
+	 * CUPTI open more while modules load and memory is first mapped. */
+	int adopt_open_fds;
+	/* > 0: audit mode.  Instead of ending the process, a refused call is
+	 * written to this descriptor ("audit: openat from libcuda.so.1 path
+	 * /dev/nvidiactl = 41", the first 4 of each call and caller) and then
+	 * carried out; only process creation (clone, fork, execve) and
+	 * replacing the SIGSYS handler fail, with EPERM.  It confines nothing:
+	 * for finding out what a GPU driver needs, never for scoring. */
+	int audit_fd;
 };
 
 /* Applies the rlimits and installs the seccomp filter.  Returns 0, or -1 with

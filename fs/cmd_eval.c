@@ -79,6 +79,10 @@ static void print_summary(json_t *r)
 	       json_string_value(json_object_get(r, "device")));
 	printf("verdict %s   score %.6f\n", json_string_value(json_object_get(r, "verdict")),
 	       json_number_value(json_object_get(r, "score")));
+	const char *audit = json_string_value(json_object_get(r, "sandbox_audit"));
+	if (audit != NULL)
+		printf("WARNING: the sandbox was in audit mode (log: %s): the pass ran unconfined; this score "
+		       "proves nothing\n", audit);
 	const char *msg = json_string_value(json_object_get(r, "message"));
 	if (msg && *msg)
 		printf("%s\n", msg);

@@ -4,6 +4,7 @@
 
 #include <dlfcn.h>
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <sys/file.h>
 #include <sys/stat.h>
@@ -336,6 +337,38 @@ uint64_t gpu_fnv1a(uint64_t h, const void *p, size_t n)
 		h *= 0x100000001b3ull;
 	}
 	return h;
+}
+
+typedef char *(*demangle_fn)(const char *, char *, size_t *, int *);
+static demangle_fn demangler;
+static pthread_once_t demangler_once = PTHREAD_ONCE_INIT;
+
+static void demangler_load(void)
+{
+	void *h = dlopen("libstdc++.so.6", RTLD_NOW | RTLD_LOCAL);
+	if (h != NULL)
+		*(void **)&demangler = dlsym(h, "__cxa_demangle");
+}
+
+int gpu_demangle(const char *lowered, char *out, size_t len)
+{
+	if (len == 0)
+		return -1;
+	snprintf(out, len, "%s", lowered);
+	if (strncmp(lowered, "_Z", 2) != 0)
+		return -1;
+	pthread_once(&demangler_once, demangler_load);
+	if (demangler == NULL)
+		return -1;
+	int status = -1;
+	char *d = demangler(lowered, NULL, NULL, &status);
+	if (d == NULL || status != 0) {
+		free(d);
+		return -1;
+	}
+	snprintf(out, len, "%s", d);
+	free(d);
+	return 0;
 }
 
 void *gpu_dlopen_vendor(const char *env, const char *what, const char *const *names, int n, char *err,

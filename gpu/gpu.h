@@ -140,7 +140,7 @@ struct gpu_trace {
 	unsigned long long dropped;     /* records CUPTI dropped; > 0: the sums are short */
 	int n_names;                    /* per kernel (lowered name), the first 8 seen */
 	struct {
-		char name[96];
+		char name[192];         /* cut to fit: a longer one is not demangled */
 		double ms;
 		int count;
 	} kernels[GPU_TRACE_MAX_KERNELS];
@@ -194,6 +194,13 @@ int gpu_driver_fds(struct gpu_dev *d, int *fds, int max);
 /* FNV-1a over n bytes, continuing from h (start: 0xcbf29ce484222325): the
  * cache keys' hash (not for anything an adversary chooses). */
 uint64_t gpu_fnv1a(uint64_t h, const void *p, size_t n);
+
+/* The C++ name of a lowered (mangled) kernel name, "_Z9bias_geluIfEvPKfPfi"
+ * -> "void bias_gelu<float>(float const*, float*, int)", with the C++
+ * runtime's demangler (libstdc++, loaded on first use).  Returns 0, or -1
+ * with `lowered` copied when it is not a mangled name or cannot be
+ * demangled (no libstdc++, a name cut short). */
+int gpu_demangle(const char *lowered, char *out, size_t len);
 
 /* Opens the first of a vendor library's names that loads (`env`, when set
  * in the environment, instead).  With PASSFS_LIBCUDA naming another driver

@@ -68,6 +68,34 @@ check "inline PTX is not refused on the cuda backend" \
 	"all(v['verdict'] == 'rejected' for v in r['variants'])" \
 	--pass tests/passes/unsupported_ptx.c
 
+# The driver inside the sandbox: opening its device path again (as the
+# NVIDIA driver does for each host mapping) is served from pre-opened
+# descriptors; more than the pool holds, or a call no sandbox allows, is
+# named as the driver's doing.
+MOCK_CUDA_REOPEN=8 check "the driver reopens its device in the sandbox" \
+	"all(v['verdict'] == 'rejected' and 'poison' in v['message'] for v in r['variants'])" \
+	--pass tests/passes/ok_fused.c
+MOCK_CUDA_LATE_FD=1 check "a descriptor the driver opened after cuInit is the driver's" \
+	"all(v['verdict'] == 'rejected' and 'poison' in v['message'] for v in r['variants'])" \
+	--pass tests/passes/ok_fused.c
+MOCK_CUDA_REOPEN=9 check "the driver runs out of pre-opened descriptors" \
+	"r['verdict'] == 'runtime_error' and 'CUDA error 304' in r['message'] and 'opened /dev/null more often than the 8 descriptors' in r['message']" \
+	--pass tests/passes/ok_fused.c
+MOCK_CUDA_SYSCALL=1 check "a refused call in the driver is the driver's" \
+	"r['verdict'] == 'runtime_error' and 'called from libcuda_mock.so' in r['message'] and 'made by the GPU driver' in r['message'] and 'rejected' not in [v['verdict'] for v in r['variants']]" \
+	--pass tests/passes/ok_fused.c
+rm -f "$tmp/audit"
+MOCK_CUDA_SYSCALL=1 PASSFS_SANDBOX_AUDIT=$tmp/audit check "audit mode logs the driver's call and goes on" \
+	"r.get('sandbox_audit') == '$tmp/audit' and all(v['verdict'] == 'rejected' and 'poison' in v['message'] for v in r['variants'])" \
+	--pass tests/passes/ok_fused.c
+if grep -q '^audit: getsid from libc.so.6 called from libcuda_mock.so = ' "$tmp/audit" 2>/dev/null; then
+	echo "ok   the audit log names the call and its caller"
+	pass=$((pass + 1))
+else
+	echo "FAIL audit log: $(head -5 "$tmp/audit" 2>/dev/null)"
+	fails=$((fails + 1))
+fi
+
 if timeout 300 "$PASSFS" eager --tasks "$T" --task tiny_bias_gelu --backend cuda --out "$tmp/eager" >"$tmp/eager.log" 2>&1 &&
 	grep -q 'Mock GPU' "$tmp/eager.log"; then
 	echo "ok   passfs eager --backend cuda"

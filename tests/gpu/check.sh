@@ -16,16 +16,22 @@
 #                escape, faults, big shared memory, L2 flush, lock, module
 #                cache, CUDA inside the sandbox), test_cuda_backend,
 #                test_cuda_pack, test_sandbox
-#   4 speed      `passfs eval` of a 6-variant task with a correct pass, twice:
+#   4 sandbox    what the real driver does inside the pass worker's seccomp
+#                sandbox: which open functions libcuda imports (passfs serves
+#                the driver's re-opens of its device paths through its own),
+#                then one eval with PASSFS_SANDBOX_AUDIT (refused calls are
+#                logged and carried out): an empty log passes; the log's
+#                lines go to the summary
+#   5 speed      `passfs eval` of a 6-variant task with a correct pass, twice:
 #                wall time (target < 1.5 s warm) and scores within 2%
-#   5 verdicts   tests/cli/eval_verdicts.sh with BACKEND=cuda (every verdict)
-#   6 gpu-passes tests/gpu/passes: inline PTX + wmma (ok), the escaping slow
+#   6 verdicts   tests/cli/eval_verdicts.sh with BACKEND=cuda (every verdict)
+#   7 gpu-passes tests/gpu/passes: inline PTX + wmma (ok), the escaping slow
 #                kernel (ok, speedup < 1: the sync caught it; CUPTI's kernel
 #                time shows the ~3 ms), a faulting kernel (runtime_error
 #                naming it), then the GPU still works with CUPTI times and
 #                kernel resources in result.json; --cold; two evaluations at
 #                once (the second waits for the benchmark lock)
-#   7 anchor     tests/gpu/anchor.py: passfs eager vs PyTorch eager and
+#   8 anchor     tests/gpu/anchor.py: passfs eager vs PyTorch eager and
 #                torch.compile on 8 tasks (outputs compared, 25 + 100 trials)
 # Then a summary, and the anchor's table; with OUT set, both go to
 # $OUT/gpu-check.txt and every step's log to $OUT/logs/.
@@ -208,6 +214,24 @@ sys.exit(0 if ok else 1)
 PY
 }
 
+s_sandbox() {
+	local lib
+	lib=$(ldconfig -p 2>/dev/null | awk '/libcuda\.so\.1 /{print $NF; exit}')
+	echo "libcuda: ${lib:-not found by ldconfig}"
+	[ -n "$lib" ] && nm -D --undefined-only "$lib" 2>/dev/null |
+		grep -E ' (open|open64|openat|openat64|__open_2|__open64_2|__openat_2|__openat64_2|syscall)(@|$)'
+	rm -f "$LOGS/sandbox-audit.txt"
+	PASSFS_SANDBOX_AUDIT=$LOGS/sandbox-audit.txt eval_json "$LOGS/sandbox.json" --pass tests/passes/ok_fused.c ||
+		return 1
+	/usr/bin/python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); print("verdict", r["verdict"], "|", r["message"][:200])' "$LOGS/sandbox.json"
+	if [ -s "$LOGS/sandbox-audit.txt" ]; then
+		echo "calls the sandbox would refuse (audit log, first lines):"
+		sed 's/ = -\{0,1\}[0-9]*$//' "$LOGS/sandbox-audit.txt" | sort | uniq -c | sort -rn | head -20
+		return 1
+	fi
+	echo "audit log empty: the driver made no call the sandbox refuses"
+}
+
 s_verdicts() {
 	BACKEND=cuda PASSFS=$PASSFS bash tests/cli/eval_verdicts.sh
 }
@@ -285,11 +309,12 @@ s_anchor() {
 
 echo "passfs device check: $(date -u +%FT%TZ), budget ${BUDGET}s, logs in $LOGS"
 export REPO BUILD PREBUILT JOBS PASSFS LOGS PYTHON
-export -f s_env s_build s_device eval_json s_speed s_verdicts s_gpu_passes s_anchor
+export -f s_env s_build s_device eval_json s_sandbox s_speed s_verdicts s_gpu_passes s_anchor
 step env 30 0 s_env
 step build 180 0 s_build
 [ "${results[-1]}" = ok ] && built=1
 step device 120 1 s_device
+step sandbox 40 1 s_sandbox
 step speed 60 1 s_speed
 step verdicts 150 1 s_verdicts
 step gpu-passes 90 1 s_gpu_passes
@@ -311,6 +336,11 @@ summary=$LOGS/summary.txt
 		[ "${results[$k]}" = ok ] || failed=$((failed + 1))
 	done
 	echo "total $(elapsed)s; $failed step(s) not ok"
+	if [ -s "$LOGS/sandbox-audit.txt" ]; then
+		echo
+		echo "the driver's calls the sandbox refuses (PASSFS_SANDBOX_AUDIT):"
+		sed 's/ = -\{0,1\}[0-9]*$//' "$LOGS/sandbox-audit.txt" | sort -u | head -15
+	fi
 	if [ -s "$LOGS/anchor.txt" ]; then
 		echo
 		echo "anchor (passfs eager vs PyTorch eager vs torch.compile; ms = median of 100 after warm-up):"

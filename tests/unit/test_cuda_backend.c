@@ -403,6 +403,28 @@ static void test_gpu_passes_compile(void)
 	}
 }
 
+/* Kernel names in result.json: CUPTI gives lowered names. */
+static void test_demangle(void)
+{
+	char out[256];
+	CHECK_MSG(gpu_demangle("_Z9bias_geluIfEvPKfPfi", out, sizeof out) == 0 &&
+			  strcmp(out, "void bias_gelu<float>(float const*, float*, int)") == 0,
+		  "a template kernel demangles");
+	/* a plain function's mangled name has no return type */
+	CHECK_MSG(gpu_demangle("_Z5touchPf", out, sizeof out) == 0 && strcmp(out, "touch(float*)") == 0,
+		  "a plain kernel demangles");
+	/* not mangled (an extern "C" kernel, a vendor's name): copied, -1 */
+	CHECK_MSG(gpu_demangle("sm90_xmma_gemm_f32f32", out, sizeof out) == -1 &&
+			  strcmp(out, "sm90_xmma_gemm_f32f32") == 0,
+		  "a plain name is copied");
+	/* cut short by the record's name field: not demangled */
+	CHECK_MSG(gpu_demangle("_Z9bias_gel", out, sizeof out) == -1 && strcmp(out, "_Z9bias_gel") == 0,
+		  "a cut name is copied");
+	/* a small buffer */
+	CHECK_MSG(gpu_demangle("_Z9bias_geluIfEvPKfPfi", out, 8) == 0 && strcmp(out, "void bi") == 0,
+		  "a small buffer is filled");
+}
+
 int main(int argc, char **argv)
 {
 	if (argc > 1 && strcmp(argv[1], "--stub-probe") == 0)
@@ -415,6 +437,7 @@ int main(int argc, char **argv)
 	test_cupti_records();
 	test_device_stubs();
 	test_gpu_passes_compile();
+	test_demangle();
 	printf("%d passed, %d failed\n", passed, failed);
 	return failed ? 1 : 0;
 }

@@ -1,6 +1,9 @@
 /* test_sandbox.c - the seccomp sandbox stops files, sockets, processes and a
  * raw `syscall` instruction, and lets computing, memory, printf and the IPC
- * fd work. */
+ * fd work; its report names the object that made a call; opening a device
+ * path the driver holds is served from pre-opened descriptors, a limited
+ * number of them; audit mode logs refused calls and carries them out. */
+#include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
@@ -8,7 +11,9 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/utsname.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -21,7 +26,8 @@ static int passed, failed;
 	fprintf(stderr, __VA_ARGS__); fputc('\n', stderr); } } while (0)
 
 enum action { A_COMPUTE, A_OPEN, A_SOCKET, A_FORK, A_RAW_OPENAT, A_WRITE_FILE_FD, A_SIGACTION, A_SETTIME,
-	      A_EXEC_MMAP, A_EXEC_MPROTECT, A_DEV_IOCTL, A_DEV_READ, A_OTHER_IOCTL };
+	      A_EXEC_MMAP, A_EXEC_MPROTECT, A_DEV_IOCTL, A_DEV_READ, A_OTHER_IOCTL, A_POOL_OPEN,
+	      A_POOL_EXHAUST, A_POOL_OTHER_DEV, A_AUDIT, A_ADOPTED, A_NOT_ADOPTED };
 
 /* Runs `act` in a sandboxed child; returns its exit status and what it wrote
  * to the report pipe. */
@@ -36,13 +42,23 @@ static int run(enum action act, char *report, size_t len, const char *probe)
 	if (pipe(dev))
 		return -1;
 	(void)!write(dev[1], "d", 1);
+	/* a character device the "driver" holds: its path is pooled */
+	int devs[2] = {dev[0], open("/dev/null", O_RDWR | O_CLOEXEC)};
+	int audit[2], spare[2];
+	if (pipe(audit) || pipe(spare))
+		return -1;
+	(void)!write(spare[1], "s", 1);
+	long sid = (long)getsid(0);
 	pid_t pid = fork();
 	if (pid == 0) {
 		close(rp[0]);
 		char err[256];
 		struct sandbox_limits lim = {.address_space = (size_t)4 << 30, .cpu_seconds = 10,
 					     .report_fd = rp[1], .io_fds = &ipc[1], .n_io_fds = 1,
-					     .dev_fds = dev, .n_dev_fds = act >= A_DEV_IOCTL ? 1 : 0};
+					     .dev_fds = devs,
+					     .n_dev_fds = act >= A_POOL_OPEN ? 2 : act >= A_DEV_IOCTL ? 1 : 0,
+					     .audit_fd = act == A_AUDIT ? audit[1] : 0,
+					     .adopt_open_fds = act == A_ADOPTED};
 		if (sandbox_enter(&lim, err, sizeof(err))) {
 			fprintf(stderr, "%s\n", err);
 			_exit(3);
@@ -53,6 +69,11 @@ static int run(enum action act, char *report, size_t len, const char *probe)
 			struct timespec ts;
 			clock_gettime(CLOCK_MONOTONIC, &ts);
 			memset(m, 1, 1 << 20);
+			/* what a driver may ask of its own process */
+			struct utsname un;
+			struct rusage ru;
+			if (uname(&un) || getrusage(RUSAGE_SELF, &ru) || getppid() <= 0)
+				_exit(6);
 			char *h = malloc(1000);
 			free(h);
 			/* a pass's printf: stdio's first use must not need fstat */
@@ -111,6 +132,49 @@ static int run(enum action act, char *report, size_t len, const char *probe)
 			ioctl(ipc[1], FIONREAD, &avail);
 			_exit(0);
 		}
+		case A_POOL_OPEN: {
+			/* 8 opens of /dev/null, each a new descriptor that works */
+			int got[8];
+			for (int i = 0; i < 8; i++) {
+				got[i] = open("/dev/null", O_RDWR | O_CLOEXEC);
+				if (got[i] < 0 || write(got[i], "x", 1) != 1)
+					_exit(10 + i);
+				for (int j = 0; j < i; j++)
+					if (got[j] == got[i])
+						_exit(30);
+			}
+			_exit(close(got[3]) == 0 ? 0 : 31);
+		}
+		case A_POOL_EXHAUST: {
+			for (int i = 0; i < 8; i++)
+				if (openat(AT_FDCWD, "/dev/null", O_RDONLY) < 0)
+					_exit(10 + i);
+			int fd = open("/dev/null", O_RDWR);
+			_exit(fd < 0 && errno == EMFILE ? 0 : 20);
+		}
+		case A_POOL_OTHER_DEV:
+			open("/dev/zero", O_RDWR);
+			_exit(0);
+		case A_AUDIT: {
+			/* refused calls are carried out, and logged */
+			int fd = open(probe, O_WRONLY | O_CREAT, 0600);
+			if (fd < 0 || write(fd, "a", 1) != 1)
+				_exit(10);
+			long ret;
+			__asm__ volatile("syscall" : "=a"(ret) : "a"((long)SYS_getsid), "D"(0L) : "rcx", "r11", "memory");
+			if (ret != sid)
+				_exit(11);
+			/* processes are not made */
+			if (fork() != -1 || errno != EPERM)
+				_exit(12);
+			_exit(0);
+		}
+		case A_ADOPTED:
+		case A_NOT_ADOPTED: {
+			/* a descriptor opened before entry and named nowhere */
+			char ch = 0;
+			_exit(read(spare[0], &ch, 1) == 1 && ch == 's' ? 0 : 5);
+		}
 		case A_SETTIME: {
 			struct timespec ts = {0, 0};
 			syscall(SYS_clock_settime, CLOCK_REALTIME, &ts);
@@ -124,9 +188,14 @@ static int run(enum action act, char *report, size_t len, const char *probe)
 	close(fd_file);
 	close(dev[0]);
 	close(dev[1]);
+	close(devs[1]);
+	close(audit[1]);
+	close(spare[0]);
+	close(spare[1]);
 	int st;
 	waitpid(pid, &st, 0);
-	ssize_t n = read(rp[0], report, len - 1);
+	ssize_t n = read(act == A_AUDIT ? audit[0] : rp[0], report, len - 1);
+	close(audit[0]);
 	report[n > 0 ? n : 0] = 0;
 	close(rp[0]);
 	close(ipc[0]);
@@ -135,7 +204,7 @@ static int run(enum action act, char *report, size_t len, const char *probe)
 
 int main(void)
 {
-	char rep[256], probe[64];
+	char rep[1024], probe[64];
 	snprintf(probe, sizeof(probe), "/tmp/passfs-sandbox-probe-%d", (int)getpid());
 	unlink(probe);
 	CHECK(run(A_COMPUTE, rep, sizeof(rep), probe) == 0, "compute: %s", rep);
@@ -148,6 +217,40 @@ int main(void)
 	/* the GPU driver's descriptors (sandbox_limits.dev_fds) */
 	CHECK(run(A_DEV_IOCTL, rep, sizeof(rep), probe) == 0, "ioctl on a device fd: %s", rep);
 	CHECK(run(A_DEV_READ, rep, sizeof(rep), probe) == 0, "read on a device fd: %s", rep);
+	/* who made the call: libc's open, a raw instruction in this program */
+	CHECK(run(A_OPEN, rep, sizeof(rep), probe) == 159 &&
+		      strstr(rep, "openat (in libc.so.6, called from test_sandbox)"),
+	      "open through libc: '%s'", rep);
+	CHECK(run(A_RAW_OPENAT, rep, sizeof(rep), probe) == 159 && strstr(rep, "openat (in test_sandbox)") &&
+		      !strstr(rep, "GPU driver"),
+	      "raw openat: '%s'", rep);
+	/* device paths the driver holds are served from the pool, 8 of them */
+	int st = run(A_POOL_OPEN, rep, sizeof(rep), probe);
+	CHECK(st == 0, "pooled opens: status %d, report '%s'", st, rep);
+	st = run(A_POOL_EXHAUST, rep, sizeof(rep), probe);
+	CHECK(st == 0 && strstr(rep, "opened /dev/null more often than the 8 descriptors"),
+	      "pool used up: status %d, report '%s'", st, rep);
+	st = run(A_POOL_OTHER_DEV, rep, sizeof(rep), probe);
+	CHECK(st == 159 && strstr(rep, "forbidden system call openat"), "other device: status %d, '%s'", st, rep);
+	/* descriptors adopted as the driver's (adopt_open_fds) */
+	st = run(A_ADOPTED, rep, sizeof(rep), probe);
+	CHECK(st == 0, "adopted descriptor: status %d, report '%s'", st, rep);
+	st = run(A_NOT_ADOPTED, rep, sizeof(rep), probe);
+	CHECK(st == 159 && strstr(rep, "forbidden system call read"), "descriptor not adopted: status %d, '%s'", st,
+	      rep);
+	/* audit mode */
+	unlink(probe);
+	st = run(A_AUDIT, rep, sizeof(rep), probe);
+	CHECK(st == 0, "audit: status %d, log '%s'", st, rep);
+	char want[128];
+	snprintf(want, sizeof want, "audit: openat from libc.so.6 called from test_sandbox path %s = ", probe);
+	CHECK(strstr(rep, want) != NULL, "audit log lacks '%s': '%s'", want, rep);
+	CHECK(strstr(rep, "audit: write from libc.so.6 called from test_sandbox fd ") != NULL, "audit log lacks the write: '%s'", rep);
+	CHECK(strstr(rep, "audit: getsid from test_sandbox = ") != NULL, "audit log lacks getsid: '%s'",
+	      rep);
+	CHECK(strstr(rep, "audit: clone from libc.so.6 called from test_sandbox (refused)") != NULL, "audit log lacks the fork: '%s'", rep);
+	CHECK(access(probe, F_OK) == 0, "audit mode did not carry out the open");
+	unlink(probe);
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		int st = run(bad[i].a, rep, sizeof(rep), probe);
 		CHECK(st == 159 && strstr(rep, "forbidden system call") && strstr(rep, bad[i].want),

@@ -13,6 +13,17 @@
  *                               CUDA_ERROR_ILLEGAL_ADDRESS (700) when a kernel
  *                               whose lowered name contains it was launched
  *                               since the last sync; every call after fails.
+ *   MOCK_CUDA_REOPEN=N          the first launch of each process opens
+ *                               /dev/null N more times and keeps them (the
+ *                               NVIDIA driver opens a fresh /dev/nvidiactl
+ *                               for each host mapping of its memory); a
+ *                               failed open fails the launch with
+ *                               CUDA_ERROR_OPERATING_SYSTEM (304).
+ *   MOCK_CUDA_LATE_FD=1         the first module load opens /dev/zero, and
+ *                               launches and syncs issue an ioctl on it too
+ *                               (a driver opens descriptors after cuInit).
+ *   MOCK_CUDA_SYSCALL=1         every launch also calls getsid through
+ *                               libc's syscall(), a call no sandbox allows.
  *   MOCK_CUDA_LOG=path          appends one line per launch ("launch NAME
  *                               grid block smem nargs"), per process that
  *                               initialises CUDA ("init PID") and per memset
@@ -39,6 +50,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -57,7 +69,7 @@ struct mock_func {
 	struct mock_module *mod;
 };
 
-static int inited, broken, fds[2] = {-1, -1};
+static int inited, broken, fds[2] = {-1, -1}, late_fd = -1;
 static int launch_log = -1;     /* opened by cuInit: before any sandbox */
 static struct mock_func funcs[MAX_FUNCS];
 static int n_funcs;
@@ -76,6 +88,8 @@ static void touch_driver(void)
 	int avail;
 	if (fds[0] >= 0)
 		ioctl(fds[0], FIONREAD, &avail);    /* must pass the sandbox */
+	if (late_fd >= 0)
+		ioctl(late_fd, FIONREAD, &avail);
 }
 
 CUresult cuInit(unsigned flags)
@@ -157,6 +171,9 @@ CUresult cuModuleLoadDataEx(void **mod, const void *image, unsigned n, int *opts
 	CUresult rc = check();
 	if (rc)
 		return rc;
+	const char *late = getenv("MOCK_CUDA_LATE_FD");
+	if (late != NULL && *late == '1' && late_fd < 0)
+		late_fd = open("/dev/zero", O_RDONLY | O_CLOEXEC);
 	const char *p = image;
 	struct mock_module *m = calloc(1, sizeof *m);
 	/* PTX is text; a cubin is an ELF whose size is in its header: the mock
@@ -345,6 +362,20 @@ CUresult cuLaunchKernel(void *fn, unsigned gx, unsigned gy, unsigned gz, unsigne
 	if ((unsigned long long)bx * by * bz > 1024 || gx == 0 || gy == 0 || gz == 0)
 		return 1;
 	touch_driver();
+	static int reopened;
+	const char *reopen = getenv("MOCK_CUDA_REOPEN");
+	for (int k = 0; reopen != NULL && !reopened && k < atoi(reopen); k++) {
+		int fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+		if (fd < 0)
+			return 304;
+		/* used as a driver uses it (the answer is ENOTTY on /dev/null) */
+		int avail;
+		(void)!ioctl(fd, FIONREAD, &avail);
+	}
+	reopened = 1;
+	const char *sc = getenv("MOCK_CUDA_SYSCALL");
+	if (sc != NULL && *sc == '1')
+		syscall(SYS_getsid, 0);
 	const char *fault = getenv("MOCK_CUDA_FAULT");
 	if (fault != NULL && *fault != '\0' && strstr(f->name, fault) != NULL)
 		fault_pending = 1;
