@@ -396,7 +396,8 @@ static void pool_drop(void)
 }
 
 /* Pre-opens POOL_PER descriptors on each character device (a path under
- * /dev) among `fds`, numbered contiguously from above every open one. */
+ * /dev, but not /dev/nvidia-uvm*) among `fds`, numbered contiguously from
+ * above every open one. */
 static void pool_fill(const int *fds, int n)
 {
 	pool_drop();
@@ -412,7 +413,9 @@ static void pool_fill(const int *fds, int n)
 		if (len <= 5 || (size_t)len >= sizeof path - 1)
 			continue;
 		path[len] = 0;
-		if (strncmp(path, "/dev/", 5) != 0)
+		/* not the unified-memory devices: a process has one of each,
+		 * and every open of /dev/nvidia-uvm makes a new address space */
+		if (strncmp(path, "/dev/", 5) != 0 || strstr(path, "uvm") != NULL)
 			continue;
 		int dup = 0;
 		for (int k = 0; k < np && !dup; k++)

@@ -12,9 +12,9 @@
  * the pass").
  *
  * After entry, opening a device path the GPU driver already had open (a
- * character device under /dev) is served from descriptors pre-opened at
- * entry (8 per path): the NVIDIA driver opens a fresh one for each host
- * mapping of its memory.  passfs exports open, open64, openat and their
+ * character device under /dev, not /dev/nvidia-uvm*) is served from
+ * descriptors pre-opened at entry (8 per path): the NVIDIA driver opens a
+ * fresh one for each host mapping of its memory.  passfs exports open, open64, openat and their
  * fortified forms from its executable for this; outside a sandboxed worker
  * they are plain openat(2). */
 #ifndef PASSFS_SANDBOX_H
