@@ -3,8 +3,9 @@
  * the driver entry points (resolved in the stub), the launch argument check,
  * the arch name, the L2 flush size, the benchmark lock, CUPTI record
  * accounting from synthetic records, the host compile with device stubs (a
- * pass with inline PTX and wmma compiles for the cuda backend; its kernel
- * table keeps distinct addresses), and the backend-neutral calls on the cpu
+ * pass with inline PTX and wmma compiles for the cuda backend, its PTX
+ * assembles for sm_90a with the toolkit's ptxas; its kernel table keeps
+ * distinct addresses), and the backend-neutral calls on the cpu
  * backend.  tests/gpu/check.sh runs the rest on a GPU. */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -358,12 +359,53 @@ static char *slurp(const char *path, size_t *len)
 /* The GPU test passes compile for the cuda backend (NVRTC for sm_90a when
  * it can be loaded, the host object with device stubs), and are refused for
  * the cpu backend where they use what only a GPU runs. */
+/* ptxas -arch=ARCH on the PTX: 0 when it assembles or there is no ptxas
+ * (a "skip" line), else -1 with ptxas's output in msg. */
+static int ptx_assembles(const char *ptx, const char *arch, char *msg, size_t len)
+{
+	const char *ptxas = "/usr/local/cuda/bin/ptxas";
+	if (access(ptxas, X_OK) != 0) {
+		printf("skip: no %s to assemble the PTX with\n", ptxas);
+		return 0;
+	}
+	char dir[] = "/tmp/passfs-ptxas-XXXXXX";
+	if (mkdtemp(dir) == NULL)
+		return -1;
+	char in[64], out[64], log[64], cmd[400];
+	snprintf(in, sizeof in, "%s/k.ptx", dir);
+	snprintf(out, sizeof out, "%s/k.cubin", dir);
+	snprintf(log, sizeof log, "%s/log", dir);
+	FILE *f = fopen(in, "w");
+	int rc = -1;
+	if (f != NULL && fputs(ptx, f) >= 0 && fclose(f) == 0) {
+		snprintf(cmd, sizeof cmd, "%s -arch=%s -o %s %s >%s 2>&1", ptxas, arch, out, in, log);
+		rc = system(cmd) == 0 ? 0 : -1;
+	}
+	msg[0] = 0;
+	FILE *lf = fopen(log, "r");
+	if (lf != NULL) {
+		size_t n = fread(msg, 1, len - 1, lf);
+		msg[n] = 0;
+		fclose(lf);
+	}
+	unlink(in);
+	unlink(out);
+	unlink(log);
+	rmdir(dir);
+	return rc;
+}
+
 static void test_gpu_passes_compile(void)
 {
 	static const char *const files[] = {"tests/gpu/passes/ptx_wmma_ok.c", "tests/gpu/passes/async_escape.c",
 					    "tests/gpu/passes/fault_oob.c", "tests/passes/ok_fused.c",
 					    "tests/passes/unsupported_ptx.c"};
 	int have_nvrtc = nvrtc_available(NULL, 0);
+	char bad[600];
+	if (access("/usr/local/cuda/bin/ptxas", X_OK) == 0)
+		CHECK_MSG(ptx_assembles(".version 8.0\n.target sm_90a\n.address_size 64\nnot_an_instruction;\n", "sm_90a",
+					bad, sizeof bad) == -1 && bad[0],
+			  "ptxas must refuse bad PTX");
 	for (size_t f = 0; f < sizeof files / sizeof files[0]; f++) {
 		size_t len;
 		char *src = slurp(files[f], &len);
@@ -377,8 +419,13 @@ static void test_gpu_passes_compile(void)
 		char msg[6000];
 		snprintf(msg, sizeof msg, "%s: %.600s | %.4100s", files[f], dg.message, dg.log);
 		CHECK_MSG(rc == 0 && dg.verdict == PASS_OK, msg);
-		if (rc == 0 && have_nvrtc)
+		if (rc == 0 && have_nvrtc) {
 			CHECK_MSG(m->ptx != NULL && strstr(m->ptx, ".target sm_90a") != NULL && m->lowered != NULL, files[f]);
+			/* the driver JIT-compiles this PTX at load: the toolkit's
+			 * assembler (the same back end) must take it */
+			if (m->ptx != NULL)
+				CHECK_MSG(ptx_assembles(m->ptx, "sm_90a", msg, sizeof msg) == 0, msg);
+		}
 		if (rc == 0) {
 			/* every kernel-table entry has its own address */
 			struct pass_loaded l;
