@@ -19,6 +19,7 @@ static const struct {
 	{"mount", cmd_mount, "mount the task tree with FUSE: write pass.c, read result.json"},
 	{"watch", cmd_watch, "the task tree as plain files in DIR, driven by inotify (no FUSE)"},
 	{"history", cmd_history, "export every evaluated pass as JSON lines (history export)"},
+	{"doctor", cmd_doctor, "check what this machine can evaluate with, and what is missing"},
 };
 
 static void usage(FILE *f)

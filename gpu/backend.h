@@ -72,6 +72,22 @@ int gpu_cpu_open(struct gpu_dev **out, char *err, size_t errlen);
  * Returns the device count (> 0), or 0 with the reason in why. */
 int gpu_cuda_probe(char *why, size_t whylen);
 
+/* What the probe found (the same cached answer). */
+struct gpu_cuda_info {
+	int count;              /* devices; 0: none usable (why says so) */
+	int ordinal;            /* the one used ($PASSFS_CUDA_DEVICE) */
+	int cc_major, cc_minor;
+	int sm_count;
+	int l2_bytes;
+	int smem_optin;
+	int driver_version;     /* 13000 = 13.0 */
+	unsigned long long total_mem;
+	char name[128];
+	char pci[32];
+	char why[256];
+};
+void gpu_cuda_info_get(struct gpu_cuda_info *out);
+
 /* The cuda backend (cuda.c).  Fails with the reason when no GPU is usable. */
 int gpu_cuda_open(struct gpu_dev **out, char *err, size_t errlen);
 /* The driver descriptors of every cuda device initialised in this process. */

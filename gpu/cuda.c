@@ -259,23 +259,10 @@ void gpu_cuda_arch_name(int major, int minor, char *out, size_t outlen)
 
 /* --- the probe ------------------------------------------------------------------ */
 
-struct cuda_probe {
-	int count;              /* devices; 0: none usable (why says so) */
-	int ordinal;
-	int cc_major, cc_minor;
-	int sm_count;
-	int l2_bytes;
-	int smem_optin;
-	int driver_version;
-	unsigned long long total_mem;
-	char name[128];
-	char pci[32];
-	char why[256];
-};
 
 static pthread_mutex_t probe_mu = PTHREAD_MUTEX_INITIALIZER;
 static int probe_done;
-static struct cuda_probe probe_cache;
+static struct gpu_cuda_info probe_cache;
 
 static int device_ordinal(void)
 {
@@ -288,7 +275,7 @@ static int device_ordinal(void)
 }
 
 /* In the probe child: fills *p (the parent reads it whole). */
-static void probe_in_child(struct cuda_probe *p)
+static void probe_in_child(struct gpu_cuda_info *p)
 {
 	char e[200];
 	CUresult rc = cu.Init(0);
@@ -337,7 +324,7 @@ static double mono_ms(void)
 	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
-static void probe_run(struct cuda_probe *p)
+static void probe_run(struct gpu_cuda_info *p)
 {
 	memset(p, 0, sizeof *p);
 	p->ordinal = device_ordinal();
@@ -359,7 +346,7 @@ static void probe_run(struct cuda_probe *p)
 	}
 	if (pid == 0) {
 		close(fds[0]);
-		struct cuda_probe c = *p;
+		struct gpu_cuda_info c = *p;
 		probe_in_child(&c);
 		const char *b = (const char *)&c;
 		size_t left = sizeof c;
@@ -422,7 +409,7 @@ static void probe_run(struct cuda_probe *p)
 	p->pci[sizeof p->pci - 1] = '\0';
 }
 
-static void probe_get(struct cuda_probe *out)
+static void probe_get(struct gpu_cuda_info *out)
 {
 	pthread_mutex_lock(&probe_mu);
 	if (!probe_done) {
@@ -433,9 +420,14 @@ static void probe_get(struct cuda_probe *out)
 	pthread_mutex_unlock(&probe_mu);
 }
 
+void gpu_cuda_info_get(struct gpu_cuda_info *out)
+{
+	probe_get(out);
+}
+
 int gpu_cuda_probe(char *why, size_t whylen)
 {
-	struct cuda_probe p;
+	struct gpu_cuda_info p;
 	probe_get(&p);
 	if (p.count <= 0 && why != NULL)
 		snprintf(why, whylen, "%s", p.why[0] ? p.why : "no GPU on this machine");
@@ -475,7 +467,7 @@ struct cuda_block {
 
 struct cuda_dev {
 	struct gpu_dev base;
-	struct cuda_probe info;
+	struct gpu_cuda_info info;
 	pthread_mutex_t mu;
 	CUdevice dev;
 	CUcontext ctx;
@@ -1438,7 +1430,7 @@ static const struct gpu_ops cuda_ops = {
 int gpu_cuda_open(struct gpu_dev **out, char *err, size_t errlen)
 {
 	*out = NULL;
-	struct cuda_probe p;
+	struct gpu_cuda_info p;
 	probe_get(&p);
 	if (p.count <= 0) {
 		snprintf(err, errlen, "--backend cuda: no CUDA driver (libcuda.so.1) or no GPU on this machine (%s)",

@@ -1539,3 +1539,38 @@ done:
 	free(src);
 	return st;
 }
+
+int hostcc_compiler_version(char *out, size_t len)
+{
+	char store[1024];
+	char *words[16];
+	int nw = compiler_words(words, 15, store, sizeof store);
+	char *prog = nw > 0 ? find_program(words[0]) : NULL;
+	if (prog == NULL) {
+		snprintf(out, len, "'%s' not found (set PASSFS_CXX)", nw ? words[0] : "");
+		return -1;
+	}
+	char *argv[18];
+	argv[0] = prog;
+	for (int i = 1; i < nw; i++)
+		argv[i] = words[i];
+	argv[nw] = "--version";
+	argv[nw + 1] = NULL;
+	char **env = child_env();
+	struct tail t = {.p = malloc(HOSTCC_LOG_CAP)};
+	int timed_out = 0, rc = -1;
+	char e[256];
+	int status = t.p && env ? run_child(argv, env, 20, &t, &timed_out, e, sizeof e) : -1;
+	if (status != -1 && !timed_out && WIFEXITED(status) && WEXITSTATUS(status) == 0 && t.len > 0) {
+		size_t n = strcspn(t.p, "\n");
+		n = n < t.len ? n : t.len;
+		snprintf(out, len, "%.*s (%s)", (int)n, t.p, prog);
+		rc = 0;
+	} else {
+		snprintf(out, len, "%s --version failed%s%s", prog, status == -1 ? ": " : "", status == -1 ? e : "");
+	}
+	free(t.p);
+	free(env);
+	free(prog);
+	return rc;
+}

@@ -40,6 +40,10 @@
  * one.  Never NULL. */
 const char *hostcc_include_dir(void);
 
+/* The host compiler's first `--version` line and path ("g++ (Debian
+ * 12.2.0-14) 12.2.0 (/usr/bin/g++)"): 0, or -1 with why in out. */
+int hostcc_compiler_version(char *out, size_t len);
+
 struct hostcc_request {
 	const char *label;              /* file name in diagnostics: "pass.c" */
 	const char *src;                /* the author's source */

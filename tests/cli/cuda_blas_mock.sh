@@ -20,12 +20,7 @@
 # PASSFS_EAGER_BLAS=0 makes no call, no PASSFS_CUBLAS with a mock driver
 # means no cuBLAS (and a note), a failing call is reported.  Skipped without
 # cc, NVRTC or python3+numpy.
-set -uo pipefail
-PASSFS=${PASSFS:-./build/passfs}
-fails=0
-pass=0
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+. tests/lib/cli.sh
 
 . tests/gpu/mock/build.sh
 if ! /usr/bin/python3 -c 'import numpy' 2>/dev/null; then
@@ -36,8 +31,6 @@ export PASSFS_CUPTI=0 PASSFS_CACHE_DIR=$tmp/cache PASSFS_LOCK_DIR=$tmp
 unset PASSFS_EAGER_BLAS PASSFS_CUBLAS PASSFS_CUDNN PASSFS_LIBCUDA
 MOCKS=(PASSFS_LIBCUDA="$tmp/libcuda_mock.so" PASSFS_CUBLAS="$tmp/libcublas_mock.so" PASSFS_CUDNN="$tmp/libcudnn_mock.so")
 
-ok() { echo "ok   $1"; pass=$((pass + 1)); }
-bad() { echo "FAIL $1"; fails=$((fails + 1)); }
 
 # ---- the tasks -------------------------------------------------------------------
 /usr/bin/python3 - "$tmp/tasks" <<'EOF'
@@ -293,5 +286,4 @@ else
 	bad "PASSFS_EAGER_BLAS=0 (convolutions): $(head -2 "$tmp/dnn.log" 2>/dev/null) $(tail -2 "$tmp/conv_off.log")"
 fi
 
-echo "$pass passed, $fails failed"
-[ $fails -eq 0 ]
+finish

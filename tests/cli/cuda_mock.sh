@@ -10,13 +10,8 @@
 # syncs issue an ioctl on them).  A kernel fault (MOCK_CUDA_FAULT) must give
 # runtime_error naming the kernel; device-only code (inline PTX, wmma) must
 # compile and run.  Skipped without cc or NVRTC.
-set -uo pipefail
-PASSFS=${PASSFS:-./build/passfs}
+. tests/lib/cli.sh
 T=tests/passes/tasks
-fails=0
-pass=0
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
 
 . tests/gpu/mock/build.sh
 export PASSFS_LIBCUDA=$tmp/libcuda_mock.so PASSFS_CUPTI=0 PASSFS_CACHE_DIR=$tmp/cache PASSFS_LOCK_DIR=$tmp
@@ -28,8 +23,7 @@ check() { # name, python condition on r, eval args...
 	out=$(timeout 300 "$PASSFS" eval --tasks "$T" --task tiny_bias_gelu --backend cuda --json "$@" 2>"$tmp/err")
 	rc=$?
 	if [ $rc -ne 0 ]; then
-		echo "FAIL $name: exit $rc: $(tail -3 "$tmp/err")"
-		fails=$((fails + 1))
+		bad "$name: exit $rc: $(tail -3 "$tmp/err")"
 		return
 	fi
 	if printf '%s' "$out" | /usr/bin/python3 -c "
@@ -39,11 +33,9 @@ ok = r['backend'] == 'cuda' and r['device'].startswith('Mock GPU') and ($cond)
 if not ok:
     print('verdict', r['verdict'], 'message', r['message'])
 sys.exit(0 if ok else 1)"; then
-		echo "ok   $name"
-		pass=$((pass + 1))
+		ok "$name"
 	else
-		echo "FAIL $name"
-		fails=$((fails + 1))
+		bad "$name"
 	fi
 }
 
@@ -55,11 +47,9 @@ MOCK_CUDA_LOG=$tmp/launches check "ok_fused reaches the comparison" \
 	--pass tests/passes/ok_fused.c
 if grep -q 'launch _Z9ew_binary' "$tmp/launches" && grep -q 'launch _Z9bias_geluIfEv' "$tmp/launches" &&
 	grep -q 'launch _Z9bias_geluI6__halfEv' "$tmp/launches"; then
-	echo "ok   eager and pass kernels launched by their lowered names"
-	pass=$((pass + 1))
+	ok "eager and pass kernels launched by their lowered names"
 else
-	echo "FAIL launches: $(sort -u "$tmp/launches" 2>/dev/null | head -5)"
-	fails=$((fails + 1))
+	bad "launches: $(sort -u "$tmp/launches" 2>/dev/null | head -5)"
 fi
 MOCK_CUDA_FAULT=oob_store check "a faulting kernel is named" \
 	"r['verdict'] == 'runtime_error' and 'CUDA_ERROR_ILLEGAL_ADDRESS' in r['message'] and 'oob_store<float>' in r['message']" \
@@ -92,20 +82,15 @@ MOCK_CUDA_SYSCALL=1 PASSFS_SANDBOX_AUDIT=$tmp/audit check "audit mode logs the d
 	"r.get('sandbox_audit') == '$tmp/audit' and $reached" \
 	--pass tests/passes/ok_fused.c
 if grep -q '^audit: getsid from libc.so.6 called from libcuda_mock.so = ' "$tmp/audit" 2>/dev/null; then
-	echo "ok   the audit log names the call and its caller"
-	pass=$((pass + 1))
+	ok "the audit log names the call and its caller"
 else
-	echo "FAIL audit log: $(head -5 "$tmp/audit" 2>/dev/null)"
-	fails=$((fails + 1))
+	bad "audit log: $(head -5 "$tmp/audit" 2>/dev/null)"
 fi
 
 if timeout 300 "$PASSFS" eager --tasks "$T" --task tiny_bias_gelu --backend cuda --out "$tmp/eager" >"$tmp/eager.log" 2>&1 &&
 	grep -q 'Mock GPU' "$tmp/eager.log"; then
-	echo "ok   passfs eager --backend cuda"
-	pass=$((pass + 1))
+	ok "passfs eager --backend cuda"
 else
-	echo "FAIL passfs eager --backend cuda: $(tail -3 "$tmp/eager.log")"
-	fails=$((fails + 1))
+	bad "passfs eager --backend cuda: $(tail -3 "$tmp/eager.log")"
 fi
-echo "$pass passed, $fails failed"
-[ $fails -eq 0 ]
+finish

@@ -21,12 +21,7 @@
 #     own fresh pass worker after it; a pass that does not compile ends the
 #     workers started for it.
 # Skipped without cc, NVRTC or flock.
-set -uo pipefail
-PASSFS=${PASSFS:-./build/passfs}
-fails=0
-pass=0
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+. tests/lib/cli.sh
 
 if ! command -v flock >/dev/null 2>&1; then
 	echo "skip: no flock"
@@ -38,8 +33,6 @@ export PASSFS_LIBCUDA=$tmp/libcuda_mock.so PASSFS_CUPTI_LIB=$tmp/libcuda_mock.so
 	PASSFS_CUBLAS=$tmp/libcublas_mock.so PASSFS_CACHE_DIR=$tmp/cache PASSFS_LOCK_DIR=$tmp
 LOCK="$tmp/passfs-gpu-0000_00_00.0.lock"  # the bus id, colons as _
 
-ok() { echo "ok   $1"; pass=$((pass + 1)); }
-bad() { echo "FAIL $1"; fails=$((fails + 1)); }
 
 mkdir -p "$tmp/tasks/mm"
 /usr/bin/python3 - "$tmp/tasks/mm/graph.json" <<'PY'
@@ -197,5 +190,4 @@ else
 	bad "compile error with early workers (CUDA initialised $n_init times)"
 fi
 
-echo "$pass passed, $fails failed"
-[ $fails -eq 0 ]
+finish

@@ -12,7 +12,8 @@
 #                when build-prebuilt/ is there (tests/gpu/prepare.sh, run on a
 #                development machine and carried along: the GPU machine may
 #                have no jansson or libfuse3 to build with), those binaries
-#   3 device     unit tests on the GPU: test_cuda_device (launches, CUPTI,
+#   3 device     `passfs doctor` (must pick cuda and pass), then unit tests
+#                on the GPU: test_cuda_device (launches, CUPTI,
 #                escape, faults, big shared memory, L2 flush, lock, module
 #                cache, CUDA inside the sandbox), test_cuda_backend,
 #                test_cuda_pack, test_sandbox
@@ -162,6 +163,10 @@ s_build() {
 
 s_device() {
 	local rc=0
+	echo "--- passfs doctor"
+	"$PASSFS" doctor >"$LOGS/doctor.txt" || rc=1
+	cat "$LOGS/doctor.txt"
+	grep -q 'auto picks cuda' "$LOGS/doctor.txt" || { echo "passfs doctor: auto does not pick cuda"; rc=1; }
 	for t in test_cuda_device test_cuda_abi test_cuda_backend test_cuda_pack test_sandbox test_cpu_backend; do
 		echo "--- $t"
 		if [ -x "$BUILD/$t" ]; then

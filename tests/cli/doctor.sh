@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# passfs doctor: every check runs and says what it found; a missing host
+# compiler or pass headers fail it (exit 1) and say so; --json carries the
+# same; with a mock CUDA driver, auto picks cuda and names the device.
+. tests/lib/cli.sh
+
+if "$PASSFS" doctor >"$tmp/out" 2>"$tmp/err"; then
+	ok "doctor exits 0 on this machine"
+else
+	bad "doctor: exit $?: $(cat "$tmp/out" "$tmp/err" | tail -5)"
+fi
+missing=""
+for n in backend nvrtc compiler headers "op library" tasks sandbox cupti cublas cudnn fuse cache "lock dir"; do
+	grep -qE "^  (ok|note|FAIL) +$n " "$tmp/out" || missing="$missing [$n]"
+done
+[ -z "$missing" ] && ok "every check reports a line" || bad "lines missing:$missing"
+grep -q '^  ok    sandbox     seccomp: a test worker.s openat was refused' "$tmp/out" &&
+	ok "the sandbox check stopped a real test worker" || bad "sandbox line: $(grep sandbox "$tmp/out")"
+grep -qE '^  ok    compiler    .*\((/[^)]*)\)$' "$tmp/out" && ok "the compiler ran and is named with its path" ||
+	bad "compiler line: $(grep compiler "$tmp/out")"
+if ! command -v nvidia-smi >/dev/null 2>&1; then
+	grep -q '^  ok    backend     auto picks cpu (.*no cuda: ' "$tmp/out" &&
+		ok "no GPU: auto picks cpu and says why not cuda" || bad "backend line: $(grep backend "$tmp/out")"
+fi
+grep -q '^passfs can evaluate passes here' "$tmp/out" && ok "the verdict line" || bad "verdict: $(tail -1 "$tmp/out")"
+
+"$PASSFS" doctor --json >"$tmp/j" 2>"$tmp/err"
+if /usr/bin/python3 - "$tmp/j" "$tmp/out" <<'PY'; then
+import json, sys
+d = json.load(open(sys.argv[1]))
+names = [c["name"] for c in d["checks"]]
+want = ["backend", "nvrtc", "compiler", "headers", "op library", "tasks", "sandbox", "cupti", "cublas", "cudnn",
+        "fuse", "cache", "lock dir"]
+text = open(sys.argv[2]).read()
+ok = (d["ok"] is True and names == want and d["backend"] in ("cpu", "cuda")
+      and all(c["status"] in ("ok", "note", "fail") and c["detail"] in text for c in d["checks"])
+      and (d["cuda"]["count"] > 0) == (d["backend"] == "cuda"))
+sys.exit(0 if ok else 1)
+PY
+	ok "--json: the same checks, in order, with the text's details"
+else
+	bad "--json: $(head -c 400 "$tmp/j")"
+fi
+
+PASSFS_CXX=/nonexistent/c++ "$PASSFS" doctor >"$tmp/out2" 2>&1
+rc=$?
+if [ $rc -eq 1 ] && grep -q "^  FAIL  compiler    '/nonexistent/c++' not found (set PASSFS_CXX)" "$tmp/out2" &&
+	grep -q '^passfs cannot evaluate passes here: 1 check failed.' "$tmp/out2"; then
+	ok "no host compiler: FAIL, exit 1"
+else
+	bad "no host compiler: exit $rc: $(grep -E 'compiler|cannot' "$tmp/out2")"
+fi
+PASSFS_INCLUDE_DIR=$tmp/nothing "$PASSFS" doctor --json >"$tmp/j2" 2>&1
+rc=$?
+if [ $rc -eq 1 ] && /usr/bin/python3 -c "
+import json, sys
+d = json.load(open('$tmp/j2'))
+c = [c for c in d['checks'] if c['name'] == 'headers'][0]
+sys.exit(0 if d['ok'] is False and c['status'] == 'fail' and 'no passfs.h' in c['detail'] else 1)"; then
+	ok "no pass headers: fail in --json, exit 1"
+else
+	bad "no pass headers: exit $rc: $(head -c 300 "$tmp/j2")"
+fi
+"$PASSFS" doctor extra >/dev/null 2>"$tmp/err3"
+rc=$?
+[ $rc -eq 2 ] && grep -q "unexpected argument 'extra'" "$tmp/err3" && ok "a stray argument: exit 2" ||
+	bad "stray argument: exit $rc"
+"$PASSFS" doctor --help | grep -q -- '--json' && ok "--help" || bad "--help"
+
+# a (mock) GPU: auto picks cuda and names it
+. tests/gpu/mock/build.sh
+PASSFS_LIBCUDA=$tmp/libcuda_mock.so PASSFS_CUBLAS=$tmp/libcublas_mock.so "$PASSFS" doctor >"$tmp/out4" 2>&1
+rc=$?
+if [ $rc -eq 0 ] && grep -q '^  ok    backend     auto picks cuda: Mock GPU .*(sm_90a, 132 SMs' "$tmp/out4" &&
+	grep -q '^  ok    cublas ' "$tmp/out4" && grep -q '^  note  cudnn .*convolutions run on passfs' "$tmp/out4" &&
+	grep -q '^passfs can evaluate passes here (cuda backend)' "$tmp/out4"; then
+	ok "mock GPU: auto picks cuda; a missing cuDNN is a note"
+else
+	bad "mock GPU: exit $rc: $(cat "$tmp/out4")"
+fi
+finish
