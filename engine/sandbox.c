@@ -350,6 +350,14 @@ __attribute__((no_sanitize_address)) static void on_sigsys(int sig, siginfo_t *s
 
 /* ---- descriptors the driver opens after entry --------------------------- */
 
+#define MAX_DEV_FDS 512
+
+static int cmp_int(const void *a, const void *b)
+{
+	int x = *(const int *)a, y = *(const int *)b;
+	return (x > y) - (x < y);
+}
+
 #define POOL_PATHS 4
 #define POOL_PER 8
 static struct devpool {
@@ -600,48 +608,41 @@ int sandbox_enter(const struct sandbox_limits *lim, char *err, size_t errlen)
 
 	/* Build the program: check the arch, then the fd-restricted calls, then
 	 * the plain allow-list, then trap. */
-	/* 10 fd calls x (3 + 2 x 11 fds) + 9 device calls x (6 + 2 x 32 fds)
-	 * + 45 plain calls x 2 + 30 fit */
-	struct sock_filter prog[1400];
+	/* fixed parts ~400 + 3 per run of device descriptors */
+	struct sock_filter prog[400 + 3 * (MAX_DEV_FDS + POOL_PATHS * POOL_PER)];
 	int n = 0;
-	if (lim->n_io_fds > 8 || lim->n_dev_fds < 0 || lim->n_dev_fds > 32 ||
+	if (lim->n_io_fds > 8 || lim->n_dev_fds < 0 || lim->n_dev_fds > MAX_DEV_FDS ||
 	    (lim->n_dev_fds > 0 && lim->dev_fds == NULL)) {
 		errno = EINVAL;
 		goto fail;
 	}
 	/* The given device descriptors, plus those the GPU driver opened when
-	 * this process initialised CUDA (none on the cpu backend). */
-	int dev_fds[32], n_dev = 0, drv[32];
+	 * this process initialised CUDA (none on the cpu backend), plus, with
+	 * adopt_open_fds, every other one still open (a worker that closed
+	 * all but its own before opening the device).  A CUDA process holds
+	 * many: the NVIDIA driver keeps one per host mapping of its memory. */
+	static int dev_fds[MAX_DEV_FDS + POOL_PATHS * POOL_PER], drv[MAX_DEV_FDS], open_fds[MAX_DEV_FDS];
+	int n_dev = 0;
 	for (int k = 0; k < lim->n_dev_fds; k++)
 		dev_fds[n_dev++] = lim->dev_fds[k];
-	int nd = gpu_driver_fds(NULL, drv, 32);
-	for (int k = 0; k < nd; k++) {
-		int known = 0;
-		for (int q = 0; q < n_dev && !known; q++)
-			known = dev_fds[q] == drv[k];
-		if (!known && n_dev < 32)
-			dev_fds[n_dev++] = drv[k];
-	}
-	/* everything else still open is the driver's too (a worker that
-	 * closed all but its own descriptors before opening the device) */
-	if (lim->adopt_open_fds) {
-		int open_fds[256];
-		int no = list_open_fds(open_fds, 256);
-		for (int k = 0; k < no; k++) {
-			int fd = open_fds[k], mine = fd <= 2 || fd == lim->report_fd || fd == lim->audit_fd;
-			for (int q = 0; q < lim->n_io_fds && !mine; q++)
-				mine = fd == lim->io_fds[q];
-			for (int q = 0; q < n_dev && !mine; q++)
-				mine = fd == dev_fds[q];
-			if (mine)
-				continue;
-			if (n_dev == 32) {
-				errno = EMFILE;
-				snprintf(err, errlen, "sandbox: more than 32 device descriptors are open");
-				return -1;
-			}
-			dev_fds[n_dev++] = fd;
+	int nd = gpu_driver_fds(NULL, drv, MAX_DEV_FDS);
+	int no = lim->adopt_open_fds ? list_open_fds(open_fds, MAX_DEV_FDS) : 0;
+	if (no < 0)
+		no = 0;
+	for (int k = 0; k < nd + no; k++) {
+		int fd = k < nd ? drv[k] : open_fds[k - nd];
+		int skip = k >= nd && (fd <= 2 || fd == lim->report_fd || fd == lim->audit_fd);
+		for (int q = 0; q < lim->n_io_fds && !skip; q++)
+			skip = k >= nd && fd == lim->io_fds[q];
+		for (int q = 0; q < n_dev && !skip; q++)
+			skip = fd == dev_fds[q];
+		if (skip)
+			continue;
+		if (n_dev == MAX_DEV_FDS) {
+			snprintf(err, errlen, "sandbox: more than %d device descriptors are open", MAX_DEV_FDS);
+			return -1;
 		}
+		dev_fds[n_dev++] = fd;
 	}
 	/* descriptors for the driver to open after entry, and the code
 	 * ranges the handler names callers by */
@@ -701,20 +702,31 @@ int sandbox_enter(const struct sandbox_limits *lim, char *err, size_t errlen)
 		 * relative to a device descriptor reaches no file */
 		static const long devcalls[] = {SYS_ioctl, SYS_read, SYS_write, SYS_pread64, SYS_pwrite64,
 						SYS_fcntl, SYS_fstat, SYS_newfstatat, SYS_close};
-		for (size_t i = 0; i < sizeof(devcalls) / sizeof(devcalls[0]); i++) {
-			EMIT(BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (unsigned)devcalls[i], 0,
-				      (unsigned char)(2 * n_dev + 2 + (pool_lo >= 0 ? 3 : 0))));
-			EMIT(BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[0])));
-			/* the pre-opened block: lo <= fd <= hi */
-			if (pool_lo >= 0)
-				EMIT(BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, (unsigned)pool_lo, 0, 2),
-				     BPF_JUMP(BPF_JMP | BPF_JGT | BPF_K, (unsigned)pool_hi, 1, 0),
-				     BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW));
-			for (int k = 0; k < n_dev; k++)
-				EMIT(BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (unsigned)dev_fds[k], 0, 1),
-				     BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW));
-			EMIT(BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)));
+		const int nc = (int)(sizeof(devcalls) / sizeof(devcalls[0]));
+		/* one of the calls: on to the descriptor test; else past it */
+		for (int i = 0; i < nc; i++)
+			EMIT(BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (unsigned)devcalls[i], (unsigned char)(nc - i), 0));
+		/* the descriptors as sorted runs lo..hi, the pre-opened block
+		 * one of them: JGE lo, JGT hi, allow */
+		for (int k = 0; pool_lo >= 0 && k <= pool_hi - pool_lo; k++)
+			dev_fds[n_dev++] = pool_lo + k;
+		qsort(dev_fds, (size_t)n_dev, sizeof(int), cmp_int);
+		int runs = 0;
+		for (int k = 0; k < n_dev; k++)
+			runs += k == 0 || dev_fds[k] > dev_fds[k - 1] + 1;
+		EMIT(BPF_JUMP(BPF_JMP | BPF_JA, (unsigned)(2 + 3 * runs), 0, 0));
+		EMIT(BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[0])));
+		for (int k = 0; k < n_dev;) {
+			int lo = dev_fds[k];
+			while (k + 1 < n_dev && dev_fds[k + 1] <= dev_fds[k] + 1)
+				k++;
+			EMIT(BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, (unsigned)lo, 0, 2),
+			     BPF_JUMP(BPF_JMP | BPF_JGT | BPF_K, (unsigned)dev_fds[k], 1, 0),
+			     BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW));
+			k++;
 		}
+		/* not a device descriptor: nr again, for the rules below */
+		EMIT(BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)));
 	}
 	/* read/write and friends on permitted descriptors only. */
 	static const long fdcalls[] = {SYS_read, SYS_write, SYS_readv, SYS_writev, SYS_recvmsg, SYS_sendmsg,

@@ -28,7 +28,8 @@ struct sandbox_limits {
 	int report_fd;          /* where the SIGSYS handler writes its line (-1: none) */
 	const int *io_fds;      /* fds the process may read and write (IPC), besides 1 and 2 */
 	int n_io_fds;
-	/* Device descriptors (at most 32 with the driver's): ioctl, read, write,
+	/* Device descriptors (at most 512 with the driver's and the adopted
+	 * ones; a CUDA process holds many): ioctl, read, write,
 	 * pread64, pwrite64, fcntl, fstat, newfstatat and close are allowed on these, and
 	 * poll/ppoll (which open nothing) are allowed at all.  The descriptors
 	 * the GPU driver opened when this process initialised CUDA

@@ -27,7 +27,8 @@ static int passed, failed;
 
 enum action { A_COMPUTE, A_OPEN, A_SOCKET, A_FORK, A_RAW_OPENAT, A_WRITE_FILE_FD, A_SIGACTION, A_SETTIME,
 	      A_EXEC_MMAP, A_EXEC_MPROTECT, A_DEV_IOCTL, A_DEV_READ, A_OTHER_IOCTL, A_POOL_OPEN,
-	      A_POOL_EXHAUST, A_POOL_OTHER_DEV, A_AUDIT, A_ADOPTED, A_NOT_ADOPTED };
+	      A_POOL_EXHAUST, A_POOL_OTHER_DEV, A_AUDIT, A_ADOPTED, A_NOT_ADOPTED, A_MANY_OK,
+	      A_MANY_GAP };
 
 /* Runs `act` in a sandboxed child; returns its exit status and what it wrote
  * to the report pipe. */
@@ -53,12 +54,21 @@ static int run(enum action act, char *report, size_t len, const char *probe)
 	if (pid == 0) {
 		close(rp[0]);
 		char err[256];
+		/* many descriptors with gaps, as a CUDA process holds (one per
+		 * host mapping): fds[i] open unless i % 3 == 1 */
+		static int many[300];
+		int n_many = act >= A_MANY_OK ? 300 : 0;
+		for (int i = 0; i < n_many; i++)
+			many[i] = open("/dev/null", O_RDONLY | O_CLOEXEC);
+		for (int i = 0; i < n_many; i++)
+			if (i % 3 == 1)
+				close(many[i]);
 		struct sandbox_limits lim = {.address_space = (size_t)4 << 30, .cpu_seconds = 10,
 					     .report_fd = rp[1], .io_fds = &ipc[1], .n_io_fds = 1,
 					     .dev_fds = devs,
 					     .n_dev_fds = act >= A_POOL_OPEN ? 2 : act >= A_DEV_IOCTL ? 1 : 0,
 					     .audit_fd = act == A_AUDIT ? audit[1] : 0,
-					     .adopt_open_fds = act == A_ADOPTED};
+					     .adopt_open_fds = act == A_ADOPTED || act >= A_MANY_OK};
 		if (sandbox_enter(&lim, err, sizeof(err))) {
 			fprintf(stderr, "%s\n", err);
 			_exit(3);
@@ -175,6 +185,17 @@ static int run(enum action act, char *report, size_t len, const char *probe)
 			char ch = 0;
 			_exit(read(spare[0], &ch, 1) == 1 && ch == 's' ? 0 : 5);
 		}
+		case A_MANY_OK:
+			for (int i = 0; i < n_many; i++)
+				if (i % 3 != 1 && fcntl(many[i], F_GETFD) < 0)
+					_exit(10);
+			_exit(0);
+		case A_MANY_GAP: {
+			/* a number in a gap: no device descriptor, refused */
+			char ch;
+			(void)!read(many[151], &ch, 1);
+			_exit(0);
+		}
 		case A_SETTIME: {
 			struct timespec ts = {0, 0};
 			syscall(SYS_clock_settime, CLOCK_REALTIME, &ts);
@@ -238,6 +259,11 @@ int main(void)
 	st = run(A_NOT_ADOPTED, rep, sizeof(rep), probe);
 	CHECK(st == 159 && strstr(rep, "forbidden system call read"), "descriptor not adopted: status %d, '%s'", st,
 	      rep);
+	st = run(A_MANY_OK, rep, sizeof(rep), probe);
+	CHECK(st == 0, "200 adopted descriptors with gaps: status %d, report '%s'", st, rep);
+	st = run(A_MANY_GAP, rep, sizeof(rep), probe);
+	CHECK(st == 159 && strstr(rep, "forbidden system call read"), "a gap between adopted descriptors: status %d, '%s'",
+	      st, rep);
 	/* audit mode */
 	unlink(probe);
 	st = run(A_AUDIT, rep, sizeof(rep), probe);

@@ -22,6 +22,10 @@
  *   MOCK_CUDA_LATE_FD=1         the first module load opens /dev/zero, and
  *                               launches and syncs issue an ioctl on it too
  *                               (a driver opens descriptors after cuInit).
+ *   MOCK_CUDA_FDS=N             cuInit opens N more descriptors on /dev/null
+ *                               and closes every third (a real driver holds
+ *                               dozens, with gaps); launches and syncs issue
+ *                               an ioctl on the last one.
  *   MOCK_CUDA_SYSCALL=1         every launch also calls getsid through
  *                               libc's syscall(), a call no sandbox allows.
  *   MOCK_CUDA_LOG=path          appends one line per launch ("launch NAME
@@ -69,7 +73,7 @@ struct mock_func {
 	struct mock_module *mod;
 };
 
-static int inited, broken, fds[2] = {-1, -1}, late_fd = -1;
+static int inited, broken, fds[2] = {-1, -1}, late_fd = -1, last_fd = -1;
 static int launch_log = -1;     /* opened by cuInit: before any sandbox */
 static struct mock_func funcs[MAX_FUNCS];
 static int n_funcs;
@@ -90,6 +94,8 @@ static void touch_driver(void)
 		ioctl(fds[0], FIONREAD, &avail);    /* must pass the sandbox */
 	if (late_fd >= 0)
 		ioctl(late_fd, FIONREAD, &avail);
+	if (last_fd >= 0)
+		ioctl(last_fd, FIONREAD, &avail);
 }
 
 CUresult cuInit(unsigned flags)
@@ -98,6 +104,15 @@ CUresult cuInit(unsigned flags)
 	if (!inited) {
 		fds[0] = open("/dev/null", O_RDWR | O_CLOEXEC);
 		fds[1] = open("/dev/null", O_RDWR | O_CLOEXEC);
+		/* many more, with gaps, the last one used by every launch */
+		const char *many = getenv("MOCK_CUDA_FDS");
+		for (int i = 0, n = many ? atoi(many) : 0; i < n; i++) {
+			int fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+			if (i % 3 == 1)
+				close(fd);
+			else
+				last_fd = fd;
+		}
 		const char *log = getenv("MOCK_CUDA_LOG");
 		if (log != NULL && *log != '\0')
 			launch_log = open(log, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
