@@ -72,7 +72,8 @@ static const struct {
 	{SYS_readlink, "readlink"}, {SYS_readlinkat, "readlinkat"}, {SYS_statx, "statx"}, {SYS_uname, "uname"},
 	{SYS_sysinfo, "sysinfo"}, {SYS_getrusage, "getrusage"}, {SYS_mincore, "mincore"},
 	{SYS_sched_setaffinity, "sched_setaffinity"}, {SYS_eventfd2, "eventfd2"}, {SYS_epoll_wait, "epoll_wait"},
-	{SYS_epoll_pwait, "epoll_pwait"}, {SYS_fcntl, "fcntl"}, {SYS_close, "close"}, {SYS_dup, "dup"},
+	{SYS_epoll_pwait, "epoll_pwait"}, {SYS_epoll_ctl, "epoll_ctl"}, {SYS_epoll_create1, "epoll_create1"},
+	{SYS_timerfd_create, "timerfd_create"}, {SYS_timerfd_settime, "timerfd_settime"}, {SYS_fcntl, "fcntl"}, {SYS_close, "close"}, {SYS_dup, "dup"},
 	{SYS_pread64, "pread64"}, {SYS_pwrite64, "pwrite64"}, {SYS_getcpu, "getcpu"}, {SYS_membarrier, "membarrier"},
 	{SYS_prlimit64, "prlimit64"}, {SYS_getrlimit, "getrlimit"}, {SYS_setpriority, "setpriority"},
 	{SYS_sched_getparam, "sched_getparam"}, {SYS_sched_setscheduler, "sched_setscheduler"},
@@ -697,11 +698,16 @@ int sandbox_enter(const struct sandbox_limits *lim, char *err, size_t errlen)
 	/* The GPU driver's descriptors: the calls it makes on them, whichever
 	 * thread makes them.  Each block tests args[0] and reloads nr. */
 	if (n_dev > 0 || pool_lo >= 0) {
-		EMIT(ALLOW((unsigned)SYS_poll), ALLOW((unsigned)SYS_ppoll));
+		/* waiting on descriptors opens nothing */
+		EMIT(ALLOW((unsigned)SYS_poll), ALLOW((unsigned)SYS_ppoll), ALLOW((unsigned)SYS_select),
+		     ALLOW((unsigned)SYS_pselect6));
 		/* newfstatat: glibc's fstat (fd, "", AT_EMPTY_PATH); a path
-		 * relative to a device descriptor reaches no file */
+		 * relative to a device descriptor reaches no file.  The epoll
+		 * and timerfd calls: a driver's event thread may wait so. */
 		static const long devcalls[] = {SYS_ioctl, SYS_read, SYS_write, SYS_pread64, SYS_pwrite64,
-						SYS_fcntl, SYS_fstat, SYS_newfstatat, SYS_close};
+						SYS_readv, SYS_writev, SYS_fcntl, SYS_fstat, SYS_newfstatat,
+						SYS_close, SYS_epoll_wait, SYS_epoll_pwait, SYS_epoll_pwait2,
+						SYS_epoll_ctl, SYS_timerfd_settime, SYS_timerfd_gettime};
 		const int nc = (int)(sizeof(devcalls) / sizeof(devcalls[0]));
 		/* one of the calls: on to the descriptor test; else past it */
 		for (int i = 0; i < nc; i++)

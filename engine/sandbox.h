@@ -29,9 +29,10 @@ struct sandbox_limits {
 	const int *io_fds;      /* fds the process may read and write (IPC), besides 1 and 2 */
 	int n_io_fds;
 	/* Device descriptors (at most 512 with the driver's and the adopted
-	 * ones; a CUDA process holds many): ioctl, read, write,
-	 * pread64, pwrite64, fcntl, fstat, newfstatat and close are allowed on these, and
-	 * poll/ppoll (which open nothing) are allowed at all.  The descriptors
+	 * ones; a CUDA process holds many): ioctl, read, write, pread64,
+	 * pwrite64, readv, writev, fcntl, fstat, newfstatat, close, the epoll
+	 * waits and epoll_ctl, timerfd_settime/gettime are allowed on these, and
+	 * poll, ppoll, select and pselect6 (which open nothing) at all.  The descriptors
 	 * the GPU driver opened when this process initialised CUDA
 	 * (gpu_driver_fds(NULL, ...)) are added by sandbox_enter itself: a CUDA
 	 * worker needs them after entry - launches, syncs and copies talk to the
