@@ -1766,7 +1766,7 @@ static void plan_release(struct eager_plan *p)
 		if (p->mod->mod)
 			gpu_module_free(p->mod->mod);
 		if (p->mod->handle)
-			dlclose(p->mod->handle);
+			gpu_dlclose(p->mod->handle);
 		free(p->mod);
 	}
 	free(p->tramps);
@@ -2134,7 +2134,7 @@ static int cpu_oplib_load(const char *src, char *const *names, int nn, struct sh
 	int have_dir = cache_dir(dir, sizeof(dir)) == 0;
 	if (have_dir && cache_key(src, names, nn, key) == 0) {
 		snprintf(path, sizeof(path), "%s/oplib-%s.so", dir, key);
-		if ((sm->handle = dlopen(path, RTLD_NOW | RTLD_LOCAL)) != NULL) {
+		if ((sm->handle = gpu_dlopen(path, RTLD_NOW | RTLD_LOCAL)) != NULL) {
 			sm->from_cache = 1;
 			utimensat(AT_FDCWD, path, NULL, 0);     /* recently used: not pruned */
 			return 0;
@@ -2160,7 +2160,7 @@ static int cpu_oplib_load(const char *src, char *const *names, int nn, struct sh
 		load = path;
 		cache_prune(dir);
 	}
-	sm->handle = dlopen(load, RTLD_NOW | RTLD_LOCAL);
+	sm->handle = gpu_dlopen(load, RTLD_NOW | RTLD_LOCAL);
 	hostcc_output_free(&ho);
 	if (sm->handle == NULL) {
 		const char *e = dlerror();
@@ -2257,7 +2257,7 @@ out:
 		if (sm->mod)
 			gpu_module_free(sm->mod);
 		if (sm->handle)
-			dlclose(sm->handle);
+			gpu_dlclose(sm->handle);
 		free(sm);
 	}
 	free(names);

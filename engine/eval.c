@@ -1016,7 +1016,7 @@ static int worker_start(struct ctx *c, int is_pass, int k, struct worker *wk, ch
 	}
 	fflush(stdout);
 	fflush(stderr);
-	pid_t pid = fork();
+	pid_t pid = gpu_fork_worker();
 	if (pid < 0) {
 		snprintf(err, errlen, "fork: %s", strerror(errno));
 		return -1;
@@ -2254,7 +2254,7 @@ static int compile_isolated(const struct eval_job *job, const struct pass_option
 	}
 	fflush(stdout);
 	fflush(stderr);
-	pid_t pid = fork();
+	pid_t pid = gpu_fork_worker();
 	if (pid < 0) {
 		snprintf(err, errlen, "fork: %s", strerror(errno));
 		close(pfd[0]);

@@ -678,7 +678,7 @@ int pass_load(const struct pass_module *m, struct pass_loaded *out, char *err, s
 		snprintf(err, errlen, "%s", msg);
 		return -1;
 	}
-	void *h = dlopen(m->so_path, RTLD_NOW | RTLD_LOCAL);
+	void *h = gpu_dlopen(m->so_path, RTLD_NOW | RTLD_LOCAL);
 	if (h == NULL) {
 		const char *e = dlerror();
 		snprintf(err, errlen, "%s: cannot load the compiled pass: %s", m->label, e ? e : "?");
@@ -690,7 +690,7 @@ int pass_load(const struct pass_module *m, struct pass_loaded *out, char *err, s
 	if (fn == NULL || table == NULL || count == NULL) {
 		snprintf(err, errlen, "%s: the compiled pass has no %s", m->label,
 			 fn == NULL ? "pf_pass_replacement (PASS_REPLACEMENT)" : "kernel table");
-		dlclose(h);
+		gpu_dlclose(h);
 		return -1;
 	}
 	out->handle = h;
@@ -703,6 +703,6 @@ int pass_load(const struct pass_module *m, struct pass_loaded *out, char *err, s
 void pass_unload(struct pass_loaded *l)
 {
 	if (l->handle != NULL)
-		dlclose(l->handle);
+		gpu_dlclose(l->handle);
 	memset(l, 0, sizeof *l);
 }

@@ -90,6 +90,12 @@ void gpu_cuda_info_get(struct gpu_cuda_info *out);
 
 /* The cuda backend (cuda.c).  Fails with the reason when no GPU is usable. */
 int gpu_cuda_open(struct gpu_dev **out, char *err, size_t errlen);
+/* In a forked child (the only thread there): the cuda backend's
+ * process-wide locks start unlocked again - another thread of the parent
+ * may have held one at the fork (gpu.c calls it, with CUPTI's, cuBLAS's and
+ * cuDNN's, from a pthread_atfork child handler). */
+void gpu_cuda_after_fork(void);
+
 /* The driver descriptors of every cuda device initialised in this process. */
 int gpu_cuda_process_fds(int *fds, int max);
 

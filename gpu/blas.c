@@ -48,6 +48,11 @@ static struct {
 	fn_gemm_sb_ex gemm_sb_ex;
 } cb = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
+void blas_after_fork(void)
+{
+	pthread_mutex_init(&cb.lock, NULL);
+}
+
 struct blas_handle {
 	void *h;
 	struct gpu_vendor_owner own;
@@ -208,7 +213,7 @@ static int load_locked(void)
 	snprintf(cb.version, sizeof(cb.version), "cublas %d.%d.%d", v[0], v[1], v[2]);
 	return 0;
 fail:
-	dlclose(cb.lib);
+	gpu_dlclose(cb.lib);
 	cb.lib = NULL;
 	return -1;
 }

@@ -113,4 +113,7 @@ int blas_gemm_run(struct blas_handle *h, const struct blas_gemm *g, char *err, s
  * the memory is freed).  NULL is ignored. */
 void blas_destroy(struct blas_handle *h);
 
+/* In a forked child: the loader's lock starts unlocked (gpu.c, atfork). */
+void blas_after_fork(void);
+
 #endif

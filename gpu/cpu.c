@@ -332,7 +332,7 @@ static void module_release(struct cpu_module *m)
 		free(m->kernels[i].name);
 	free(m->kernels);
 	if (m->handle != NULL)
-		dlclose(m->handle);
+		gpu_dlclose(m->handle);
 	free(m);
 }
 
@@ -432,7 +432,7 @@ static int cpu_module_compile(struct gpu_dev *d, const char *label, const char *
 		return -1;
 	}
 	m->base.dev = d;
-	m->handle = dlopen(ho.so_path, RTLD_NOW | RTLD_LOCAL);
+	m->handle = gpu_dlopen(ho.so_path, RTLD_NOW | RTLD_LOCAL);
 	hostcc_output_free(&ho);        /* the mapping outlives the file */
 	if (m->handle == NULL) {
 		const char *e = dlerror();

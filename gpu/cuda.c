@@ -163,7 +163,7 @@ static int cu_load(char *why, size_t whylen)
 	if (!cu.loaded) {
 		cu.loaded = 1;
 		const char *path = libcuda_path();
-		cu.handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+		cu.handle = gpu_dlopen(path, RTLD_NOW | RTLD_LOCAL);
 		if (cu.handle == NULL) {
 			const char *e = dlerror();
 			snprintf(cu.why, sizeof cu.why, "%s", e ? e : path);
@@ -188,7 +188,7 @@ static int cu_load(char *why, size_t whylen)
 
 int gpu_cuda_check_symbols(const char *path, char *why, size_t whylen)
 {
-	void *h = dlopen(path ? path : libcuda_path(), RTLD_NOW | RTLD_LOCAL);
+	void *h = gpu_dlopen(path ? path : libcuda_path(), RTLD_NOW | RTLD_LOCAL);
 	if (h == NULL) {
 		const char *e = dlerror();
 		snprintf(why, whylen, "%s", e ? e : "dlopen failed");
@@ -337,7 +337,7 @@ static void probe_run(struct gpu_cuda_info *p)
 	}
 	fflush(stdout);
 	fflush(stderr);
-	pid_t pid = fork();
+	pid_t pid = gpu_fork_worker();
 	if (pid < 0) {
 		snprintf(p->why, sizeof p->why, "cannot probe the GPU: fork: %s", strerror(errno));
 		close(fds[0]);
@@ -536,6 +536,13 @@ static int list_fds(int *fds, int max)
 static pthread_mutex_t pfd_mu = PTHREAD_MUTEX_INITIALIZER;
 static int proc_fds[MAX_DRIVER_FDS];
 static int n_proc_fds;
+
+void gpu_cuda_after_fork(void)
+{
+	pthread_mutex_init(&cu_mu, NULL);
+	pthread_mutex_init(&probe_mu, NULL);
+	pthread_mutex_init(&pfd_mu, NULL);
+}
 
 int gpu_cuda_process_fds(int *fds, int max)
 {

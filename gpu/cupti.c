@@ -48,6 +48,11 @@ static struct {
 
 static pthread_mutex_t load_mu = PTHREAD_MUTEX_INITIALIZER;
 
+void cupti_after_fork(void)
+{
+	pthread_mutex_init(&load_mu, NULL);
+}
+
 /* --- accounting (pure) ------------------------------------------------------ */
 
 void cupti_acc_reset(struct cupti_acc *a, uint64_t t0)
@@ -167,7 +172,7 @@ static void buf_complete(cupti_ctx ctx, uint32_t stream, uint8_t *buffer, size_t
 
 static int try_open(const char *path)
 {
-	void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	void *h = gpu_dlopen(path, RTLD_NOW | RTLD_LOCAL);
 	if (h == NULL) {
 		if (cp.why[0] == '\0') {
 			const char *e = dlerror();
@@ -221,7 +226,7 @@ int cupti_load(char *err, size_t errlen)
 			if (*syms[i].slot == NULL) {
 				snprintf(cp.why, sizeof cp.why, "CUPTI not available: the library has no %s",
 					 syms[i].name);
-				dlclose(cp.handle);
+				gpu_dlclose(cp.handle);
 				cp.handle = NULL;
 				ok = 0;
 			}

@@ -76,4 +76,7 @@ int cupti_acc_record(struct cupti_acc *a, const void *rec);
 /* The sums so far (span from first to last). */
 void cupti_acc_result(const struct cupti_acc *a, struct gpu_trace *out);
 
+/* In a forked child: the loader's lock starts unlocked (gpu.c, atfork). */
+void cupti_after_fork(void);
+
 #endif

@@ -58,6 +58,11 @@ static struct {
 	fn_add_tensor add_tensor;
 } dn = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
+void dnn_after_fork(void)
+{
+	pthread_mutex_init(&dn.lock, NULL);
+}
+
 struct dnn_handle {
 	void *h;
 	struct gpu_vendor_owner own;
@@ -197,7 +202,7 @@ static int load_locked(void)
 	snprintf(dn.version, sizeof(dn.version), "cudnn %u.%u.%u", major, minor, (unsigned)(v % 100));
 	return 0;
 fail:
-	dlclose(dn.lib);
+	gpu_dlclose(dn.lib);
 	dn.lib = NULL;
 	return -1;
 }

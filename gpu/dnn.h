@@ -98,4 +98,7 @@ int dnn_conv_run(struct dnn_handle *h, const struct dnn_conv *c, char *err, size
 void dnn_conv_release(struct dnn_conv *c);
 void dnn_destroy(struct dnn_handle *h);
 
+/* In a forked child: the loader's lock starts unlocked (gpu.c, atfork). */
+void dnn_after_fork(void);
+
 #endif

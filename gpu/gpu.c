@@ -1,6 +1,9 @@
 /* gpu.c - backend selection and the calls that dispatch to it.  Arguments are
  * checked here once, so backends can trust them. */
 #include "backend.h"
+#include "blas.h"
+#include "cupti.h"
+#include "dnn.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -339,13 +342,75 @@ uint64_t gpu_fnv1a(uint64_t h, const void *p, size_t n)
 	return h;
 }
 
+/* Workers are forked from a daemon whose other threads run other
+ * evaluations: a process-wide lock one of them held at the fork would stay
+ * locked for ever in the child (seen: 14 of 40 children stuck while a
+ * thread asked for the probe's answer in a loop).  The child is the only
+ * thread there, so each lock starts afresh; what a lock guards is written
+ * once (the probe's answer, the loaded libraries) before any worker is
+ * forked. */
+static pthread_rwlock_t fork_guard;
+static pthread_once_t fork_guard_once = PTHREAD_ONCE_INIT;
+
+/* Writer-preferring: a worker's fork is not held off by a stream of loads. */
+static void fork_guard_init(void)
+{
+	pthread_rwlockattr_t a;
+	pthread_rwlockattr_init(&a);
+	pthread_rwlockattr_setkind_np(&a, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+	pthread_rwlock_init(&fork_guard, &a);
+	pthread_rwlockattr_destroy(&a);
+}
+
+void *gpu_dlopen(const char *path, int flags)
+{
+	pthread_once(&fork_guard_once, fork_guard_init);
+	pthread_rwlock_rdlock(&fork_guard);
+	void *h = dlopen(path, flags);
+	pthread_rwlock_unlock(&fork_guard);
+	return h;
+}
+
+int gpu_dlclose(void *handle)
+{
+	pthread_once(&fork_guard_once, fork_guard_init);
+	pthread_rwlock_rdlock(&fork_guard);
+	int rc = dlclose(handle);
+	pthread_rwlock_unlock(&fork_guard);
+	return rc;
+}
+
+pid_t gpu_fork_worker(void)
+{
+	pthread_once(&fork_guard_once, fork_guard_init);
+	pthread_rwlock_wrlock(&fork_guard);
+	pid_t pid = fork();
+	if (pid != 0)
+		pthread_rwlock_unlock(&fork_guard);
+	return pid;     /* the child's copy starts afresh: gpu_after_fork_child */
+}
+
+static void gpu_after_fork_child(void)
+{
+	fork_guard_init();
+	gpu_cuda_after_fork();
+	cupti_after_fork();
+	blas_after_fork();
+	dnn_after_fork();
+}
+
+__attribute__((constructor)) static void gpu_register_atfork(void)
+{
+	pthread_atfork(NULL, NULL, gpu_after_fork_child);
+}
+
 typedef char *(*demangle_fn)(const char *, char *, size_t *, int *);
 static demangle_fn demangler;
 static pthread_once_t demangler_once = PTHREAD_ONCE_INIT;
 
 static void demangler_load(void)
 {
-	void *h = dlopen("libstdc++.so.6", RTLD_NOW | RTLD_LOCAL);
+	void *h = gpu_dlopen("libstdc++.so.6", RTLD_NOW | RTLD_LOCAL);
 	if (h != NULL)
 		*(void **)&demangler = dlsym(h, "__cxa_demangle");
 }
@@ -376,7 +441,7 @@ void *gpu_dlopen_vendor(const char *env, const char *what, const char *const *na
 {
 	const char *path = getenv(env);
 	if (path && *path) {
-		void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+		void *h = gpu_dlopen(path, RTLD_NOW | RTLD_LOCAL);
 		if (h == NULL) {
 			const char *e = dlerror();
 			snprintf(err, errlen, "cannot load %s=%s: %s", env, path, e ? e : "?");
@@ -391,7 +456,7 @@ void *gpu_dlopen_vendor(const char *env, const char *what, const char *const *na
 	}
 	char first[300] = "";
 	for (int i = 0; i < n; i++) {
-		void *h = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
+		void *h = gpu_dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
 		if (h)
 			return h;
 		if (first[0] == 0) {

@@ -195,6 +195,18 @@ int gpu_driver_fds(struct gpu_dev *d, int *fds, int max);
  * cache keys' hash (not for anything an adversary chooses). */
 uint64_t gpu_fnv1a(uint64_t h, const void *p, size_t n);
 
+/* Forking a worker from a process whose other threads may be loading
+ * libraries: a fork taken while another thread is inside dlopen leaves the
+ * child's loader locked or inconsistent (glibc; seen: 77 of 200 children
+ * stuck or failing an ld.so assertion).  So every passfs load and unload
+ * goes through gpu_dlopen/gpu_dlclose, and a worker that goes on running
+ * passfs code after the fork (not fork + exec) is made by gpu_fork_worker,
+ * which waits until no load is in progress.  A library's own loads (the
+ * CUDA driver loading its JIT) happen in the workers, never in the daemon. */
+void *gpu_dlopen(const char *path, int flags);
+int gpu_dlclose(void *handle);
+pid_t gpu_fork_worker(void);
+
 /* The C++ name of a lowered (mangled) kernel name, "_Z9bias_geluIfEvPKfPfi"
  * -> "void bias_gelu<float>(float const*, float*, int)", with the C++
  * runtime's demangler (libstdc++, loaded on first use).  Returns 0, or -1

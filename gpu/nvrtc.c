@@ -2,6 +2,8 @@
  * are declared here with NVRTC's C ABI, so the build needs no CUDA headers. */
 #include "nvrtc.h"
 
+#include "gpu.h"
+
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -40,7 +42,7 @@ static pthread_once_t nv_once = PTHREAD_ONCE_INIT;
 
 static int try_open(const char *path)
 {
-	void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	void *h = gpu_dlopen(path, RTLD_NOW | RTLD_LOCAL);
 	if (h == NULL) {
 		if (nv.why[0] == '\0') {
 			const char *e = dlerror();
@@ -91,7 +93,7 @@ static void nv_load(void)
 		if (*syms[i].slot == NULL) {
 			snprintf(nv.why, sizeof nv.why, "NVRTC not available: the library has no %s",
 				 syms[i].name);
-			dlclose(nv.handle);
+			gpu_dlclose(nv.handle);
 			nv.handle = NULL;
 			return;
 		}

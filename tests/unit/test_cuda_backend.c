@@ -8,8 +8,10 @@
  * distinct addresses), and the backend-neutral calls on the cpu
  * backend.  tests/gpu/check.sh runs the rest on a GPU. */
 #define _GNU_SOURCE
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -450,6 +452,95 @@ static void test_gpu_passes_compile(void)
 	}
 }
 
+/* A worker is forked from a daemon whose other threads use the backends
+ * (other evaluations): a lock another thread held at the fork must not
+ * leave the child stuck.  A thread asks for the probe's answer without
+ * pause (it takes the probe's lock each time) while children are forked
+ * that ask for it too. */
+static volatile int stop_asking;
+
+static void *keep_asking(void *arg)
+{
+	(void)arg;
+	char why[256];
+	while (!stop_asking)
+		gpu_cuda_probe(why, sizeof why);
+	return NULL;
+}
+
+/* While `busy` runs in a thread, forks n children with gpu_fork_worker
+ * (each runs `child` under a 5 s alarm; 0 is success); returns how many
+ * did not exit 0. */
+static int forks_while(void *(*busy)(void *), int n, int (*child)(void))
+{
+	stop_asking = 0;
+	pthread_t t;
+	if (pthread_create(&t, NULL, busy, NULL) != 0)
+		return -1;
+	int bad = 0;
+	for (int i = 0; i < n; i++) {
+		pid_t pid = gpu_fork_worker();
+		if (pid == 0) {
+			alarm(5);
+			_exit(child());
+		}
+		int st = 0;
+		waitpid(pid, &st, 0);
+		bad += !(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	}
+	stop_asking = 1;
+	pthread_join(t, NULL);
+	if (bad)
+		fprintf(stderr, "  %d of %d children failed\n", bad, n);
+	return bad;
+}
+
+static int ask_probe(void)
+{
+	char w[256];
+	gpu_cuda_probe(w, sizeof w);
+	return 0;
+}
+
+static void test_fork_while_locked(void)
+{
+	char why[256];
+	gpu_cuda_probe(why, sizeof why);        /* answered and cached */
+	CHECK_MSG(forks_while(keep_asking, 40, ask_probe) == 0,
+		  "children forked while another thread held the probe's lock got stuck");
+}
+
+/* The same for the dynamic loader: a child forked while another thread was
+ * inside dlopen finds the loader locked or inconsistent, unless the fork
+ * waits for the load (gpu_fork_worker, gpu_dlopen). */
+static void *keep_loading(void *arg)
+{
+	(void)arg;
+	while (!stop_asking) {
+		void *h = gpu_dlopen("libz.so.1", RTLD_NOW | RTLD_LOCAL);
+		if (h != NULL)
+			gpu_dlclose(h);
+	}
+	return NULL;
+}
+
+static int load_libz(void)
+{
+	return gpu_dlopen("libz.so.1", RTLD_NOW | RTLD_LOCAL) != NULL ? 0 : 2;
+}
+
+static void test_fork_while_loading(void)
+{
+	void *probe = dlopen("libz.so.1", RTLD_NOW | RTLD_LOCAL);
+	if (probe == NULL) {
+		printf("skip: no libz.so.1 to load\n");
+		return;
+	}
+	dlclose(probe);
+	CHECK_MSG(forks_while(keep_loading, 100, load_libz) == 0,
+		  "children forked while another thread loaded a library could not load one");
+}
+
 /* Kernel names in result.json: CUPTI gives lowered names. */
 static void test_demangle(void)
 {
@@ -485,6 +576,8 @@ int main(int argc, char **argv)
 	test_device_stubs();
 	test_gpu_passes_compile();
 	test_demangle();
+	test_fork_while_locked();
+	test_fork_while_loading();
 	printf("%d passed, %d failed\n", passed, failed);
 	return failed ? 1 : 0;
 }
