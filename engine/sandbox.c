@@ -137,14 +137,20 @@ extern const char __start_passfs_open_text[], __stop_passfs_open_text[];
  * its caller: the first word in the wrapper's few stack frames that points
  * into code outside libc and outside this file's open family is taken to be
  * the return address into it. */
-static int wrapper_object(const char *name)
+/* Whether an object's name starts with one of a NULL-ended list. */
+static int named_one_of(const char *name, const char *const *prefix)
 {
-	/* libc, and the sanitizers' runtimes that wrap its calls */
-	static const char *const prefix[] = {"libc.so", "libpthread", "libasan", "libubsan", "liblsan", "libtsan"};
-	for (size_t i = 0; name != NULL && i < sizeof prefix / sizeof prefix[0]; i++)
+	for (size_t i = 0; name != NULL && prefix[i] != NULL; i++)
 		if (strncmp(name, prefix[i], strlen(prefix[i])) == 0)
 			return 1;
 	return 0;
+}
+
+static int wrapper_object(const char *name)
+{
+	/* libc, and the sanitizers' runtimes that wrap its calls */
+	static const char *const prefix[] = {"libc.so", "libpthread", "libasan", "libubsan", "liblsan", "libtsan", NULL};
+	return named_one_of(name, prefix);
 }
 
 __attribute__((no_sanitize_address)) static const char *caller_of(const char *obj, const ucontext_t *uc)
@@ -175,11 +181,8 @@ __attribute__((no_sanitize_address)) static const char *caller_of(const char *ob
  * limitation, not the pass's doing. */
 static int driver_object(const char *name)
 {
-	static const char *const prefix[] = {"libcuda", "libcupti", "libnvidia-", "libnvrtc"};
-	for (size_t i = 0; name != NULL && i < sizeof prefix / sizeof prefix[0]; i++)
-		if (strncmp(name, prefix[i], strlen(prefix[i])) == 0)
-			return 1;
-	return 0;
+	static const char *const prefix[] = {"libcuda", "libcupti", "libnvidia-", "libnvrtc", NULL};
+	return named_one_of(name, prefix);
 }
 
 /* ---- the raw call the handler may make --------------------------------- */
@@ -367,27 +370,11 @@ static struct devpool {
 } pool[POOL_PATHS];
 static int pool_n, pool_lo = -1, pool_hi = -1, pool_on;
 
-/* The descriptors open now (the listing's own excepted); -1 when
- * /proc/self/fd cannot be read. */
-static int list_open_fds(int *fds, int max)
-{
-	DIR *d = opendir("/proc/self/fd");
-	if (d == NULL)
-		return -1;
-	int n = 0;
-	struct dirent *e;
-	while ((e = readdir(d)) != NULL && n < max)
-		if (e->d_name[0] >= '0' && e->d_name[0] <= '9' && atoi(e->d_name) != dirfd(d))
-			fds[n++] = atoi(e->d_name);
-	closedir(d);
-	return n;
-}
-
 static int highest_fd(void)
 {
 	int fds[512], hi = 2;
-	int n = list_open_fds(fds, 512);
-	if (n < 0)
+	int n = gpu_list_open_fds(fds, 512);
+	if (n <= 0)
 		return -1;
 	for (int i = 0; i < n; i++)
 		if (fds[i] > hi)
@@ -627,9 +614,7 @@ int sandbox_enter(const struct sandbox_limits *lim, char *err, size_t errlen)
 	for (int k = 0; k < lim->n_dev_fds; k++)
 		dev_fds[n_dev++] = lim->dev_fds[k];
 	int nd = gpu_driver_fds(NULL, drv, MAX_DEV_FDS);
-	int no = lim->adopt_open_fds ? list_open_fds(open_fds, MAX_DEV_FDS) : 0;
-	if (no < 0)
-		no = 0;
+	int no = lim->adopt_open_fds ? gpu_list_open_fds(open_fds, MAX_DEV_FDS) : 0;
 	for (int k = 0; k < nd + no; k++) {
 		int fd = k < nd ? drv[k] : open_fds[k - nd];
 		int skip = k >= nd && (fd <= 2 || fd == lim->report_fd || fd == lim->audit_fd);

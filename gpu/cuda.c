@@ -507,30 +507,6 @@ static CUdeviceptr uptr(const void *p)
 	return (CUdeviceptr)(uintptr_t)p;
 }
 
-/* The open descriptors of this process, sorted ascending. */
-static int list_fds(int *fds, int max)
-{
-	DIR *d = opendir("/proc/self/fd");
-	if (d == NULL)
-		return 0;
-	int n = 0, self = dirfd(d);
-	struct dirent *e;
-	while ((e = readdir(d)) != NULL && n < max) {
-		if (e->d_name[0] < '0' || e->d_name[0] > '9')
-			continue;
-		int fd = atoi(e->d_name);
-		if (fd != self)
-			fds[n++] = fd;
-	}
-	closedir(d);
-	for (int i = 1; i < n; i++)
-		for (int j = i; j > 0 && fds[j - 1] > fds[j]; j--) {
-			int t = fds[j];
-			fds[j] = fds[j - 1];
-			fds[j - 1] = t;
-		}
-	return n;
-}
 
 /* Every device's driver descriptors, for the sandbox (gpu_driver_fds(NULL)). */
 static pthread_mutex_t pfd_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -568,7 +544,7 @@ static void note_process_fd(int fd)
 static void note_driver_fds(struct cuda_dev *c, const int *before, int nb)
 {
 	int after[512];
-	int na = list_fds(after, 512);
+	int na = gpu_list_open_fds(after, 512);
 	for (int i = 0; i < na; i++) {
 		int known = 0;
 		for (int k = 0; k < nb && !known; k++)
@@ -631,7 +607,7 @@ static int ready(struct cuda_dev *c, char *err, size_t errlen)
 	 * inside the pass worker's sandbox). */
 	setenv("CUDA_MODULE_LOADING", "EAGER", 0);
 	int before[512];
-	int nb = list_fds(before, 512);
+	int nb = gpu_list_open_fds(before, 512);
 	char e[200];
 	CUresult rc = cu.Init(0);
 	if (rc == CUDA_SUCCESS)

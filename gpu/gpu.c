@@ -5,6 +5,7 @@
 #include "cupti.h"
 #include "dnn.h"
 
+#include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
@@ -242,6 +243,31 @@ int gpu_l2_flush(struct gpu_dev *d, char *err, size_t errlen)
 	if (d->ops->l2_flush == NULL)
 		return 0;
 	return d->ops->l2_flush(d, err, errlen);
+}
+
+/* The open descriptors of this process, sorted ascending. */
+int gpu_list_open_fds(int *fds, int max)
+{
+	DIR *d = opendir("/proc/self/fd");
+	if (d == NULL)
+		return 0;
+	int n = 0, self = dirfd(d);
+	struct dirent *e;
+	while ((e = readdir(d)) != NULL && n < max) {
+		if (e->d_name[0] < '0' || e->d_name[0] > '9')
+			continue;
+		int fd = atoi(e->d_name);
+		if (fd != self)
+			fds[n++] = fd;
+	}
+	closedir(d);
+	for (int i = 1; i < n; i++)
+		for (int j = i; j > 0 && fds[j - 1] > fds[j]; j--) {
+			int t = fds[j];
+			fds[j] = fds[j - 1];
+			fds[j - 1] = t;
+		}
+	return n;
 }
 
 int gpu_driver_fds(struct gpu_dev *d, int *fds, int max)

@@ -191,6 +191,10 @@ void gpu_bench_unlock(struct gpu_dev *d);
  * NULL).  Returns how many were written (at most max); 0 on the cpu backend. */
 int gpu_driver_fds(struct gpu_dev *d, int *fds, int max);
 
+/* The descriptors this process has open (the listing's own excepted),
+ * sorted ascending, at most max; 0 when /proc/self/fd cannot be read. */
+int gpu_list_open_fds(int *fds, int max);
+
 /* FNV-1a over n bytes, continuing from h (start: 0xcbf29ce484222325): the
  * cache keys' hash (not for anything an adversary chooses). */
 uint64_t gpu_fnv1a(uint64_t h, const void *p, size_t n);

@@ -65,14 +65,12 @@ check "inline PTX is not refused on the cuda backend" \
 # NVIDIA driver does for each host mapping) is served from pre-opened
 # descriptors; more than the pool holds, or a call no sandbox allows, is
 # named as the driver's doing.
-MOCK_CUDA_REOPEN=8 check "the driver reopens its device in the sandbox" \
-	"$reached" \
-	--pass tests/passes/ok_fused.c
-MOCK_CUDA_LATE_FD=1 check "a descriptor the driver opened after cuInit is the driver's" \
-	"$reached" \
-	--pass tests/passes/ok_fused.c
-MOCK_CUDA_FDS=150 check "a driver holding 100 descriptors with gaps works in the sandbox" \
-	"$reached" --pass tests/passes/ok_fused.c
+# reaches NAME: ok_fused, under the caller's MOCK_* settings, gets through to
+# the comparison
+reaches() { check "$1" "$reached" --pass tests/passes/ok_fused.c; }
+MOCK_CUDA_REOPEN=8 reaches "the driver reopens its device in the sandbox"
+MOCK_CUDA_LATE_FD=1 reaches "a descriptor the driver opened after cuInit is the driver's"
+MOCK_CUDA_FDS=150 reaches "a driver holding 100 descriptors with gaps works in the sandbox"
 MOCK_CUDA_REOPEN=9 check "the driver runs out of pre-opened descriptors" \
 	"r['verdict'] == 'runtime_error' and 'CUDA error 304' in r['message'] and 'opened /dev/null more often than the 8 descriptors' in r['message']" \
 	--pass tests/passes/ok_fused.c
