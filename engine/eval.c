@@ -696,11 +696,6 @@ static size_t vm_size_now(void)
 	return (size_t)pages * (size_t)sysconf(_SC_PAGESIZE);
 }
 
-static int cmp_int(const void *a, const void *b)
-{
-	return *(const int *)a - *(const int *)b;
-}
-
 /* Closes every descriptor but 1, 2 and keep[] (stdin becomes /dev/null):
  * the fork inherited the caller's (a daemon's files, sockets, the memfds of
  * eager's results), and mmap of an open descriptor needs no read(). */
@@ -713,18 +708,7 @@ static int close_other_fds(int *keep, int n, char *err, size_t errlen)
 	}
 	if (devnull != 0)
 		close(devnull);
-	qsort(keep, (size_t)n, sizeof(int), cmp_int);
-	unsigned lo = 3;
-	for (int k = 0; k < n; k++) {
-		if (keep[k] < 3 || (unsigned)keep[k] < lo)
-			continue;
-		if ((unsigned)keep[k] > lo && close_range(lo, (unsigned)keep[k] - 1, 0)) {
-			snprintf(err, errlen, "close_range: %s", strerror(errno));
-			return -1;
-		}
-		lo = (unsigned)keep[k] + 1;
-	}
-	if (close_range(lo, ~0u, 0)) {
+	if (gpu_close_fds_except(keep, n)) {
 		snprintf(err, errlen, "close_range: %s", strerror(errno));
 		return -1;
 	}
@@ -1016,7 +1000,10 @@ static int worker_start(struct ctx *c, int is_pass, int k, struct worker *wk, ch
 	}
 	fflush(stdout);
 	fflush(stderr);
-	pid_t pid = gpu_fork_worker();
+	/* The worker keeps its pipes and this evaluation's memfds (its own
+	 * results and the inputs); whatever else the daemon has open goes. */
+	int keep[5] = {sv[1], out[1], rep[1], c->in.fd, is_pass ? c->pass_res.fd : c->eager_res.fd};
+	pid_t pid = gpu_fork_worker(keep, 5);
 	if (pid < 0) {
 		snprintf(err, errlen, "fork: %s", strerror(errno));
 		return -1;
@@ -2256,7 +2243,7 @@ static int compile_isolated(const struct eval_job *job, const struct pass_option
 	}
 	fflush(stdout);
 	fflush(stderr);
-	pid_t pid = gpu_fork_worker();
+	pid_t pid = gpu_fork_worker(&pfd[1], 1);
 	if (pid < 0) {
 		snprintf(err, errlen, "fork: %s", strerror(errno));
 		close(pfd[0]);

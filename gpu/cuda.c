@@ -337,7 +337,7 @@ static void probe_run(struct gpu_cuda_info *p)
 	}
 	fflush(stdout);
 	fflush(stderr);
-	pid_t pid = gpu_fork_worker();
+	pid_t pid = gpu_fork_worker(&fds[1], 1);
 	if (pid < 0) {
 		snprintf(p->why, sizeof p->why, "cannot probe the GPU: fork: %s", strerror(errno));
 		close(fds[0]);

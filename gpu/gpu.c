@@ -1,5 +1,6 @@
 /* gpu.c - backend selection and the calls that dispatch to it.  Arguments are
  * checked here once, so backends can trust them. */
+#define _GNU_SOURCE
 #include "backend.h"
 #include "blas.h"
 #include "cupti.h"
@@ -406,14 +407,52 @@ int gpu_dlclose(void *handle)
 	return rc;
 }
 
-pid_t gpu_fork_worker(void)
+int gpu_close_fds_except(const int *keep, int n)
+{
+	int k[16];
+	if (n < 0 || n > 16 || (n > 0 && keep == NULL)) {
+		errno = EINVAL;
+		return -1;
+	}
+	int m = 0;
+	for (int i = 0; i < n; i++) {   /* sorted, small: insertion */
+		int v = keep[i], j = m++;
+		for (; j > 0 && k[j - 1] > v; j--)
+			k[j] = k[j - 1];
+		k[j] = v;
+	}
+	unsigned lo = 3;
+	for (int i = 0; i < m; i++) {
+		if (k[i] < 3 || (unsigned)k[i] < lo)
+			continue;
+		if ((unsigned)k[i] > lo && close_range(lo, (unsigned)k[i] - 1, 0))
+			return -1;
+		lo = (unsigned)k[i] + 1;
+	}
+	return close_range(lo, ~0u, 0);
+}
+
+pid_t gpu_fork_worker(const int *keep, int n_keep)
 {
 	pthread_once(&fork_guard_once, fork_guard_init);
 	pthread_rwlock_wrlock(&fork_guard);
 	pid_t pid = fork();
-	if (pid != 0)
+	if (pid != 0) {
 		pthread_rwlock_unlock(&fork_guard);
-	return pid;     /* the child's copy starts afresh: gpu_after_fork_child */
+		return pid;
+	}
+	/* The child's copy of the guard starts afresh (gpu_after_fork_child).
+	 * It holds every descriptor the daemon had open at the fork: other
+	 * evaluations' pipes among them, whose readers wait for end of file
+	 * until every copy of the write end is closed (seen: one evaluation
+	 * held "compiling" until another's spinning pass timed out). */
+	if (gpu_close_fds_except(keep, n_keep)) {
+		static const char msg[] = "passfs: a forked worker cannot close the descriptors it inherited\n";
+		ssize_t w = write(2, msg, sizeof msg - 1);
+		(void)w;
+		_exit(127);
+	}
+	return 0;
 }
 
 static void gpu_after_fork_child(void)

@@ -206,10 +206,17 @@ uint64_t gpu_fnv1a(uint64_t h, const void *p, size_t n);
  * goes through gpu_dlopen/gpu_dlclose, and a worker that goes on running
  * passfs code after the fork (not fork + exec) is made by gpu_fork_worker,
  * which waits until no load is in progress.  A library's own loads (the
- * CUDA driver loading its JIT) happen in the workers, never in the daemon. */
+ * CUDA driver loading its JIT) happen in the workers, never in the daemon.
+ * The child closes every descriptor but 0, 1, 2 and keep[] (at most 16):
+ * a daemon's other evaluations' pipes, sockets and lock files are never
+ * held by this one's workers.  Returns as fork(2). */
 void *gpu_dlopen(const char *path, int flags);
 int gpu_dlclose(void *handle);
-pid_t gpu_fork_worker(void);
+pid_t gpu_fork_worker(const int *keep, int n_keep);
+
+/* Closes every descriptor from 3 up but keep[] (at most 16); 0 or -1 with
+ * errno. */
+int gpu_close_fds_except(const int *keep, int n);
 
 /* The C++ name of a lowered (mangled) kernel name, "_Z9bias_geluIfEvPKfPfi"
  * -> "void bias_gelu<float>(float const*, float*, int)", with the C++

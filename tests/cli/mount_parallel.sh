@@ -56,6 +56,18 @@ for _ in $(seq 1 300); do
 done
 if [ "$(echo $found | wc -w)" -lt 2 ]; then
 	bad "two pass workers at once (found: '$found')"
+	# what each evaluation was doing: the daemon's children, each task's
+	# state and the daemon's errors
+	for p in $(pgrep -P "$daemon"); do
+		echo "  child $p: $(tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null | cut -c1-80)" \
+			"state $(awk '{print $3}' "/proc/$p/stat" 2>/dev/null)" \
+			"wchan $(cat "/proc/$p/wchan" 2>/dev/null)" \
+			"maps $(grep -o 'memfd:passfs-[a-z]*' "/proc/$p/maps" 2>/dev/null | tr '\n' ' ')"
+	done
+	for t in spin_a spin_b; do
+		echo "  $t/status: $(head -c 300 "$MNT/$t/status" 2>/dev/null)"
+	done
+	echo "  daemon stderr: $(tail -c 600 "$tmp/mount.err")"
 else
 	ok "two evaluations at once: pass workers $found"
 	for p in $found; do
@@ -70,5 +82,18 @@ else
 		fi
 	done
 fi
+# Each worker holds its own descriptors only: its socket, report pipe and
+# memfds (at most 4 above stderr).  One forked while the other evaluation
+# had its compile pipe or worker sockets open must not keep them: that
+# evaluation's reads wait for end of file as long as this worker lives.
+for p in $(pgrep -P "$daemon"); do
+	grep -q 'memfd:passfs-' "/proc/$p/maps" 2>/dev/null || continue
+	fds=$(ls /proc/$p/fd 2>/dev/null | awk '$1 > 2' | wc -l)
+	if [ "$fds" -le 4 ]; then
+		ok "worker $p holds $fds descriptors of its own"
+	else
+		bad "worker $p holds $fds descriptors: $(ls -l /proc/$p/fd | awk 'NR>1 && $9 > 2 {print $9"->"$11}' | tr '\n' ' ')"
+	fi
+done
 echo "$pass passed, $fails failed"
 [ $fails -eq 0 ]

@@ -11,6 +11,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -479,7 +480,7 @@ static int forks_while(void *(*busy)(void *), int n, int (*child)(void))
 		return -1;
 	int bad = 0;
 	for (int i = 0; i < n; i++) {
-		pid_t pid = gpu_fork_worker();
+		pid_t pid = gpu_fork_worker(NULL, 0);
 		if (pid == 0) {
 			alarm(5);
 			_exit(child());
@@ -541,6 +542,54 @@ static void test_fork_while_loading(void)
 		  "children forked while another thread loaded a library could not load one");
 }
 
+/* A daemon runs evaluations side by side: a worker forked for one must not
+ * hold another's pipe, or that one's reader waits for end of file as long
+ * as the worker lives (seen: an evaluation "compiling" for 40 s while
+ * another's pass spun).  The child keeps 0-2 and keep[] only. */
+static void test_fork_closes_others(void)
+{
+	int other[2], mine[2], go[2];
+	if (pipe(other) || pipe(mine) || pipe(go)) {
+		CHECK_MSG(0, "pipes");
+		return;
+	}
+	int keep[2] = {mine[1], go[0]};
+	pid_t pid = gpu_fork_worker(keep, 2);
+	if (pid == 0) {
+		/* report which descriptors are open, then wait to be let go */
+		char r[3] = {fcntl(other[1], F_GETFD) < 0 && errno == EBADF ? 'c' : 'o',
+			     fcntl(other[0], F_GETFD) < 0 && errno == EBADF ? 'c' : 'o',
+			     fcntl(1, F_GETFD) >= 0 ? 'o' : 'c'};
+		if (write(mine[1], r, 3) != 3)
+			_exit(2);
+		char b;
+		_exit(read(go[0], &b, 1) == 1 ? 0 : 3);
+	}
+	close(mine[1]);
+	close(go[0]);
+	char r[3] = {0};
+	CHECK_MSG(pid > 0 && read(mine[0], r, 3) == 3, "the child reports");
+	CHECK_MSG(r[0] == 'c' && r[1] == 'c', "the child closed another evaluation's pipe");
+	CHECK_MSG(r[2] == 'o', "the child kept stdout");
+	/* with the child alive, the other pipe's reader sees end of file */
+	close(other[1]);
+	struct pollfd pf = {other[0], POLLIN, 0};
+	char b;
+	CHECK_MSG(poll(&pf, 1, 2000) == 1 && read(other[0], &b, 1) == 0,
+		  "the other pipe's reader sees end of file while the child lives");
+	if (write(go[1], "x", 1) != 1)
+		CHECK_MSG(0, "let the child go");
+	int st = 0;
+	waitpid(pid, &st, 0);
+	CHECK_MSG(WIFEXITED(st) && WEXITSTATUS(st) == 0, "the child used its kept descriptor");
+	close(other[0]);
+	close(mine[0]);
+	close(go[1]);
+	/* more than 16 to keep is refused, not cut short */
+	int many[17] = {0};
+	CHECK_MSG(gpu_close_fds_except(many, 17) == -1 && errno == EINVAL, "17 kept descriptors are refused");
+}
+
 /* Kernel names in result.json: CUPTI gives lowered names. */
 static void test_demangle(void)
 {
@@ -578,6 +627,7 @@ int main(int argc, char **argv)
 	test_demangle();
 	test_fork_while_locked();
 	test_fork_while_loading();
+	test_fork_closes_others();
 	printf("%d passed, %d failed\n", passed, failed);
 	return failed ? 1 : 0;
 }
