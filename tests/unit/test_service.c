@@ -346,11 +346,13 @@ int main(void)
 	svc_close(s);
 
 	/* A crash after pass.c was saved, before its result: fired again at open. */
-	FILE *f = fopen("/tmp/passfs-test-service-pass.c", "w");
+	char staged[300];
+	snprintf(staged, sizeof(staged), "%s.pass.c", state);   /* this run's own, beside the state */
+	FILE *f = fopen(staged, "w");
 	CHECK(f && fwrite(ce_src, 1, ce_len, f) == ce_len);
 	fclose(f);
 	char cmd[8192];
-	snprintf(cmd, sizeof(cmd), "mv /tmp/passfs-test-service-pass.c %s/pass.c", sdir);
+	snprintf(cmd, sizeof(cmd), "mv %s %s/pass.c", staged, sdir);
 	CHECK(system(cmd) == 0);
 	s = open_svc(state, "cpu");
 	CHECK(s != NULL);
