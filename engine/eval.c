@@ -696,6 +696,34 @@ static size_t vm_size_now(void)
 	return (size_t)pages * (size_t)sysconf(_SC_PAGESIZE);
 }
 
+/* The process's private writable memory (VmData: what RLIMIT_DATA counts),
+ * or 0. */
+static size_t data_size_now(void)
+{
+	FILE *f = fopen("/proc/self/status", "r");
+	char line[256];
+	unsigned long kb = 0;
+	if (f == NULL)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "VmData: %lu kB", &kb) == 1)
+			break;
+	fclose(f);
+	return (size_t)kb << 10;
+}
+
+/* The pass worker is the one the kernel's out-of-memory killer takes first:
+ * a pass that floods memory some other way (pinned by a driver, say) ends
+ * itself, not the daemon or another program on the machine. */
+static void oom_first(void)
+{
+	int fd = open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		(void)!write(fd, "1000", 4);
+		close(fd);
+	}
+}
+
 /* Closes every descriptor but 1, 2 and keep[] (stdin becomes /dev/null):
  * the fork inherited the caller's (a daemon's files, sockets, the memfds of
  * eager's results), and mmap of an open descriptor needs no read(). */
@@ -804,6 +832,7 @@ static void __attribute__((noreturn)) worker_main(struct ctx *c, int is_pass, in
 		int keep[3] = {sock, report_fd, c->in.fd};
 		if (close_other_fds(keep, early ? 3 : 2, err, sizeof(err)))
 			goto fail;
+		oom_first();
 	}
 	if (gpu_open(c->job->opts.backend ? c->job->opts.backend : "auto", &w.dev, err, sizeof(err)))
 		goto fail;
@@ -864,8 +893,12 @@ static void __attribute__((noreturn)) worker_main(struct ctx *c, int is_pass, in
 		struct sandbox_limits lim = {.address_space = 0, .cpu_seconds = 0, .report_fd = report_fd,
 					     .io_fds = io, .n_io_fds = 1};
 		/* The cuda driver reserves terabytes of address space, so the
-		 * limit is for the cpu backend, where device memory is ours.
-		 * Later variants of the batch allocate their own buffers. */
+		 * address-space limit is for the cpu backend, where device memory
+		 * is ours; on the cuda backend the pass's host memory is limited
+		 * by RLIMIT_DATA (private writable memory: the driver's
+		 * reservations are not writable and its mappings of device memory
+		 * are shared, so neither counts).  Later variants of the batch
+		 * allocate their own buffers. */
 		size_t vm = vm_size_now();
 		/* every descriptor but the socket and the report pipe was
 		 * closed before the device was opened: the rest are the
@@ -876,6 +909,12 @@ static void __attribute__((noreturn)) worker_main(struct ctx *c, int is_pass, in
 			long cpus = sysconf(_SC_NPROCESSORS_ONLN);
 			lim.address_space = vm + c->max_io_bytes + PASS_AS_SCRATCH + PASS_AS_SLACK +
 					    (size_t)(cpus > 0 ? cpus + 1 : 2) * PASS_AS_PER_THREAD;
+		}
+		size_t data = gpu_backend_of(w.dev) == GPU_BACKEND_CUDA ? data_size_now() : 0;
+		if (data > 0) {
+			long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+			lim.data = data + PASS_AS_SCRATCH + PASS_AS_SLACK +
+				   (size_t)(cpus > 0 ? cpus + 1 : 2) * PASS_AS_PER_THREAD;
 		}
 		trace_settle(&w);
 		/* PASSFS_SANDBOX_AUDIT=file: refused calls are logged there and

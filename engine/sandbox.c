@@ -555,9 +555,9 @@ INTERPOSER int sbx_openat64_2(int dirfd, const char *path, int flags)
 int sandbox_enter(const struct sandbox_limits *lim, char *err, size_t errlen)
 {
 	struct rlimit rl;
-	/* AddressSanitizer reserves terabytes of shadow address space, so a
-	 * sanitizer build cannot run under RLIMIT_AS; memory floods are then
-	 * caught by the other limits only. */
+	/* AddressSanitizer reserves terabytes of shadow address space (private
+	 * and writable), so a sanitizer build cannot run under RLIMIT_AS or
+	 * RLIMIT_DATA; memory floods are then caught by the other limits only. */
 #if defined(__SANITIZE_ADDRESS__)
 	const int limit_as = 0;
 #else
@@ -566,6 +566,11 @@ int sandbox_enter(const struct sandbox_limits *lim, char *err, size_t errlen)
 	if (lim->address_space && limit_as) {
 		rl.rlim_cur = rl.rlim_max = lim->address_space;
 		if (setrlimit(RLIMIT_AS, &rl))
+			goto fail;
+	}
+	if (lim->data && limit_as) {
+		rl.rlim_cur = rl.rlim_max = lim->data;
+		if (setrlimit(RLIMIT_DATA, &rl))
 			goto fail;
 	}
 	if (lim->cpu_seconds) {

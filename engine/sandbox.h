@@ -24,6 +24,7 @@
 
 struct sandbox_limits {
 	size_t address_space;   /* RLIMIT_AS bytes; 0 = leave */
+	size_t data;            /* RLIMIT_DATA bytes (private writable memory); 0 = leave */
 	unsigned cpu_seconds;   /* RLIMIT_CPU; 0 = leave */
 	int report_fd;          /* where the SIGSYS handler writes its line (-1: none) */
 	const int *io_fds;      /* fds the process may read and write (IPC), besides 1 and 2 */

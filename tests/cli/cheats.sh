@@ -136,6 +136,9 @@ else
 	check c09b_globaltimer $C/c09b_globaltimer.c rejected "'%globaltimer' in r['message']"
 	check c10a_spin $C/c10a_spin.c timeout "'did not finish within 2 s' in r['message']" --timeout 2
 	check c10b_scratch_flood $C/c10b_scratch_flood.c runtime_error "'scratch' in r['message']"
+	# host memory: RLIMIT_DATA (the driver's address space rules out RLIMIT_AS)
+	check c10c_alloc_flood $C/c10c_alloc_flood.c runtime_error \
+		"'Segmentation fault' in r['message'] and 0 < int(v0['log_tail'].split('alloc flood: ')[1].split()[0]) < 64"
 fi
 
 # Limits: compile time, output size.

@@ -77,6 +77,12 @@ MOCK_CUDA_REOPEN=9 check "the driver runs out of pre-opened descriptors" \
 MOCK_CUDA_SYSCALL=1 check "a refused call in the driver is the driver's" \
 	"r['verdict'] == 'runtime_error' and 'called from libcuda_mock.so' in r['message'] and 'made by the GPU driver' in r['message'] and 'rejected' not in [v['verdict'] for v in r['variants']]" \
 	--pass tests/passes/ok_fused.c
+# The pass's host memory on the cuda backend (no address-space limit there:
+# the driver reserves terabytes): RLIMIT_DATA stops the flood after a few GiB
+# (before: 4096 untouched GiB, and a pass that touched them took the machine).
+check "a host memory flood stops at the data limit" \
+	"r['verdict'] == 'runtime_error' and 'Segmentation fault' in r['message'] and all(0 < int(v['log_tail'].split('alloc flood: ')[1].split()[0]) < 64 for v in r['variants'])" \
+	--pass tests/cheats/c10c_alloc_flood.c --tasks tests/cheats/tasks --task cheat_bias_gelu
 rm -f "$tmp/audit"
 MOCK_CUDA_SYSCALL=1 PASSFS_SANDBOX_AUDIT=$tmp/audit check "audit mode logs the driver's call and goes on" \
 	"r.get('sandbox_audit') == '$tmp/audit' and $reached" \

@@ -80,6 +80,13 @@ else
 		else
 			bad "pass worker $p maps $maps"
 		fi
+		# out of memory, the kernel ends the pass worker first
+		adj=$(cat "/proc/$p/oom_score_adj" 2>/dev/null)
+		if [ "$adj" = 1000 ]; then
+			ok "pass worker $p is the first the OOM killer takes"
+		else
+			bad "pass worker $p oom_score_adj '$adj', not 1000"
+		fi
 	done
 fi
 # Each worker holds its own descriptors only: its socket, report pipe and
