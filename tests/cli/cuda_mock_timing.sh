@@ -130,20 +130,34 @@ else
 	bad "--cold: $n_flush flushes"
 fi
 
-flock "$LOCK" sleep 2 &
-holder=$!
-sleep 0.3
-ev waited
+# hold_lock FILE: another process holds the benchmark lock, from when this
+# returns until FILE exists (at most 60 s) - no sleep races with a loaded machine
+hold_lock() {
+	flock "$LOCK" sh -c 'touch "$1.held"; i=0
+		while [ ! -e "$1" ] && [ $i -lt 1200 ]; do sleep 0.05; i=$((i + 1)); done' _ "$1" &
+	holder=$!
+	while [ ! -e "$1.held" ] && kill -0 $holder 2>/dev/null; do sleep 0.02; done
+}
+hold_lock "$tmp/release1"
+ev waited &
+evpid=$!
+# the evaluation has reached the lock when it announces its first variant
+for _ in $(seq 1 3000); do
+	grep -q 'passfs eval: variant' "$tmp/waited.err" 2>/dev/null && break
+	sleep 0.02
+done
+sleep 0.8
+touch "$tmp/release1"
+wait $evpid
 wait $holder
 if py waited "r['verdict'] == 'ok' and vs[0].get('lock_wait_ms', 0) >= 500"; then
 	ok "the benchmark lock held elsewhere: the evaluation waited for it"
 else
 	bad "lock wait"
 fi
-flock "$LOCK" sleep 4 &
-holder=$!
-sleep 0.3
+hold_lock "$tmp/release2"
 ev gaveup --lock-timeout 0.5
+touch "$tmp/release2"
 wait $holder
 if [ "$(cat "$tmp/gaveup.rc")" = 1 ] && grep -q "the GPU is busy: another benchmark held .*passfs-gpu-0000_00_00.0.lock" "$tmp/gaveup.err"; then
 	ok "--lock-timeout: gives up with a clear error"

@@ -271,6 +271,11 @@ int main(void)
 	uint64_t evals0 = svc_evaluations(s), sa, sb, sc;
 	replace_with(s, t, a);
 	CHECK(svc_fire(s, t, &sa) == 0);
+	/* A is on the worker before B comes (on a loaded machine the worker
+	 * may wake late, and a queued A is rightly replaced by B). */
+	for (int k = 0; k < 20000 && svc_state(s, t) == SVC_PENDING; k++)
+		usleep(1000);
+	CHECK(svc_state(s, t) == SVC_COMPILING || svc_state(s, t) == SVC_RUNNING);
 	replace_with(s, t, b);
 	CHECK(svc_fire(s, t, &sb) == 0);
 	replace_with(s, t, c);
