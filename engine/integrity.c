@@ -1050,6 +1050,13 @@ double integrity_cpu_bytes_per_ms(size_t bytes)
 	return bw * (double)(cpus > 0 ? cpus : 1);
 }
 
+double integrity_gpu_bytes_per_ms(int mem_clock_khz, int bus_bits)
+{
+	if (mem_clock_khz <= 0 || bus_bits <= 0)
+		return 0;
+	return (double)mem_clock_khz * 1e3 * 2.0 * ((double)bus_bits / 8.0) / 1e3;
+}
+
 double integrity_min_ms(size_t bytes, double bytes_per_ms)
 {
 	return bytes_per_ms > 0 ? (double)bytes / bytes_per_ms : 0;

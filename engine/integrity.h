@@ -49,6 +49,12 @@ int integrity_scan_ptx(const char *ptx, const char *label, char *msg, size_t msg
  * it cannot be measured. */
 double integrity_cpu_bytes_per_ms(size_t bytes);
 
+/* A GPU's peak memory bandwidth in bytes per millisecond from its memory
+ * clock (kHz) and bus width (bits), double data rate: clock x 2 x width / 8
+ * (an H100 SXM's 2619 MHz x 5120 bits: 3.35 TB/s).  0 when either is
+ * unknown (0). */
+double integrity_gpu_bytes_per_ms(int mem_clock_khz, int bus_bits);
+
 /* The fastest a variant that must move `bytes` bytes (its inputs read once,
  * its outputs written once) can run at bytes_per_ms: bytes / bytes_per_ms,
  * in milliseconds.  0 when bytes_per_ms is 0 (unknown). */

@@ -28,6 +28,7 @@
 #include "dnn.h"
 #include "eager.h"
 #include "hostcc.h"
+#include "integrity.h"
 #include "nvrtc.h"
 #include "sandbox.h"
 #include "task.h"
@@ -166,8 +167,10 @@ int cmd_doctor(int argc, char **argv)
 	char arch[16];
 	gpu_cuda_arch_name(ci.cc_major, ci.cc_minor, arch, sizeof arch);
 	if (ci.count > 0)
-		add(&r, OK, "backend", "auto picks cuda: %s (%s, %d SMs, %.0f GiB, L2 %d MiB, driver %d.%d, bus %s)",
-		    ci.name, arch, ci.sm_count, (double)ci.total_mem / (1 << 30), ci.l2_bytes >> 20,
+		add(&r, OK, "backend",
+		    "auto picks cuda: %s (%s, %d SMs, %.0f GiB at %.2f TB/s peak, L2 %d MiB, driver %d.%d, bus %s)",
+		    ci.name, arch, ci.sm_count, (double)ci.total_mem / (1 << 30),
+		    integrity_gpu_bytes_per_ms(ci.mem_clock_khz, ci.mem_bus_bits) / 1e9, ci.l2_bytes >> 20,
 		    ci.driver_version / 1000, ci.driver_version % 1000 / 10, ci.pci);
 	else
 		add(&r, OK, "backend", "auto picks cpu (%ld CPUs; timings are CPU timings): no cuda: %s", cpus, ci.why);
@@ -272,6 +275,8 @@ int cmd_doctor(int argc, char **argv)
 			json_object_set_new(cuda, "sm_count", json_integer(ci.sm_count));
 			json_object_set_new(cuda, "memory_bytes", json_integer((json_int_t)ci.total_mem));
 			json_object_set_new(cuda, "l2_bytes", json_integer(ci.l2_bytes));
+			json_object_set_new(cuda, "memory_clock_khz", json_integer(ci.mem_clock_khz));
+			json_object_set_new(cuda, "memory_bus_bits", json_integer(ci.mem_bus_bits));
 			json_object_set_new(cuda, "driver_version", json_integer(ci.driver_version));
 			json_object_set_new(cuda, "pci_bus_id", json_string(ci.pci));
 		}

@@ -79,6 +79,8 @@ struct gpu_cuda_info {
 	int cc_major, cc_minor;
 	int sm_count;
 	int l2_bytes;
+	int mem_clock_khz;      /* the memory's peak clock */
+	int mem_bus_bits;       /* its bus width */
 	int smem_optin;
 	int driver_version;     /* 13000 = 13.0 */
 	unsigned long long total_mem;

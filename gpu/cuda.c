@@ -308,6 +308,8 @@ static void probe_in_child(struct gpu_cuda_info *p)
 	cu.DeviceGetAttribute(&p->cc_minor, CU_ATTR_CC_MINOR, dev);
 	cu.DeviceGetAttribute(&p->sm_count, CU_ATTR_MULTIPROCESSOR_COUNT, dev);
 	cu.DeviceGetAttribute(&p->l2_bytes, CU_ATTR_L2_CACHE_SIZE, dev);
+	cu.DeviceGetAttribute(&p->mem_clock_khz, CU_ATTR_MEMORY_CLOCK_RATE, dev);
+	cu.DeviceGetAttribute(&p->mem_bus_bits, CU_ATTR_GLOBAL_MEMORY_BUS_WIDTH, dev);
 	cu.DeviceGetAttribute(&p->smem_optin, CU_ATTR_MAX_SHARED_PER_BLOCK_OPTIN, dev);
 	size_t mem = 0;
 	cu.DeviceTotalMem(&mem, dev);

@@ -17,6 +17,8 @@ typedef struct CUstream_st *CUstream;
 enum {
 	/* CUdevice_attribute */
 	CU_ATTR_MULTIPROCESSOR_COUNT = 16,
+	CU_ATTR_MEMORY_CLOCK_RATE = 36,         /* kHz */
+	CU_ATTR_GLOBAL_MEMORY_BUS_WIDTH = 37,   /* bits */
 	CU_ATTR_L2_CACHE_SIZE = 38,
 	CU_ATTR_CC_MAJOR = 75,
 	CU_ATTR_CC_MINOR = 76,

@@ -61,6 +61,20 @@ const char *gpu_arch(const struct gpu_dev *d)
 	return d->arch;
 }
 
+int gpu_memory_spec(const struct gpu_dev *d, int *clock_khz, int *bus_bits, long long *l2_bytes)
+{
+	if (d == NULL || d->backend != GPU_BACKEND_CUDA)
+		return -1;
+	struct gpu_cuda_info ci;
+	gpu_cuda_info_get(&ci);         /* the probe's answer, cached */
+	if (ci.count <= 0 || ci.mem_clock_khz <= 0 || ci.mem_bus_bits <= 0)
+		return -1;
+	*clock_khz = ci.mem_clock_khz;
+	*bus_bits = ci.mem_bus_bits;
+	*l2_bytes = ci.l2_bytes > 0 ? ci.l2_bytes : 0;
+	return 0;
+}
+
 int gpu_module_compile(struct gpu_dev *d, const char *label, const char *src,
 		       const char *const *names, int n_names, struct gpu_module **out,
 		       char **log, char *err, size_t errlen)

@@ -42,6 +42,10 @@ const char *gpu_device_name(const struct gpu_dev *d);
  * (Hopper: wgmma, setmaxnreg and TMA need the "a" target), "sm_XY" on
  * others; "sm_90" on the cpu backend. */
 const char *gpu_arch(const struct gpu_dev *d);
+/* A GPU's memory: peak clock (kHz), bus width (bits) and L2 size (bytes), as
+ * the driver reports them.  0, or -1 on the cpu backend or when the driver
+ * does not report both clock and width. */
+int gpu_memory_spec(const struct gpu_dev *d, int *clock_khz, int *bus_bits, long long *l2_bytes);
 
 /* Compiles CUDA C source into a module holding the kernels named by the name
  * expressions `names` ("add_kernel", "softmax<float, 256>").  `label` is the

@@ -95,6 +95,31 @@ if py plain "[(k['name'], k['registers'], k['max_threads_per_block'], k['local_b
 else
 	bad "kernel list"
 fi
+# Plausibility: the device's peak memory bandwidth (clock x 2 x bus width) for
+# the bytes its L2 cannot hold.  The default mock (H100: 3.35 TB/s, 50 MiB L2)
+# holds the whole variant: no bound.
+if py plain "all('roofline_ms' not in v and not v.get('implausible') for v in vs)"; then
+	ok "roofline: a variant that fits in the L2 gets no bound"
+else
+	bad "roofline with a 50 MiB L2"
+fi
+# 1 MHz x 5120 bits = 1.28 GB/s, 1 KiB of L2: (bytes - 1024) / 1.28e6 ms
+MOCK_CUDA_L2=1024 MOCK_CUDA_MEM_KHZ=1000 ev roof
+if py roof "r['verdict'] == 'ok' and all(abs(v['roofline_ms'] - (4 * (m*k + k*n + m*n) - 1024) / 1.28e6) < 2e-6
+    for v, (m, k, n) in zip(vs, [(16, 32, 24), (40, 24, 33), (8, 8, 8)]) if 4 * (m*k + k*n + m*n) > 1024)"; then
+	ok "roofline: the device's bandwidth for the bytes beyond its L2"
+else
+	bad "roofline values"
+fi
+# 2 bytes per ms: every pass median is impossibly fast - a flag, not a verdict
+MOCK_CUDA_L2=1024 MOCK_CUDA_MEM_KHZ=1 MOCK_CUDA_MEM_BITS=8 ev slowmem
+if py slowmem "r['verdict'] == 'ok' and all(v.get('implausible') and 'L2 cannot hold' in v.get('integrity_note', '')
+    for v in vs[:2])"; then
+	ok "roofline: a pass faster than the memory allows is flagged implausible"
+else
+	bad "implausible flag"
+fi
+
 n_init=$(grep -c '^init ' "$tmp/plain.log")
 # the probe, one eager worker, one pass worker
 if [ "$n_init" -eq 3 ]; then

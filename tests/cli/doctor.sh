@@ -71,7 +71,7 @@ rc=$?
 . tests/gpu/mock/build.sh
 PASSFS_LIBCUDA=$tmp/libcuda_mock.so PASSFS_CUBLAS=$tmp/libcublas_mock.so "$PASSFS" doctor >"$tmp/out4" 2>&1
 rc=$?
-if [ $rc -eq 0 ] && grep -q '^  ok    backend     auto picks cuda: Mock GPU .*(sm_90a, 132 SMs' "$tmp/out4" &&
+if [ $rc -eq 0 ] && grep -q '^  ok    backend     auto picks cuda: Mock GPU .*(sm_90a, 132 SMs, 80 GiB at 3.35 TB/s peak' "$tmp/out4" &&
 	grep -q '^  ok    cublas ' "$tmp/out4" && grep -q '^  note  cudnn .*convolutions run on passfs' "$tmp/out4" &&
 	grep -q '^passfs can evaluate passes here (cuda backend)' "$tmp/out4"; then
 	ok "mock GPU: auto picks cuda; a missing cuDNN is a note"

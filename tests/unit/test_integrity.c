@@ -2,6 +2,7 @@
  * NVRTC 13 emits, seen in tests/cheats/), and the roofline helpers.  Every
  * refused construct has a clean twin that must pass: a false positive fails
  * an honest pass. */
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -136,6 +137,10 @@ int main(void)
 	double small = integrity_cpu_bytes_per_ms(4096), big = integrity_cpu_bytes_per_ms((size_t)1 << 30);
 	CHECK(small > 0 && big > 0 && small >= big, "bandwidth table: %g (4 KiB) %g (1 GiB) bytes/ms", small, big);
 	CHECK(integrity_min_ms(1000, 100) == 10 && integrity_min_ms(1000, 0) == 0, "min_ms");
+	/* an H100 SXM's HBM3: 2619 MHz, 5120 bits, double data rate = 3.35 TB/s */
+	CHECK(fabs(integrity_gpu_bytes_per_ms(2619000, 5120) - 3.35232e9) < 1e3, "H100 bandwidth");
+	CHECK(integrity_gpu_bytes_per_ms(0, 5120) == 0 && integrity_gpu_bytes_per_ms(2619000, 0) == 0,
+	      "unknown clock or width: no bandwidth");
 	CHECK(integrity_implausible(1, 10) && !integrity_implausible(6, 10) && !integrity_implausible(1, 0),
 	      "implausible rule");
 	printf("%d passed, %d failed\n", passed, failed);

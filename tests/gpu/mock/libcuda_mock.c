@@ -145,7 +145,11 @@ CUresult cuDeviceGetAttribute(int *v, int attr, int dev)
 	case 75: *v = 9; break;                 /* compute capability 9.0 */
 	case 76: *v = 0; break;
 	case 16: *v = 132; break;               /* SMs */
-	case 38: *v = 50 << 20; break;          /* L2 */
+	/* memory clock (kHz) and bus width (bits): an H100 SXM's (3.35 TB/s),
+	 * or MOCK_CUDA_MEM_KHZ / MOCK_CUDA_MEM_BITS; L2 50 MiB or MOCK_CUDA_L2 */
+	case 36: *v = getenv("MOCK_CUDA_MEM_KHZ") ? atoi(getenv("MOCK_CUDA_MEM_KHZ")) : 2619000; break;
+	case 37: *v = getenv("MOCK_CUDA_MEM_BITS") ? atoi(getenv("MOCK_CUDA_MEM_BITS")) : 5120; break;
+	case 38: *v = getenv("MOCK_CUDA_L2") ? atoi(getenv("MOCK_CUDA_L2")) : 50 << 20; break;
 	case 97: *v = 227 * 1024; break;        /* opt-in shared memory */
 	default: *v = 0;
 	}
