@@ -6,42 +6,19 @@
 # exactly once, scratch files, O_NONBLOCK and ^C on a waiting read, and
 # persistence across unmount (fusermount3 -u) and SIGTERM.  Skips only when
 # /dev/fuse is absent.
-set -uo pipefail
-PASSFS=${PASSFS:-./build/passfs}
-PASSFS=$(realpath "$PASSFS")
+NAME=mount_basic
+. tests/lib/cli.sh
+. tests/lib/mount.sh
 T=tests/passes/tasks
 TASK=tiny_bias_gelu
 
-if [ ! -e /dev/fuse ]; then
-	echo "SKIP mount_basic: /dev/fuse is absent here (tests/cli/watch.sh covers the tree without FUSE)"
-	exit 0
-fi
-if ! command -v fusermount3 >/dev/null; then
-	echo "FAIL mount_basic: fusermount3 is missing (install fuse3: ./tests/deps.sh)"
-	exit 1
-fi
-
-tmp=$(mktemp -d /tmp/passfs-mount.XXXXXX)
-MNT=$tmp/mnt
-STATE=$tmp/state
 D=$MNT/$TASK
-fails=0
-pass=0
-daemon=""
 
-ok() { echo "ok   $1"; pass=$((pass + 1)); }
-bad() { echo "FAIL $1"; fails=$((fails + 1)); }
 check() { # name, command...
 	local name=$1
 	shift
 	if "$@"; then ok "$name"; else bad "$name"; fi
 }
-cleanup() {
-	fusermount3 -u "$MNT" 2>/dev/null
-	[ -n "$daemon" ] && kill "$daemon" 2>/dev/null
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
 
 mount_it() { # [extra options]: prints the daemon pid
 	local out
@@ -279,5 +256,5 @@ else
 	ok "no sanitizer report in the daemon's log"
 fi
 
-echo "mount_basic: $pass passed, $fails failed"
-[ $fails -eq 0 ]
+echo -n "mount_basic: "
+finish

@@ -17,27 +17,15 @@
 # failed".  Tools: tests/deps.sh installs them (rsync, vim, git, patch,
 # python3); a missing tool is a failure, not a skip.  Skips only when
 # /dev/fuse is absent.
-set -uo pipefail
-PASSFS=${PASSFS:-./build/passfs}
-PASSFS=$(realpath "$PASSFS")
+NAME=mount_matrix
+. tests/lib/cli.sh
+. tests/lib/mount.sh
 FSX=${PASSFS_FSX:-$(dirname "$PASSFS")/passfs_fsx}
 FSX_OPS=${FSX_OPS:-3000}
 T=tests/passes/tasks
 TASK=tiny_bias_gelu
 OK=tests/passes/ok_fused.c
 
-if [ ! -e /dev/fuse ]; then
-	echo "SKIP mount_matrix: /dev/fuse is absent here (tests/cli/watch.sh covers the tree without FUSE)"
-	exit 0
-fi
-if ! command -v fusermount3 >/dev/null; then
-	echo "FAIL mount_matrix: fusermount3 is missing (install fuse3: ./tests/deps.sh)"
-	exit 1
-fi
-
-tmp=$(mktemp -d /tmp/passfs-matrix.XXXXXX)
-MNT=$tmp/mnt
-STATE=$tmp/state
 # The state on tmpfs when there is one: fires take microseconds instead of
 # disk writes, which is what lets back-to-back saves race their releases.
 if [ -d /dev/shm ] && [ -w /dev/shm ]; then
@@ -46,20 +34,9 @@ fi
 D=$MNT/$TASK
 G=$tmp/git                      # the git dir whose work tree is the task dir
 RUN=$$.$RANDOM                  # makes every variant's bytes new
-fails=0
-pass=0
-daemon=""
-
-cleanup() {
-	fusermount3 -u "$MNT" 2>/dev/null
-	[ -n "$daemon" ] && kill "$daemon" 2>/dev/null
-	rm -rf "$tmp"
+mount_cleanup_more() {
 	case $STATE in /dev/shm/*) rm -rf "$STATE" ;; esac
 }
-trap cleanup EXIT
-
-ok() { echo "ok   $1"; pass=$((pass + 1)); }
-bad() { echo "FAIL $1"; fails=$((fails + 1)); }
 history_count() { ls "$STATE/$TASK/history/"*.json 2>/dev/null | wc -l; }
 # The seq of the latest fire (result.json waits while an evaluation is due).
 seq_now() { python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['seq'])" "$D/result.json"; }
@@ -371,5 +348,5 @@ if grep -qE "AddressSanitizer|LeakSanitizer|runtime error" "$STATE/mount.log" 2>
 	grep -E -A20 "AddressSanitizer|LeakSanitizer|runtime error" "$STATE/mount.log" | head -60
 fi
 
-echo "mount_matrix: $pass passed, $fails failed"
-[ $fails -eq 0 ]
+echo -n "mount_matrix: "
+finish

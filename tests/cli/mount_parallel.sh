@@ -4,27 +4,12 @@
 # other evaluation's (the shared memory is never inherited by a fork,
 # MADV_DONTFORK) and no eager results at all.  Two copies of the test task get
 # a pass that spins in its kernel, so both pass workers are alive at once;
-# their /proc/PID/maps are read while they spin.  Skips without /dev/fuse.
-set -uo pipefail
-PASSFS=${PASSFS:-./build/passfs}
-PASSFS=$(realpath "$PASSFS")
-if [ ! -e /dev/fuse ] || ! command -v fusermount3 >/dev/null; then
-	echo "SKIP mount_parallel: no /dev/fuse or fusermount3"
-	exit 0
-fi
-tmp=$(mktemp -d /tmp/passfs-par.XXXXXX)
-MNT=$tmp/mnt
-fails=0
-pass=0
-daemon=""
-cleanup() {
-	fusermount3 -u "$MNT" 2>/dev/null
-	[ -n "$daemon" ] && kill "$daemon" 2>/dev/null
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
-ok() { echo "ok   $1"; pass=$((pass + 1)); }
-bad() { echo "FAIL $1"; fails=$((fails + 1)); }
+# their /proc/PID/maps are read while they spin.  Each worker, eager's too,
+# holds only its own descriptors (a fork from the daemon closes the rest), and
+# a pass worker's oom_score_adj is 1000.  Skips without /dev/fuse.
+NAME=mount_parallel
+. tests/lib/cli.sh
+. tests/lib/mount.sh
 
 mkdir -p "$tmp/tasks"
 for t in spin_a spin_b; do
@@ -102,5 +87,4 @@ for p in $(pgrep -P "$daemon"); do
 		bad "worker $p holds $fds descriptors: $(ls -l /proc/$p/fd | awk 'NR>1 && $9 > 2 {print $9"->"$11}' | tr '\n' ' ')"
 	fi
 done
-echo "$pass passed, $fails failed"
-[ $fails -eq 0 ]
+finish

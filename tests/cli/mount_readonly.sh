@@ -18,31 +18,11 @@
 #     utime, fsync, rename away, unlink; a reader's close does not clear a
 #     writer's "wrote" flag (exactly one fire at the writer's close).
 # Skips only when /dev/fuse is absent.
-set -uo pipefail
-PASSFS=${PASSFS:-./build/passfs}
-PASSFS=$(realpath "$PASSFS")
+NAME=mount_readonly
+. tests/lib/cli.sh
+. tests/lib/mount.sh
 T=tests/passes/tasks
 TASK=tiny_bias_gelu
-
-if [ ! -e /dev/fuse ]; then
-	echo "SKIP mount_readonly: /dev/fuse is absent here"
-	exit 0
-fi
-if ! command -v fusermount3 >/dev/null; then
-	echo "FAIL mount_readonly: fusermount3 is missing (install fuse3: ./tests/deps.sh)"
-	exit 1
-fi
-
-tmp=$(mktemp -d /tmp/passfs-ro.XXXXXX)
-MNT=$tmp/mnt
-STATE=$tmp/state
-daemon=""
-cleanup() {
-	fusermount3 -u "$MNT" 2>/dev/null
-	[ -n "$daemon" ] && kill "$daemon" 2>/dev/null
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
 
 out=$("$PASSFS" mount --tasks "$T" --state "$STATE" --backend cpu --trials 1 --warmup 0 \
 	--timeout 5 --wait-timeout 60 "$MNT" 2>"$tmp/mount.err")

@@ -1,0 +1,25 @@
+# tests/lib/mount.sh - sourced by the FUSE tests (tests/cli/mount_*.sh) from
+# the repository root, after tests/lib/cli.sh, with NAME set to the test's
+# name: skips the test (exit 0) where /dev/fuse is absent, fails it where
+# fusermount3 is missing; sets $MNT and $STATE under $tmp and makes the exit
+# trap unmount $MNT, kill $daemon (set it to the daemon's pid) and run
+# mount_cleanup_more (define it for more to remove) before removing $tmp.
+PASSFS=$(realpath "$PASSFS")
+if [ ! -e /dev/fuse ]; then
+	echo "SKIP $NAME: /dev/fuse is absent here (tests/cli/watch.sh covers the tree without FUSE)"
+	exit 0
+fi
+if ! command -v fusermount3 >/dev/null; then
+	echo "FAIL $NAME: fusermount3 is missing (install fuse3: ./tests/deps.sh)"
+	exit 1
+fi
+MNT=$tmp/mnt
+STATE=$tmp/state
+daemon=""
+mount_cleanup() {
+	fusermount3 -u "$MNT" 2>/dev/null
+	[ -n "$daemon" ] && kill "$daemon" 2>/dev/null
+	if declare -F mount_cleanup_more >/dev/null; then mount_cleanup_more; fi
+	rm -rf "$tmp"
+}
+trap mount_cleanup EXIT
