@@ -32,7 +32,10 @@
 #                naming it), then the GPU still works with CUPTI times and
 #                kernel resources in result.json; --cold; two evaluations at
 #                once (the second waits for the benchmark lock)
-#   8 anchor     tests/gpu/anchor.py: passfs eager vs PyTorch eager and
+#   8 cheats     tests/cli/cheats.sh with BACKEND=cuda: the hack suite's GPU
+#                expectations (c08's late kernel timed, %globaltimer refused,
+#                the host memory flood stopped by RLIMIT_DATA, ...)
+#   9 anchor     tests/gpu/anchor.py: passfs eager vs PyTorch eager and
 #                torch.compile on 8 tasks (outputs compared, 25 + 100 trials)
 # Then a summary, and the anchor's table; with OUT set, both go to
 # $OUT/gpu-check.txt and every step's log to $OUT/logs/.
@@ -241,6 +244,10 @@ s_verdicts() {
 	BACKEND=cuda PASSFS=$PASSFS bash tests/cli/eval_verdicts.sh
 }
 
+s_cheats() {
+	BACKEND=cuda PASSFS=$PASSFS bash tests/cli/cheats.sh
+}
+
 s_gpu_passes() {
 	local rc=0
 	eval_json "$LOGS/ptx.json" --pass tests/gpu/passes/ptx_wmma_ok.c || rc=1
@@ -314,7 +321,7 @@ s_anchor() {
 
 echo "passfs device check: $(date -u +%FT%TZ), budget ${BUDGET}s, logs in $LOGS"
 export REPO BUILD PREBUILT JOBS PASSFS LOGS PYTHON
-export -f s_env s_build s_device eval_json s_sandbox s_speed s_verdicts s_gpu_passes s_anchor
+export -f s_env s_build s_device eval_json s_sandbox s_speed s_verdicts s_gpu_passes s_cheats s_anchor
 step env 30 0 s_env
 step build 180 0 s_build
 [ "${results[-1]}" = ok ] && built=1
@@ -323,6 +330,7 @@ step sandbox 40 1 s_sandbox
 step speed 60 1 s_speed
 step verdicts 150 1 s_verdicts
 step gpu-passes 90 1 s_gpu_passes
+step cheats 50 1 s_cheats
 # the anchor gets what is left, less a margin for the summary; torch.compile
 # stops starting new variants 20 s before its own limit
 left=$((BUDGET - $(elapsed) - 10))
