@@ -2,8 +2,9 @@
 # the repository root, after tests/lib/cli.sh, with NAME set to the test's
 # name: skips the test (exit 0) where /dev/fuse is absent, fails it where
 # fusermount3 is missing; sets $MNT and $STATE under $tmp and makes the exit
-# trap unmount $MNT, kill $daemon (set it to the daemon's pid) and run
-# mount_cleanup_more (define it for more to remove) before removing $tmp.
+# trap unmount $MNT, stop $daemon (set it to the daemon's pid; SIGTERM, then
+# SIGKILL after 2 s) and run mount_cleanup_more (define it for more to
+# remove) before removing $tmp.
 PASSFS=$(realpath "$PASSFS")
 if [ ! -e /dev/fuse ]; then
 	echo "SKIP $NAME: /dev/fuse is absent here (tests/cli/watch.sh covers the tree without FUSE)"
@@ -18,7 +19,16 @@ STATE=$tmp/state
 daemon=""
 mount_cleanup() {
 	fusermount3 -u "$MNT" 2>/dev/null
-	[ -n "$daemon" ] && kill "$daemon" 2>/dev/null
+	# The daemon lets a running evaluation finish before it exits: with a
+	# spinning pass that is minutes of CPU taken from the tests after this
+	# one.  Two seconds, then SIGKILL (its workers die with it).
+	if [ -n "$daemon" ] && kill "$daemon" 2>/dev/null; then
+		for _ in $(seq 20); do
+			kill -0 "$daemon" 2>/dev/null || break
+			sleep 0.1
+		done
+		kill -KILL "$daemon" 2>/dev/null
+	fi
 	if declare -F mount_cleanup_more >/dev/null; then mount_cleanup_more; fi
 	rm -rf "$tmp"
 }
