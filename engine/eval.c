@@ -166,6 +166,7 @@ struct worker {
 	char report[256];
 	unsigned char payload[PAYLOAD_MAX];
 	int payload_len;        /* of the latest reply */
+	const int *cancel;      /* the job's: a wait ends as a timeout once set */
 };
 
 /* One batch of variants, evaluated by one eager worker and a pass worker
@@ -1064,6 +1065,7 @@ static int worker_start(struct ctx *c, int is_pass, int k, struct worker *wk, ch
 	close(out[1]);
 	close(rep[1]);
 	wk->pid = pid;
+	wk->cancel = c->job->opts.cancel;
 	wk->sock = sv[0];
 	wk->out_fd = out[0];
 	wk->report_fd = rep[0];
@@ -1075,6 +1077,11 @@ static int worker_start(struct ctx *c, int is_pass, int k, struct worker *wk, ch
 /* Outcome of one step: 0 reply read; W_DIED the child died; W_TIMEOUT. */
 enum { STEP_OK = 0, STEP_DIED = 1, STEP_TIMEOUT = 2 };
 
+static int is_cancelled(const int *cancel)
+{
+	return cancel != NULL && __atomic_load_n(cancel, __ATOMIC_RELAXED) != 0;
+}
+
 /* Waits for a reply (and its times) within the timeout, draining the
  * child's output meanwhile. */
 static int worker_wait(struct worker *wk, double timeout_s, struct reply *r, double *times)
@@ -1083,7 +1090,7 @@ static int worker_wait(struct worker *wk, double timeout_s, struct reply *r, dou
 	for (;;) {
 		struct pollfd pf[2] = {{wk->sock, POLLIN, 0}, {wk->out_fd, POLLIN, 0}};
 		double left = deadline - now_ms();
-		if (left <= 0)
+		if (left <= 0 || is_cancelled(wk->cancel))
 			return STEP_TIMEOUT;
 		int n = poll(pf, 2, (int)(left > 100 ? 100 : left + 1));
 		if (n < 0 && errno != EINTR)
@@ -2312,12 +2319,12 @@ static int compile_isolated(const struct eval_job *job, const struct pass_option
 	int timed_out = 0, oom = 0;
 	for (;;) {
 		double left = deadline - now_ms();
-		if (left <= 0) {
+		if (left <= 0 || is_cancelled(job->opts.cancel)) {
 			timed_out = 1;
 			break;
 		}
 		struct pollfd pf = {pfd[0], POLLIN, 0};
-		int n = poll(&pf, 1, (int)(left > 1000 ? 1000 : left + 1));
+		int n = poll(&pf, 1, (int)(left > 100 ? 100 : left + 1));
 		if (n < 0 && errno != EINTR)
 			break;
 		if (n <= 0)
@@ -2445,6 +2452,10 @@ int eval_run(const struct eval_job *job, json_t **result, char *err, size_t errl
 	if (compile_isolated(job, &po, &mod, &diag, &scan.rc, scan.msg, sizeof(scan.msg), &scan.line, &scan.ms, tmpdir,
 			     sizeof(tmpdir), err, errlen))
 		goto out;
+	if (is_cancelled(job->opts.cancel)) {
+		snprintf(err, errlen, "cancelled");
+		goto out;
+	}
 	if (mod != NULL && diag.verdict == PASS_OK && scan.rc != 0 && scan.rc != 2) {
 		/* The device code broke an integrity rule: nothing runs. */
 		diag.verdict = PASS_REJECTED;
@@ -2502,6 +2513,11 @@ int eval_run(const struct eval_job *job, json_t **result, char *err, size_t errl
 				c->bytes_per_ms = integrity_gpu_bytes_per_ms(gpu_clock_khz, gpu_bus_bits);
 				c->roof_cached = (size_t)gpu_l2;
 			}
+			if (is_cancelled(job->opts.cancel)) {
+				snprintf(err, errlen, "cancelled");
+				bad = 1;
+				break;
+			}
 			if (k > 0 && !job->opts.quiet)
 				fprintf(stderr, "passfs eval: variant %s ...\n", c->v->name);
 			/* One benchmark per GPU at a time, machine-wide: the
@@ -2515,7 +2531,11 @@ int eval_run(const struct eval_job *job, json_t **result, char *err, size_t errl
 			int erc = eval_variant(c, k, &bt.ew, &bt.pw, &es, &vr[i], err, errlen);
 			gpu_bench_unlock(probe);
 			vr[i].lock_wait_ms = waited;
-			if (erc) {
+			if (erc || is_cancelled(job->opts.cancel)) {
+				/* a wait cut short by the cancel reads as a timeout:
+				 * no result at all, not that one */
+				if (!erc)
+					snprintf(err, errlen, "cancelled");
 				bad = 1;
 				break;
 			}

@@ -31,6 +31,11 @@ struct eval_opts {
 	 * NULL.  Runs on the evaluating thread. */
 	void (*progress)(void *ctx, const char *phase);
 	void *progress_ctx;
+	/* May be NULL.  Once *cancel is nonzero (another thread sets it, with
+	 * __atomic_store_n), the evaluation stops at its next wait - a worker
+	 * step, the compile - kills its workers and returns -1 with the message
+	 * "cancelled".  The service's close uses it after a grace period. */
+	const int *cancel;
 };
 
 struct eval_job {

@@ -92,6 +92,7 @@ struct svc {
 	pthread_cond_t work;    /* a job was queued, or closing */
 	pthread_cond_t wake;    /* a notification is due, or closing */
 	int closing;
+	int cancel;             /* set by svc_close after the grace period (atomic) */
 	uint64_t tickets;
 	uint64_t evaluations;   /* eval_run calls made */
 	unsigned char *notify_bits;
@@ -104,6 +105,13 @@ struct svc {
 };
 
 /* ---- small helpers -------------------------------------------------------- */
+
+static double svc_now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
 
 static char *xstrdup(const char *s)
 {
@@ -431,9 +439,23 @@ void svc_close(struct svc *s)
 	pthread_cond_broadcast(&s->work);
 	pthread_cond_broadcast(&s->wake);
 	pthread_mutex_unlock(&s->mu);
-	/* A running evaluation finishes (eval_run bounds every worker step by
-	 * its timeout) and is recorded; queued ones are dropped: their pass.c is
-	 * saved, so the next open fires them again. */
+	/* A running evaluation gets SVC_CLOSE_GRACE_S to finish and be
+	 * recorded; then it is cancelled (its workers killed, no result), like
+	 * the queued ones, which are dropped: their pass.c is saved, so the next
+	 * open fires them again.  (Waiting it out could take the step timeout
+	 * times the variants: two minutes for a pass that hangs.) */
+	double until = svc_now_s() + SVC_CLOSE_GRACE_S;
+	for (;;) {
+		pthread_mutex_lock(&s->mu);
+		int running = 0;
+		for (int i = 0; i < s->n; i++)
+			running |= s->t[i].running;
+		pthread_mutex_unlock(&s->mu);
+		if (!running || svc_now_s() >= until)
+			break;
+		usleep(20000);
+	}
+	__atomic_store_n(&s->cancel, 1, __ATOMIC_RELAXED);
 	for (int k = 0; k < s->n_workers; k++)
 		pthread_join(s->workers[k], NULL);
 	if (s->notifier_started)
@@ -855,12 +877,21 @@ static void *worker_main(void *arg)
 					      .pass_len = j->len, .opts = s->o.eval};
 			ej.opts.progress = on_progress;
 			ej.opts.progress_ctx = &pc;
+			ej.opts.cancel = &s->cancel;
 			json_t *doc = NULL;
 			char err[512] = "";
 			pthread_mutex_lock(&s->mu);
 			s->evaluations++;
 			pthread_mutex_unlock(&s->mu);
-			if (eval_run(&ej, &doc, err, sizeof(err)) != 0 || doc == NULL) {
+			int erc = eval_run(&ej, &doc, err, sizeof(err));
+			if (__atomic_load_n(&s->cancel, __ATOMIC_RELAXED)) {
+				/* stopped by the close: no result, so the next
+				 * open finds pass.c unevaluated and fires it */
+				json_decref(doc);
+				doc = NULL;
+				fprintf(stderr, "passfs: %s: seq %" PRIu64 ": stopped at shutdown; evaluated again at the next start\n",
+					t->g->id, j->seq);
+			} else if (erc != 0 || doc == NULL) {
 				json_decref(doc);
 				fprintf(stderr, "passfs: %s: seq %" PRIu64 ": %s\n", t->g->id, j->seq,
 					err[0] ? err : "evaluation failed");

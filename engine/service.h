@@ -57,8 +57,11 @@ typedef void (*svc_notify_fn)(void *ctx, int task);
  * naming it). */
 int svc_open(const struct svc_opts *o, svc_notify_fn notify, void *notify_ctx, struct svc **out,
 	     char *err, size_t errlen);
-/* Stops accepting work, waits for running evaluations to finish (or kills
- * their workers after a grace period) and frees everything. */
+/* Stops accepting work, waits up to SVC_CLOSE_GRACE_S for running
+ * evaluations to finish and be recorded, cancels those still running (their
+ * workers killed, no result: the next open fires their pass.c again) and
+ * frees everything. */
+#define SVC_CLOSE_GRACE_S 5.0
 void svc_close(struct svc *s);
 
 int svc_n_tasks(const struct svc *s);

@@ -6,7 +6,9 @@
 # a pass that spins in its kernel, so both pass workers are alive at once;
 # their /proc/PID/maps are read while they spin.  Each worker, eager's too,
 # holds only its own descriptors (a fork from the daemon closes the rest), and
-# a pass worker's oom_score_adj is 1000.  Skips without /dev/fuse.
+# a pass worker's oom_score_adj is 1000.  Then SIGTERM: the hanging
+# evaluations are stopped after the 5 s grace, leave no result, and the next
+# mount evaluates them again.  Skips without /dev/fuse.
 NAME=mount_parallel
 . tests/lib/cli.sh
 . tests/lib/mount.sh
@@ -17,9 +19,13 @@ for t in spin_a spin_b; do
 	sed "s/\"id\": \"tiny_bias_gelu\"/\"id\": \"$t\"/" tests/passes/tasks/tiny_bias_gelu/graph.json \
 		>"$tmp/tasks/$t/graph.json"
 done
-out=$("$PASSFS" mount --tasks "$tmp/tasks" --state "$tmp/state" --backend cpu --trials 1 --warmup 0 --timeout 20 \
-	--parallel 2 "$MNT" 2>"$tmp/mount.err")
-daemon=$(printf '%s\n' "$out" | sed -n 's/.*daemon pid \([0-9]*\).*/\1/p' | head -1)
+start_daemon() {
+	local out
+	out=$("$PASSFS" mount --tasks "$tmp/tasks" --state "$STATE" --backend cpu --trials 1 --warmup 0 --timeout 20 \
+		--parallel 2 "$MNT" 2>"$tmp/mount.err")
+	daemon=$(printf '%s\n' "$out" | sed -n 's/.*daemon pid \([0-9]*\).*/\1/p' | head -1)
+}
+start_daemon
 if [ -z "$daemon" ]; then
 	echo "FAIL mount: $(cat "$tmp/mount.err")"
 	exit 1
@@ -87,4 +93,33 @@ for p in $(pgrep -P "$daemon"); do
 		bad "worker $p holds $fds descriptors: $(ls -l /proc/$p/fd | awk 'NR>1 && $9 > 2 {print $9"->"$11}' | tr '\n' ' ')"
 	fi
 done
+# Shutdown with both evaluations spinning (6 variants x the 20 s step limit
+# each): the daemon gives them 5 s, then stops them and exits - it does not
+# sit out two minutes - and records no result for them, so the next mount
+# evaluates both pass.c files again.
+t0=$(date +%s.%N)
+kill -TERM "$daemon"
+for _ in $(seq 300); do
+	kill -0 "$daemon" 2>/dev/null || break
+	sleep 0.1
+done
+secs=$(python3 -c "import sys; print(f'{float(sys.argv[2]) - float(sys.argv[1]):.1f}')" "$t0" "$(date +%s.%N)")
+if ! kill -0 "$daemon" 2>/dev/null && python3 -c "import sys; sys.exit(0 if float('$secs') < 20 else 1)"; then
+	ok "SIGTERM with two hanging evaluations: the daemon exits in $secs s"
+else
+	bad "SIGTERM with two hanging evaluations: the daemon took $secs s"
+fi
+if grep -q 'spin_a: seq 1: stopped at shutdown' "$STATE/mount.log" && ! ls "$STATE/spin_a/history/"*.json >/dev/null 2>&1; then
+	ok "the stopped evaluation left no result (log: $(grep -c 'stopped at shutdown' "$STATE/mount.log") stopped)"
+else
+	bad "stopped evaluation: $(tail -3 "$STATE/mount.log"); $(ls "$STATE/spin_a/history/" 2>&1 | tr '\n' ' ')"
+fi
+daemon=""
+start_daemon
+sa=$(cat "$MNT/spin_a/status" 2>/dev/null)
+sb=$(cat "$MNT/spin_b/status" 2>/dev/null)
+case "$sa $sb" in
+*idle* | *done* | " ") bad "remount: spin_a '$sa', spin_b '$sb' (not evaluated again)" ;;
+*) ok "remount: both pass.c files are evaluated again ($sa, $sb)" ;;
+esac
 finish
