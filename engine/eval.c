@@ -181,6 +181,7 @@ struct ctx {
 	struct shm in, eager_res, pass_res;
 	struct pass_module *mod;
 	double timeout_s;
+	const char *timed_out;          /* the variant that timed out first (the limit is shorter since), or NULL */
 	int warmup, trials;
 	int cold;
 	int cuda;                       /* the cuda backend */
@@ -1332,14 +1333,28 @@ static enum score_status status_of_rc(int rc)
 	}
 }
 
+/* The step limit for the rest of an evaluation once a variant timed out:
+ * a tenth of it, at least 1 s (and never more than it was): 2 s for the
+ * default 20 s. */
+static double after_timeout_s(double timeout_s)
+{
+	double t = timeout_s / 10 > 1 ? timeout_s / 10 : 1;
+	return t < timeout_s ? t : timeout_s;
+}
+
 /* The pass worker's step failed: turn how into a verdict. */
 static void pass_step_failed(struct worker *pw, int step, const struct reply *r, struct vresult *vr,
-			     double timeout_s)
+			     const struct ctx *c)
 {
 	char how[300] = "";
 	if (step == STEP_TIMEOUT) {
 		worker_stop(pw, 1, NULL, 0);
-		fail_variant(vr, SCORE_TIMEOUT, "the pass did not finish within %.0f s", timeout_s);
+		if (c->timed_out)
+			fail_variant(vr, SCORE_TIMEOUT,
+				     "the pass did not finish within %g s (the limit once variant '%s' timed out)",
+				     c->timeout_s, c->timed_out);
+		else
+			fail_variant(vr, SCORE_TIMEOUT, "the pass did not finish within %g s", c->timeout_s);
 		return;
 	}
 	if (step == STEP_DIED) {
@@ -1484,7 +1499,7 @@ static int time_variant(struct ctx *c, struct worker *ew, struct worker *pw, str
 		step = worker_step(pw, c->timeout_s, &cm, &r, t1);
 		wp[k] = now_ms() - t0;
 		if (step != STEP_OK || r.status != PF_OK || r.n_times != 1) {
-			pass_step_failed(pw, step, &r, vr, c->timeout_s);
+			pass_step_failed(pw, step, &r, vr, c);
 			out = TIME_DONE;
 			goto end;
 		}
@@ -1631,14 +1646,14 @@ end:
  * list and tracing note noted), else -1 with the variant failed and the
  * worker stopped. */
 static int pass_ready(struct worker *pw, int step, const struct reply *r, struct eval_shared *es,
-		      struct vresult *vr, double timeout_s)
+		      struct vresult *vr, const struct ctx *c)
 {
 	if (step != STEP_OK || r->status != PF_OK) {
 		if (step == STEP_OK) {
 			worker_stop(pw, 1, NULL, 0);
 			fail_variant(vr, SCORE_RUNTIME_ERROR, "the pass could not be loaded: %s", r->msg);
 		} else {
-			pass_step_failed(pw, step, r, vr, timeout_s);
+			pass_step_failed(pw, step, r, vr, c);
 		}
 		return -1;
 	}
@@ -1699,14 +1714,14 @@ static int eval_variant(struct ctx *c, int k, struct worker *ew, struct worker *
 			free(buf);
 			step = sent ? worker_wait(pw, c->timeout_s, &r, t1) : STEP_DIED;
 		}
-		if (pass_ready(pw, step, &r, es, vr, c->timeout_s))
+		if (pass_ready(pw, step, &r, es, vr, c))
 			goto done;
 	}
 	if (pw->pid > 0 && pw->variant != k) {
 		struct cmd cm = {.op = CMD_VARIANT, .variant = k};
 		step = worker_step(pw, c->timeout_s, &cm, &r, t1);
 		if (step != STEP_OK || r.status != PF_OK) {
-			pass_step_failed(pw, step, &r, vr, c->timeout_s);
+			pass_step_failed(pw, step, &r, vr, c);
 			goto done;
 		}
 		pw->variant = k;
@@ -1714,7 +1729,7 @@ static int eval_variant(struct ctx *c, int k, struct worker *ew, struct worker *
 		if (worker_start(c, 1, k, pw, err, errlen))
 			return -1;
 		step = worker_wait(pw, c->timeout_s, &r, t1);
-		if (pass_ready(pw, step, &r, es, vr, c->timeout_s))
+		if (pass_ready(pw, step, &r, es, vr, c))
 			goto done;
 	}
 	char where[400] = "";
@@ -1724,7 +1739,7 @@ static int eval_variant(struct ctx *c, int k, struct worker *ew, struct worker *
 		struct cmd cm = {.op = CMD_CHECK, .set = s};
 		step = worker_step(pw, c->timeout_s, &cm, &r, t1);
 		if (step != STEP_OK || r.status != PF_OK) {
-			pass_step_failed(pw, step, &r, vr, c->timeout_s);
+			pass_step_failed(pw, step, &r, vr, c);
 			goto done;
 		}
 		if (!inputs_unchanged(c, s, s, NULL, where, sizeof(where))) {
@@ -2428,6 +2443,7 @@ int eval_run(const struct eval_job *job, json_t **result, char *err, size_t errl
 	int gpu_clock_khz = 0, gpu_bus_bits = 0;
 	long long gpu_l2 = 0;
 	int gpu_mem_ok = gpu_memory_spec(probe, &gpu_clock_khz, &gpu_bus_bits, &gpu_l2) == 0;
+	const char *timed_out = NULL;   /* the first variant that timed out */
 	int warmup, trials;
 	eval_trial_counts(job, be, &warmup, &trials);
 
@@ -2493,6 +2509,10 @@ int eval_run(const struct eval_job *job, json_t **result, char *err, size_t errl
 		open_batch = 0;
 		struct ctx *c = &bt.c;
 		c->mod = mod;
+		if (timed_out) {
+			c->timeout_s = after_timeout_s(c->timeout_s);
+			c->timed_out = timed_out;
+		}
 		int bad = batch_fill(&bt, secret, &es, err, errlen) != 0;
 		if (!bad && !job->opts.quiet)
 			fprintf(stderr, "passfs eval: variant %s ...\n", c->v->name);
@@ -2538,6 +2558,16 @@ int eval_run(const struct eval_job *job, json_t **result, char *err, size_t errl
 					snprintf(err, errlen, "cancelled");
 				bad = 1;
 				break;
+			}
+			if (vr[i].status == SCORE_TIMEOUT && timed_out == NULL) {
+				/* A pass that hung once most likely hangs on every
+				 * variant: the rest get a shorter limit, so a hang
+				 * costs about one step limit, not one per variant
+				 * (two minutes with the defaults, the GPU's lock
+				 * held all along). */
+				timed_out = c->v->name;
+				c->timeout_s = after_timeout_s(c->timeout_s);
+				c->timed_out = timed_out;
 			}
 			sv[i].status = vr[i].status;
 			sv[i].min_t = vr[i].min_t;
