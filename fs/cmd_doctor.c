@@ -19,6 +19,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "backend.h"
@@ -27,6 +28,8 @@
 #include "cupti.h"
 #include "dnn.h"
 #include "eager.h"
+#include "eval.h"
+#include "graph.h"
 #include "hostcc.h"
 #include "integrity.h"
 #include "nvrtc.h"
@@ -66,7 +69,8 @@ static void usage(FILE *f)
 		"Checks what this machine can evaluate passes with, for real: the backend\n"
 		"'auto' picks and the GPU found, NVRTC, the host C++ compiler, the pass API\n"
 		"headers, the op library, the tasks, the seccomp sandbox (a test child must be\n"
-		"stopped), CUPTI, cuBLAS and cuDNN, FUSE, the cache and the GPU lock directory.\n"
+		"stopped), CUPTI, cuBLAS and cuDNN, FUSE, the cache and the GPU lock directory;\n"
+		"then evaluates a built-in correct pass end to end, which must come out ok.\n"
 		"Each line is 'ok', 'note' (optional: what is lost without it) or 'FAIL' (passes\n"
 		"cannot be evaluated).  Exit status 0 when they can, 1 when not.\n\n"
 		"  --json   one JSON object: ok, backend, cuda (the probe's answer), checks\n");
@@ -115,6 +119,81 @@ static void check_sandbox(struct report *r)
 	else
 		add(r, FAIL, "sandbox", "a sandboxed test worker was not stopped (status %d%s%s)", st, rep[0] ? ": " : "",
 		    rep);
+}
+
+/* The last check: a built-in pass on a built-in one-variant task (bias add
+ * + tanh GELU, float32), evaluated as `passfs eval` would - compile, eager,
+ * sandboxed pass worker, checks, timing - on the backend `auto` picks.  It
+ * must come out ok: what the other checks look at piece by piece, this one
+ * proves together (on a GPU: the driver inside the sandbox, CUPTI, the
+ * lock). */
+static const char doctor_task[] =
+	"{\"id\": \"doctor\", \"summary\": \"passfs doctor's check\", \"variants\": [{\"name\": \"f32\","
+	" \"inputs\": [{\"name\": \"x\", \"shape\": [4, 64, 256], \"dtype\": \"float32\", \"std\": 1.0},"
+	" {\"name\": \"bias\", \"shape\": [256], \"dtype\": \"float32\", \"std\": 0.5}],"
+	" \"nodes\": [{\"name\": \"s\", \"op\": \"add\", \"inputs\": [\"x\", \"bias\"]},"
+	" {\"name\": \"y\", \"op\": \"gelu\", \"inputs\": [\"s\"], \"attrs\": {\"approximate\": \"tanh\"}}],"
+	" \"outputs\": [\"y\"]}]}";
+
+static const char doctor_pass[] =
+	"#include <passfs.h>\n"
+	"__global__ void bias_gelu(const float *x, const float *b, float *y, long long n, long long c)\n"
+	"{\n"
+	"\tlong long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;\n"
+	"\tif (i >= n)\n"
+	"\t\treturn;\n"
+	"\tfloat v = x[i] + b[i % c];\n"
+	"\ty[i] = 0.5f * v * (1.0f + tanhf(0.7978845608028654f * (v + 0.044715f * v * v * v)));\n"
+	"}\n"
+	"PASS_REPLACEMENT(pf_call *call)\n"
+	"{\n"
+	"\tconst pf_tensor *x = pf_in(call, 0), *b = pf_in(call, 1);\n"
+	"\tpf_tensor *y = pf_out(call, 0);\n"
+	"\tlong long n = pf_numel(y);\n"
+	"\treturn pf_launch(call, bias_gelu, pf_dim((unsigned)((n + 255) / 256)), pf_dim(256), 0, x->data, b->data,\n"
+	"\t\t\t y->data, n, b->shape[0]);\n"
+	"}\n";
+
+static double doctor_now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void check_eval(struct report *r)
+{
+	if (r->failed) {
+		add(r, NOTE, "evaluation", "not tried: the failures above come first");
+		return;
+	}
+	char err[512] = "";
+	struct graph_task *t = NULL;
+	if (graph_load_buffer("passfs doctor's task", doctor_task, sizeof doctor_task - 1, &t, err, sizeof err)) {
+		add(r, FAIL, "evaluation", "the built-in task does not load: %s", err);
+		return;
+	}
+	struct eval_job job = {.task = t, .pass_label = "doctor_pass.c", .pass_src = doctor_pass,
+			       .pass_len = sizeof doctor_pass - 1,
+			       .opts = {.backend = "auto", .warmup = 2, .trials = 5, .quiet = 1}};
+	json_t *res = NULL;
+	double t0 = doctor_now_s();
+	int rc = eval_run(&job, &res, err, sizeof err);
+	double secs = doctor_now_s() - t0;
+	const char *verdict = res ? json_string_value(json_object_get(res, "verdict")) : NULL;
+	const char *msg = res ? json_string_value(json_object_get(res, "message")) : NULL;
+	json_t *v0 = res ? json_array_get(json_object_get(res, "variants"), 0) : NULL;
+	if (rc != 0)
+		add(r, FAIL, "evaluation", "a built-in pass could not be evaluated: %s", err);
+	else if (verdict == NULL || strcmp(verdict, "ok") != 0)
+		add(r, FAIL, "evaluation", "a built-in correct pass came out %s: %s", verdict ? verdict : "without a verdict",
+		    msg ? msg : "");
+	else
+		add(r, OK, "evaluation", "a built-in pass evaluated end to end on %s in %.1f s: ok, speedup %.2f",
+		    json_string_value(json_object_get(res, "backend")), secs,
+		    json_number_value(json_object_get(v0, "speedup")));
+	json_decref(res);
+	graph_task_free(t);
 }
 
 static int dir_writable(const char *dir)
@@ -264,6 +343,8 @@ int cmd_doctor(int argc, char **argv)
 		add(&r, OK, "lock dir", "%s: one GPU benchmark at a time across processes", lockdir);
 	else
 		add(&r, ci.count > 0 ? FAIL : NOTE, "lock dir", "%s is not a writable directory (PASSFS_LOCK_DIR)", lockdir);
+	fflush(stdout);
+	check_eval(&r);
 
 	int ok = r.failed == 0;
 	if (r.json) {

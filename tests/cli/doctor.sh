@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
-# passfs doctor: every check runs and says what it found; a missing host
-# compiler or pass headers fail it (exit 1) and say so; --json carries the
-# same; with a mock CUDA driver, auto picks cuda and names the device.
+# passfs doctor: every check runs and says what it found, the last one a
+# built-in pass evaluated end to end (ok here); a missing host compiler or
+# pass headers fail it (exit 1) and say so, and the evaluation is then not
+# tried; --json carries the same; with a mock CUDA driver, auto picks cuda and
+# names the device, and the evaluation runs through the cuda path to the
+# comparison, where the mock (which runs no kernel) fails it.
 . tests/lib/cli.sh
 
 if "$PASSFS" doctor >"$tmp/out" 2>"$tmp/err"; then
@@ -10,7 +13,7 @@ else
 	bad "doctor: exit $?: $(cat "$tmp/out" "$tmp/err" | tail -5)"
 fi
 missing=""
-for n in backend nvrtc compiler headers "op library" tasks sandbox cupti cublas cudnn fuse cache "lock dir"; do
+for n in backend nvrtc compiler headers "op library" tasks sandbox cupti cublas cudnn fuse cache "lock dir" evaluation; do
 	grep -qE "^  (ok|note|FAIL) +$n " "$tmp/out" || missing="$missing [$n]"
 done
 [ -z "$missing" ] && ok "every check reports a line" || bad "lines missing:$missing"
@@ -22,6 +25,8 @@ if ! command -v nvidia-smi >/dev/null 2>&1; then
 	grep -q '^  ok    backend     auto picks cpu (.*no cuda: ' "$tmp/out" &&
 		ok "no GPU: auto picks cpu and says why not cuda" || bad "backend line: $(grep backend "$tmp/out")"
 fi
+grep -qE '^  ok    evaluation  a built-in pass evaluated end to end on (cpu|cuda) in [0-9.]+ s: ok, speedup [0-9.]+$' "$tmp/out" &&
+	ok "a built-in pass evaluated end to end: ok" || bad "evaluation line: $(grep evaluation "$tmp/out")"
 grep -q '^passfs can evaluate passes here' "$tmp/out" && ok "the verdict line" || bad "verdict: $(tail -1 "$tmp/out")"
 
 "$PASSFS" doctor --json >"$tmp/j" 2>"$tmp/err"
@@ -30,10 +35,13 @@ import json, sys
 d = json.load(open(sys.argv[1]))
 names = [c["name"] for c in d["checks"]]
 want = ["backend", "nvrtc", "compiler", "headers", "op library", "tasks", "sandbox", "cupti", "cublas", "cudnn",
-        "fuse", "cache", "lock dir"]
+        "fuse", "cache", "lock dir", "evaluation"]
 text = open(sys.argv[2]).read()
 ok = (d["ok"] is True and names == want and d["backend"] in ("cpu", "cuda")
-      and all(c["status"] in ("ok", "note", "fail") and c["detail"] in text for c in d["checks"])
+      # (the evaluation's time and speedup differ from run to run)
+      and all(c["status"] in ("ok", "note", "fail") and
+              (c["detail"] if c["name"] != "evaluation" else c["detail"].split(" in ")[0]) in text
+              for c in d["checks"])
       and (d["cuda"]["count"] > 0) == (d["backend"] == "cuda"))
 sys.exit(0 if ok else 1)
 PY
@@ -45,6 +53,7 @@ fi
 PASSFS_CXX=/nonexistent/c++ "$PASSFS" doctor >"$tmp/out2" 2>&1
 rc=$?
 if [ $rc -eq 1 ] && grep -q "^  FAIL  compiler    '/nonexistent/c++' not found (set PASSFS_CXX)" "$tmp/out2" &&
+	grep -q '^  note  evaluation  not tried: the failures above come first' "$tmp/out2" &&
 	grep -q '^passfs cannot evaluate passes here: 1 check failed.' "$tmp/out2"; then
 	ok "no host compiler: FAIL, exit 1"
 else
@@ -71,10 +80,13 @@ rc=$?
 . tests/gpu/mock/build.sh
 PASSFS_LIBCUDA=$tmp/libcuda_mock.so PASSFS_CUBLAS=$tmp/libcublas_mock.so "$PASSFS" doctor >"$tmp/out4" 2>&1
 rc=$?
-if [ $rc -eq 0 ] && grep -q '^  ok    backend     auto picks cuda: Mock GPU .*(sm_90a, 132 SMs, 80 GiB at 3.35 TB/s peak' "$tmp/out4" &&
+# the mock runs no kernel: the built-in pass's output keeps its poison, so the
+# evaluation (and only it) fails, after getting through the cuda path
+if [ $rc -eq 1 ] && grep -q '^  ok    backend     auto picks cuda: Mock GPU .*(sm_90a, 132 SMs, 80 GiB at 3.35 TB/s peak' "$tmp/out4" &&
 	grep -q '^  ok    cublas ' "$tmp/out4" && grep -q '^  note  cudnn .*convolutions run on passfs' "$tmp/out4" &&
-	grep -q '^passfs can evaluate passes here (cuda backend)' "$tmp/out4"; then
-	ok "mock GPU: auto picks cuda; a missing cuDNN is a note"
+	grep -q "^  FAIL  evaluation  a built-in correct pass came out rejected: variant 'f32': .*still holds the poison" "$tmp/out4" &&
+	grep -q '^passfs cannot evaluate passes here: 1 check failed.' "$tmp/out4"; then
+	ok "mock GPU: auto picks cuda; a missing cuDNN is a note; the evaluation reaches the comparison"
 else
 	bad "mock GPU: exit $rc: $(cat "$tmp/out4")"
 fi

@@ -12,7 +12,8 @@
 #                when build-prebuilt/ is there (tests/gpu/prepare.sh, run on a
 #                development machine and carried along: the GPU machine may
 #                have no jansson or libfuse3 to build with), those binaries
-#   3 device     `passfs doctor` (must pick cuda and pass), then unit tests
+#   3 device     `passfs doctor` (must pick cuda and pass, its built-in
+#                end-to-end evaluation included), then unit tests
 #                on the GPU: test_cuda_device (launches, CUPTI,
 #                escape, faults, big shared memory, L2 flush, lock, module
 #                cache, CUDA inside the sandbox), test_cuda_backend,
