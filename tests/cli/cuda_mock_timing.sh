@@ -184,7 +184,7 @@ hold_lock "$tmp/release2"
 ev gaveup --lock-timeout 0.5
 touch "$tmp/release2"
 wait $holder
-if [ "$(cat "$tmp/gaveup.rc")" = 1 ] && grep -q "the GPU is busy: another benchmark held .*passfs-gpu-0000_00_00.0.lock" "$tmp/gaveup.err"; then
+if [ "$(cat "$tmp/gaveup.rc")" = 1 ] && grep -q "the GPU is busy: another benchmark held .*passfs-gpu-0000_00_00.0.lock for over 500 ms" "$tmp/gaveup.err"; then
 	ok "--lock-timeout: gives up with a clear error"
 else
 	bad "lock timeout: rc $(cat "$tmp/gaveup.rc"): $(tail -2 "$tmp/gaveup.err")"
