@@ -1,6 +1,7 @@
 /* cmd_eval.c - `passfs eval`: evaluate one pass without a mount. */
 #include <errno.h>
 #include <getopt.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +11,23 @@
 #include "graph.h"
 #include "pass.h"
 #include "task.h"
+
+/* Ctrl-C or SIGTERM: the evaluation stops at its next wait, kills its
+ * workers and removes its compile directory (eval_opts.cancel); a second
+ * signal ends the process at once. */
+static int eval_cancel;
+static volatile sig_atomic_t eval_signal;
+
+static void on_stop_signal(int sig)
+{
+	if (eval_signal) {
+		signal(sig, SIG_DFL);
+		raise(sig);
+		return;
+	}
+	eval_signal = sig;
+	__atomic_store_n(&eval_cancel, 1, __ATOMIC_RELAXED);
+}
 
 static void usage(FILE *f)
 {
@@ -21,7 +39,8 @@ static void usage(FILE *f)
 		"baseline on every variant of task ID (outputs checked on the public and a secret\n"
 		"input set, timed, integrity rules enforced) and prints a summary, or with --json\n"
 		"the result.json document (docs/result-format.md).  Exit status: 0 when the\n"
-		"evaluation ran (whatever the verdict), 1 when it could not run, 2 for bad usage.\n\n"
+		"evaluation ran (whatever the verdict), 1 when it could not run, 2 for bad usage,\n"
+		"128+N when signal N stopped it (Ctrl-C: 130; its workers and compile directory go).\n\n"
 		"  --tasks DIR       tasks directory (default: $PASSFS_TASKS, else the bundled tasks)\n"
 		"  --pass FILE       the pass source; '-' reads standard input\n"
 		"  --backend B       auto (default: cuda when a GPU exists), cpu or cuda\n"
@@ -233,7 +252,30 @@ int cmd_eval(int argc, char **argv)
 	struct eval_job job = {.task = t, .pass_label = pass && strcmp(pass, "-") ? pass : "pass.c",
 			       .pass_src = src, .pass_len = len, .opts = eo};
 	json_t *res;
+	job.opts.cancel = &eval_cancel;
+	struct sigaction sa, old_int, old_term;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = on_stop_signal;         /* no SA_RESTART: waits see EINTR */
+	sigemptyset(&sa.sa_mask);
+	/* (a signal ignored at start, as for a background job of a script,
+	 * stays ignored) */
+	sigaction(SIGINT, NULL, &old_int);
+	sigaction(SIGTERM, NULL, &old_term);
+	if (old_int.sa_handler != SIG_IGN)
+		sigaction(SIGINT, &sa, NULL);
+	if (old_term.sa_handler != SIG_IGN)
+		sigaction(SIGTERM, &sa, NULL);
 	int rc = eval_run(&job, &res, err, sizeof(err));
+	sigaction(SIGINT, &old_int, NULL);
+	sigaction(SIGTERM, &old_term, NULL);
+	if (eval_signal) {
+		if (rc == 0)
+			json_decref(res);
+		fprintf(stderr, "passfs eval: stopped by %s; nothing was scored\n", strsignal(eval_signal));
+		free(src);
+		graph_task_free(t);
+		return 128 + eval_signal;
+	}
 	if (rc) {
 		fprintf(stderr, "passfs eval: %s\n", err);
 	} else {

@@ -84,6 +84,33 @@ if pgrep -f "passes/timeout_spin.c" >/dev/null; then
 	echo "FAIL timeout: a passfs worker is still running"
 	fails=$((fails + 1))
 fi
+# SIGTERM (or Ctrl-C) mid-evaluation: the hanging pass's worker is killed,
+# the compile directory removed, exit 143 at once with one line.
+mkdir -p /tmp/passfs-eval-tmp.$$
+TMPDIR=/tmp/passfs-eval-tmp.$$ "$PASSFS" eval --tasks "$T" --task tiny_bias_gelu --backend "$BACKEND" --timeout 20 \
+	--pass tests/passes/timeout_spin.c >/dev/null 2>/tmp/passfs-eval-err.$$ &
+evpid=$!
+for _ in $(seq 200); do
+	grep -q 'passfs eval: variant' /tmp/passfs-eval-err.$$ && break
+	sleep 0.05
+done
+sleep 0.5
+t0=$(date +%s%N)
+kill -TERM $evpid
+wait $evpid
+rc=$?
+ms=$((($(date +%s%N) - t0) / 1000000))
+left=$(find /tmp/passfs-eval-tmp.$$ -mindepth 1 -maxdepth 1 | wc -l)
+if [ $rc -eq 143 ] && [ $ms -lt 3000 ] && [ "$left" -eq 0 ] &&
+	grep -q '^passfs eval: stopped by Terminated; nothing was scored$' /tmp/passfs-eval-err.$$ &&
+	! pgrep -f "passes/timeout_spin.c" >/dev/null; then
+	echo "ok   SIGTERM mid-evaluation: exit 143 in $ms ms, workers and compile directory gone"
+	pass=$((pass + 1))
+else
+	echo "FAIL SIGTERM mid-evaluation: exit $rc in $ms ms, $left left in TMPDIR: $(tail -2 /tmp/passfs-eval-err.$$)"
+	fails=$((fails + 1))
+fi
+rm -rf /tmp/passfs-eval-tmp.$$
 rm -f /tmp/passfs-eval-err.$$
 echo "$pass passed, $fails failed"
 [ $fails -eq 0 ]
