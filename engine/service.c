@@ -74,6 +74,7 @@ struct task {
 	uint64_t running_seq;
 
 	json_t *result;         /* the latest result (largest seq), state "done"; NULL */
+	char save_err[400];     /* why the last fire's pass.c could not be saved; "" */
 	uint64_t res_seq;
 	struct known *known;    /* evaluated content */
 	int n_known, cap_known;
@@ -763,6 +764,10 @@ int svc_fire(struct svc *s, int task, uint64_t *seq_out)
 	if (rc != 0) {
 		fprintf(stderr, "passfs: %s: cannot save pass.c: %s\n", t->g->id, strerror(-rc));
 		pthread_mutex_lock(&s->mu);
+		/* result.json says so: the writer's close() had already returned */
+		snprintf(t->save_err, sizeof(t->save_err),
+			 "pass.c could not be saved in %s (%s), so it was not evaluated: make room and save it again",
+			 t->dir, strerror(-rc));
 		if (t->want_seq == j->seq) {
 			t->st = before == SVC_PENDING ? (t->result ? SVC_DONE : SVC_IDLE) : before;
 			t->dirty = 1;
@@ -773,6 +778,9 @@ int svc_fire(struct svc *s, int task, uint64_t *seq_out)
 		job_free(j);
 		return rc;
 	}
+	pthread_mutex_lock(&s->mu);
+	t->save_err[0] = 0;
+	pthread_mutex_unlock(&s->mu);
 	if (from && reuse(s, task, j->seq, from, j->src, j->len, j->sha) == 0) {
 		pthread_mutex_lock(&s->mu);
 		/* Latest wins: an older queued evaluation is no longer wanted. */
@@ -1021,6 +1029,8 @@ char *svc_result_json(struct svc *s, int task, size_t *len)
 			}
 		}
 	}
+	if (doc && t->save_err[0])
+		json_object_set_new(doc, "save_error", json_string(t->save_err));
 	char *out = dump_nl(doc, len);
 	pthread_mutex_unlock(&s->mu);
 	json_decref(doc);

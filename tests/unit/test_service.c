@@ -22,10 +22,12 @@
  *   - summary.json and the history export. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -428,6 +430,32 @@ int main(void)
 	CHECK(svc_fire(s, t, &seq) == 0 && seq == 2);
 	CHECK(wait_done(s, t, 60));
 	CHECK(svc_evaluations(s) == 2);
+
+	/* A pass.c that cannot be saved (over RLIMIT_FSIZE here, a full disk
+	 * in life) is not evaluated, and result.json says why - the writer's
+	 * close() had returned long before the save. */
+	struct rlimit fsz, small;
+	getrlimit(RLIMIT_FSIZE, &fsz);
+	small = fsz;
+	small.rlim_cur = 64;
+	signal(SIGXFSZ, SIG_IGN);
+	uint64_t evals_before = svc_evaluations(s);
+	replace_with(s, t, ok_src);     /* far over 64 bytes */
+	CHECK(setrlimit(RLIMIT_FSIZE, &small) == 0);
+	CHECK(svc_fire(s, t, &seq) != 0);
+	CHECK(setrlimit(RLIMIT_FSIZE, &fsz) == 0);
+	r = result(s, t);
+	CHECK(r && str(r, "save_error") && strstr(str(r, "save_error"), "could not be saved") &&
+	      strstr(str(r, "save_error"), "File too large") && json_is_true(json_object_get(r, "stale")));
+	json_decref(r);
+	CHECK(svc_evaluations(s) == evals_before && svc_state(s, t) != SVC_PENDING);
+	/* saved again once there is room: evaluated, and the error is gone */
+	replace_with(s, t, ce_src);
+	CHECK(svc_fire(s, t, &seq) == 0);
+	CHECK(wait_done(s, t, 60));
+	r = result(s, t);
+	CHECK(r && str(r, "save_error") == NULL && !json_is_true(json_object_get(r, "stale")));
+	json_decref(r);
 	svc_close(s);
 
 	snprintf(cmd, sizeof(cmd), "rm -rf %s %s", state, state2);
