@@ -1355,6 +1355,20 @@ static void op_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t siz
 		fuse_reply_write(req, size);
 }
 
+/* Whether the state directory's file system visibly lacks room to save
+ * `bytes` of pass.c (with its history copy and a result): then the save at
+ * release would fail, so the writer's close() is told now (ENOSPC) rather
+ * than succeeding on bytes that will never be evaluated.  A file system that
+ * reports no sizes (f_blocks 0) is never judged full. */
+static int state_full(struct mnt *m, size_t bytes)
+{
+	struct statvfs sv;
+	if (statvfs(svc_state_dir(m->svc), &sv) != 0 || sv.f_blocks == 0 || sv.f_frsize == 0)
+		return 0;
+	unsigned long long avail = (unsigned long long)(geteuid() == 0 ? sv.f_bfree : sv.f_bavail) * sv.f_frsize;
+	return avail < 2ull * bytes + (64u << 10);
+}
+
 static void op_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	struct mnt *m = fuse_req_userdata(req);
@@ -1369,6 +1383,12 @@ static void op_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	pthread_mutex_unlock(&m->lock);
 	/* Release comes later and asynchronously: from now on a read of
 	 * result.json must wait for the evaluation of these bytes. */
+	if (task >= 0 && state_full(m, svc_pass_size(m->svc, task))) {
+		/* the bytes stay (reads show them); the release's save fails
+		 * and result.json says so (save_error) */
+		fuse_reply_err(req, ENOSPC);
+		return;
+	}
 	if (task >= 0)
 		svc_mark_pending(m->svc, task);
 	fuse_reply_err(req, 0);
