@@ -75,13 +75,15 @@ sys.exit(0 if ok else 1)
 PY
 }
 
-# 30 timed trials here (the cuda default is 100): the round-trip check
-# compares each worker's quickest trial, and with the mock's few-microsecond
-# pass a loaded machine can leave all of 10 trials slow by chance
+# (The GPU-span rule must not fire on this honest pass.  The round-trip rule
+# is not asserted here: with the mock's few-microsecond pass, a machine
+# running three tests on two cores flags an honest variant about once in 17
+# (docs/integrity.md); cheats.sh asserts no false alarm on honest passes of
+# realistic size.)
 MOCK_CUDA_LOG=$tmp/plain.log ev plain --trials 30
 if py plain "r['verdict'] == 'ok' and len(vs) == 3 and r['timing']['gpu_time'] == 'cupti' and
     r['timing']['cold'] is False and all(v['pass_kernels'] == 1 and 0.0015 < v['pass_gpu_ms'] < 0.0025 and
-    v['pass_gpu_span_ms'] >= v['pass_gpu_ms'] and not v.get('timing_suspect') for v in vs)"; then
+    v['pass_gpu_span_ms'] >= v['pass_gpu_ms'] and 'GPU span' not in v.get('integrity_note', '') for v in vs)"; then
 	ok "CUPTI: one 2 us kernel per pass call, on every variant"
 else
 	bad "CUPTI fields ($(tail -2 "$tmp/plain.err"))"
