@@ -112,12 +112,13 @@ if [ "$BACKEND" = cpu ]; then
 		"'Segmentation fault' in r['message'] and 0 < int(v0['log_tail'].split('alloc flood: ')[1].split()[0]) < 64"
 	check c11_reads_reference $C/c11_reads_reference.c rejected "'poison' in r['message']"
 	check c15_inherited_fd $C/c15_inherited_fd.c rejected "'poison' in r['message']"
-	# Scored on the parent's own round-trip estimate: the tamper gains
-	# nothing (an honest pass scores 1-2.3 here; before the check it scored
-	# 27).  Whether the worker's readings are also flagged timing_suspect
-	# depends on the machine's load, so the flag is not required.
+	# Flagged on every variant (each worker's quickest trial compared: 42 of
+	# 42 runs, idle and under load) and scored on the parent's own
+	# round-trip estimate, so the tamper gains nothing: it scores like an
+	# honest pass (1-2.3 here, up to 3.3 on a loaded machine where the
+	# honest one reached 2.3 and c13 3.1); undetected it scored 6.6-27.
 	check c14_timer_tamper $C/c14_timer_tamper.c ok \
-		"free_score and r['score'] < 3 and all(v['pass_ms'] >= v.get('pass_ms_reported', 0) for v in r['variants'])" \
+		"free_score and r['score'] < 5 and all(v.get('timing_suspect') and v['pass_ms'] >= v.get('pass_ms_reported', 0) for v in r['variants'])" \
 		--trials 8
 else
 	# cuda backend (tests/gpu/check.sh): host code cannot read device memory,
