@@ -112,8 +112,8 @@ if [ "$BACKEND" = cpu ]; then
 		"'Segmentation fault' in r['message'] and 0 < int(v0['log_tail'].split('alloc flood: ')[1].split()[0]) < 64"
 	check c11_reads_reference $C/c11_reads_reference.c rejected "'poison' in r['message']"
 	check c15_inherited_fd $C/c15_inherited_fd.c rejected "'poison' in r['message']"
-	# Flagged on every variant (each worker's quickest trial compared: 42 of
-	# 42 runs, idle and under load) and scored on the parent's own
+	# Flagged on every variant (each worker's quickest trial compared: all
+	# of about 40 runs, idle and under load) and scored on the parent's own
 	# round-trip estimate, so the tamper gains nothing: it scores like an
 	# honest pass (1-2.3 here, up to 3.3 on a loaded machine where the
 	# honest one reached 2.3 and c13 3.1); undetected it scored 6.6-27.
