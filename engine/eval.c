@@ -1333,31 +1333,6 @@ static enum score_status status_of_rc(int rc)
 	}
 }
 
-/* The GPU's benchmark lock, waited for in quarter seconds so that a cancel
- * (the service closing) is seen; on giving up, the message names the whole
- * wait. */
-static int bench_lock(struct gpu_dev *d, int lock_ms, const int *cancel, char *err, size_t errlen)
-{
-	double deadline = now_ms() + lock_ms;
-	for (;;) {
-		double left = deadline - now_ms();
-		if (gpu_bench_lock(d, left > 250 ? 250 : left > 0 ? (int)left : 0, err, errlen) == 0)
-			return 0;
-		if (strncmp(err, "the GPU is busy", 15) != 0)
-			return -1;
-		if (is_cancelled(cancel)) {
-			snprintf(err, errlen, "cancelled");
-			return -1;
-		}
-		if (now_ms() >= deadline) {
-			char *tail = strstr(err, " for over ");
-			if (tail)
-				snprintf(tail, errlen - (size_t)(tail - err), " for over %d ms", lock_ms);
-			return -1;
-		}
-	}
-}
-
 /* The step limit for the rest of an evaluation once a variant timed out:
  * a tenth of it, at least 1 s (and never more than it was): 2 s for the
  * default 20 s. */
@@ -2576,7 +2551,7 @@ int eval_run(const struct eval_job *job, json_t **result, char *err, size_t errl
 			/* One benchmark per GPU at a time, machine-wide: the
 			 * variant's checks and timing hold the device's lock. */
 			double w0 = now_ms();
-			if (bench_lock(probe, lock_ms, job->opts.cancel, err, errlen)) {
+			if (gpu_bench_lock(probe, lock_ms, job->opts.cancel, err, errlen)) {
 				bad = 1;
 				break;
 			}

@@ -118,8 +118,9 @@ int gpu_cuda_check_args(const char *kname, int n_params, const size_t *param_siz
 void gpu_cuda_arch_name(int major, int minor, char *out, size_t outlen);
 
 /* Opens (creating, mode 0666) and exclusively flocks path, waiting up to
- * timeout_ms (< 0 forever).  Returns the descriptor, or -1 with the reason. */
-int gpu_lockfile_acquire(const char *path, int timeout_ms, char *err, size_t errlen);
+ * timeout_ms (< 0 forever) or until *cancel is nonzero (cancel may be NULL;
+ * -1 with "cancelled").  Returns the descriptor, or -1 with the reason. */
+int gpu_lockfile_acquire(const char *path, int timeout_ms, const int *cancel, char *err, size_t errlen);
 
 /* Name expressions compare without white space: "softmax<float,256>"
  * finds "softmax<float, 256>".  (gpu.c) */

@@ -1315,7 +1315,7 @@ static const char *cuda_lock_key(struct gpu_dev *d)
 	return cuda_of(d)->lock_key;
 }
 
-int gpu_lockfile_acquire(const char *path, int timeout_ms, char *err, size_t errlen)
+int gpu_lockfile_acquire(const char *path, int timeout_ms, const int *cancel, char *err, size_t errlen)
 {
 	int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0666);
 	if (fd < 0) {
@@ -1330,11 +1330,17 @@ int gpu_lockfile_acquire(const char *path, int timeout_ms, char *err, size_t err
 	double deadline = mono_ms() + (timeout_ms > 0 ? timeout_ms : 0);
 	int pause_ms = 1;
 	for (;;) {
-		if (flock(fd, LOCK_EX | (timeout_ms < 0 ? 0 : LOCK_NB)) == 0)
+		/* a wait that can be cancelled polls, even without a timeout */
+		if (flock(fd, LOCK_EX | (timeout_ms < 0 && cancel == NULL ? 0 : LOCK_NB)) == 0)
 			return fd;
 		if (errno == EINTR)
 			continue;
-		if (errno != EWOULDBLOCK || mono_ms() >= deadline) {
+		if (errno == EWOULDBLOCK && cancel != NULL && __atomic_load_n(cancel, __ATOMIC_RELAXED)) {
+			close(fd);
+			snprintf(err, errlen, "cancelled");
+			return -1;
+		}
+		if (errno != EWOULDBLOCK || (timeout_ms >= 0 && mono_ms() >= deadline)) {
 			int e = errno;
 			close(fd);
 			if (e == EWOULDBLOCK)

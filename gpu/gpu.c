@@ -296,7 +296,7 @@ int gpu_driver_fds(struct gpu_dev *d, int *fds, int max)
 	return d->ops->driver_fds(d, fds, max);
 }
 
-int gpu_bench_lock(struct gpu_dev *d, int timeout_ms, char *err, size_t errlen)
+int gpu_bench_lock(struct gpu_dev *d, int timeout_ms, const int *cancel, char *err, size_t errlen)
 {
 	const char *key = d->ops->lock_key ? d->ops->lock_key(d) : NULL;
 	if (key == NULL)
@@ -308,7 +308,7 @@ int gpu_bench_lock(struct gpu_dev *d, int timeout_ms, char *err, size_t errlen)
 	const char *dir = getenv("PASSFS_LOCK_DIR");
 	char path[4096];
 	snprintf(path, sizeof path, "%s/passfs-gpu-%s.lock", dir && *dir ? dir : "/tmp", key);
-	int fd = gpu_lockfile_acquire(path, timeout_ms, err, errlen);
+	int fd = gpu_lockfile_acquire(path, timeout_ms, cancel, err, errlen);
 	if (fd < 0)
 		return -1;
 	d->bench_fd = fd;

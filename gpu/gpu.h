@@ -181,11 +181,13 @@ size_t gpu_l2_flush_bytes(long long l2_bytes);
 /* One benchmark at a time per GPU, machine-wide: an exclusive flock on
  * $PASSFS_LOCK_DIR (default /tmp)/passfs-gpu-<PCI bus id>.lock, shared by
  * every passfs process and user (mode 0666).  Waits up to timeout_ms (< 0:
- * forever; 0: one try).  Returns 0 when held (also on the cpu backend,
- * where it is a no-op), or -1 with the reason (timeout, cannot open).
+ * forever; 0: one try), or until *cancel is nonzero (cancel may be NULL;
+ * another thread sets it with __atomic_store_n): then -1 with "cancelled".
+ * Returns 0 when held (also on the cpu backend, where it is a no-op), or -1
+ * with the reason (timeout, cannot open).
  * Not recursive; the lock ends with gpu_bench_unlock, gpu_close, or the
  * process (and any child it forked holding the descriptor). */
-int gpu_bench_lock(struct gpu_dev *d, int timeout_ms, char *err, size_t errlen);
+int gpu_bench_lock(struct gpu_dev *d, int timeout_ms, const int *cancel, char *err, size_t errlen);
 void gpu_bench_unlock(struct gpu_dev *d);
 
 /* The descriptors the GPU driver (and CUPTI) opened while initialising d

@@ -18,6 +18,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "backend.h"
@@ -159,26 +160,33 @@ static void test_lock(void)
 	char path[128], err[256];
 	snprintf(path, sizeof path, "/tmp/passfs-test-lock-%d", (int)getpid());
 	unlink(path);
-	int fd = gpu_lockfile_acquire(path, 0, err, sizeof err);
+	int fd = gpu_lockfile_acquire(path, 0, NULL, err, sizeof err);
 	CHECK_MSG(fd >= 0, err);
 	struct stat st;
 	CHECK(stat(path, &st) == 0 && (st.st_mode & 0777) == 0666);
 	/* a second open file description is refused while the first holds it,
 	 * after the timeout */
-	int fd2 = gpu_lockfile_acquire(path, 30, err, sizeof err);
+	int fd2 = gpu_lockfile_acquire(path, 30, NULL, err, sizeof err);
 	CHECK_MSG(fd2 == -1 && strstr(err, "busy") != NULL, err);
+	/* a cancelled wait ends at once, well before its timeout */
+	int cancel = 1;
+	struct timespec c0, c1;
+	clock_gettime(CLOCK_MONOTONIC, &c0);
+	fd2 = gpu_lockfile_acquire(path, 5000, &cancel, err, sizeof err);
+	clock_gettime(CLOCK_MONOTONIC, &c1);
+	CHECK_MSG(fd2 == -1 && strcmp(err, "cancelled") == 0 && c1.tv_sec - c0.tv_sec < 2, err);
 	/* another process too */
 	pid_t pid = fork();
 	if (pid == 0) {
 		char e[256];
-		_exit(gpu_lockfile_acquire(path, 0, e, sizeof e) == -1 ? 0 : 1);
+		_exit(gpu_lockfile_acquire(path, 0, NULL, e, sizeof e) == -1 ? 0 : 1);
 	}
 	int ws = 0;
 	waitpid(pid, &ws, 0);
 	CHECK(WIFEXITED(ws) && WEXITSTATUS(ws) == 0);
 	/* released: a waiter gets it */
 	close(fd);
-	fd2 = gpu_lockfile_acquire(path, 1000, err, sizeof err);
+	fd2 = gpu_lockfile_acquire(path, 1000, NULL, err, sizeof err);
 	CHECK_MSG(fd2 >= 0, err);
 	if (fd2 >= 0)
 		close(fd2);
@@ -187,7 +195,7 @@ static void test_lock(void)
 	/* the cpu backend has no device lock: no-op */
 	struct gpu_dev *d;
 	if (gpu_open("cpu", &d, err, sizeof err) == 0) {
-		CHECK(gpu_bench_lock(d, 0, err, sizeof err) == 0);
+		CHECK(gpu_bench_lock(d, 0, NULL, err, sizeof err) == 0);
 		gpu_bench_unlock(d);
 		CHECK(gpu_l2_flush(d, err, sizeof err) == 0);
 		int fds[4];

@@ -164,7 +164,7 @@ static void case_basic(void)
 		gpu_l2_flush(e.d, err, sizeof err);
 	gpu_sync(e.d, err, sizeof err);
 	printf("  L2 flush: %.3f ms each\n", (now_ms() - t0) / 10);
-	CHECK(gpu_bench_lock(e.d, 1000, err, sizeof err) == 0, "%s", err);
+	CHECK(gpu_bench_lock(e.d, 1000, NULL, err, sizeof err) == 0, "%s", err);
 	gpu_bench_unlock(e.d);
 	int fds[64];
 	int nf = gpu_driver_fds(e.d, fds, 64), np = gpu_driver_fds(NULL, fds, 64);
