@@ -902,23 +902,19 @@ static void __attribute__((noreturn)) worker_main(struct ctx *c, int is_pass, in
 		 * reservations are not writable and its mappings of device memory
 		 * are shared, so neither counts).  Later variants of the batch
 		 * allocate their own buffers. */
-		size_t vm = vm_size_now();
+		int cuda = gpu_backend_of(w.dev) == GPU_BACKEND_CUDA;
 		/* every descriptor but the socket and the report pipe was
 		 * closed before the device was opened: the rest are the
 		 * driver's and CUPTI's, also those opened after CUDA's
 		 * initialisation (module loads, first mappings, trace windows) */
-		lim.adopt_open_fds = gpu_backend_of(w.dev) == GPU_BACKEND_CUDA;
-		if (gpu_backend_of(w.dev) == GPU_BACKEND_CPU && vm > 0) {
-			long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-			lim.address_space = vm + c->max_io_bytes + PASS_AS_SCRATCH + PASS_AS_SLACK +
-					    (size_t)(cpus > 0 ? cpus + 1 : 2) * PASS_AS_PER_THREAD;
-		}
-		size_t data = gpu_backend_of(w.dev) == GPU_BACKEND_CUDA ? data_size_now() : 0;
-		if (data > 0) {
-			long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-			lim.data = data + PASS_AS_SCRATCH + PASS_AS_SLACK +
-				   (size_t)(cpus > 0 ? cpus + 1 : 2) * PASS_AS_PER_THREAD;
-		}
+		lim.adopt_open_fds = cuda;
+		long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+		size_t headroom = PASS_AS_SCRATCH + PASS_AS_SLACK + (size_t)(cpus > 0 ? cpus + 1 : 2) * PASS_AS_PER_THREAD;
+		size_t now = cuda ? data_size_now() : vm_size_now();
+		if (now > 0 && cuda)
+			lim.data = now + headroom;
+		else if (now > 0)
+			lim.address_space = now + c->max_io_bytes + headroom;
 		trace_settle(&w);
 		/* PASSFS_SANDBOX_AUDIT=file: refused calls are logged there and
 		 * carried out (sandbox.h); the result says so */
