@@ -2513,10 +2513,6 @@ int eval_run(const struct eval_job *job, json_t **result, char *err, size_t errl
 		open_batch = 0;
 		struct ctx *c = &bt.c;
 		c->mod = mod;
-		if (timed_out) {
-			c->timeout_s = after_timeout_s(c->timeout_s);
-			c->timed_out = timed_out;
-		}
 		int bad = batch_fill(&bt, secret, &es, err, errlen) != 0;
 		if (!bad && !job->opts.quiet)
 			fprintf(stderr, "passfs eval: variant %s ...\n", c->v->name);
@@ -2542,6 +2538,15 @@ int eval_run(const struct eval_job *job, json_t **result, char *err, size_t errl
 				bad = 1;
 				break;
 			}
+			/* A pass that hung once most likely hangs on every variant:
+			 * the rest get a shorter limit, so a hang costs about one
+			 * step limit, not one per variant (two minutes with the
+			 * defaults, the GPU's lock held all along).  Each batch
+			 * starts with the full limit, so once per batch. */
+			if (timed_out && !c->timed_out) {
+				c->timeout_s = after_timeout_s(c->timeout_s);
+				c->timed_out = timed_out;
+			}
 			if (k > 0 && !job->opts.quiet)
 				fprintf(stderr, "passfs eval: variant %s ...\n", c->v->name);
 			/* One benchmark per GPU at a time, machine-wide: the
@@ -2563,16 +2568,8 @@ int eval_run(const struct eval_job *job, json_t **result, char *err, size_t errl
 				bad = 1;
 				break;
 			}
-			if (vr[i].status == SCORE_TIMEOUT && timed_out == NULL) {
-				/* A pass that hung once most likely hangs on every
-				 * variant: the rest get a shorter limit, so a hang
-				 * costs about one step limit, not one per variant
-				 * (two minutes with the defaults, the GPU's lock
-				 * held all along). */
+			if (vr[i].status == SCORE_TIMEOUT && timed_out == NULL)
 				timed_out = c->v->name;
-				c->timeout_s = after_timeout_s(c->timeout_s);
-				c->timed_out = timed_out;
-			}
 			sv[i].status = vr[i].status;
 			sv[i].min_t = vr[i].min_t;
 			sv[i].speedup = vr[i].speedup > 0 ? vr[i].speedup : 1;
