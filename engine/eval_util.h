@@ -39,6 +39,9 @@ const char *eval_verdict_name(enum score_status st, int min_t);
 enum score_status eval_worse(enum score_status a, enum score_status b);
 enum score_dtype eval_score_dtype(enum graph_dtype dt);
 
+/* CLOCK_MONOTONIC in milliseconds. */
+double eval_now_ms(void);
+
 void eval_sort(double *a, int n);
 double eval_round(double x, int digits);
 /* The last `max` bytes of s, starting at a line boundary when possible. */

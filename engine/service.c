@@ -30,6 +30,7 @@
 
 #include <jansson.h>
 
+#include "eval_util.h"
 #include "pass.h"
 #include "score.h"
 #include "sha256.h"
@@ -107,12 +108,6 @@ struct svc {
 
 /* ---- small helpers -------------------------------------------------------- */
 
-static double svc_now_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 static char *xstrdup(const char *s)
 {
@@ -445,14 +440,14 @@ void svc_close(struct svc *s)
 	 * the queued ones, which are dropped: their pass.c is saved, so the next
 	 * open fires them again.  (Waiting it out could take the step timeout
 	 * times the variants: two minutes for a pass that hangs.) */
-	double until = svc_now_s() + SVC_CLOSE_GRACE_S;
+	double until = eval_now_ms() + SVC_CLOSE_GRACE_S * 1e3;
 	for (;;) {
 		pthread_mutex_lock(&s->mu);
 		int running = 0;
 		for (int i = 0; i < s->n; i++)
 			running |= s->t[i].running;
 		pthread_mutex_unlock(&s->mu);
-		if (!running || svc_now_s() >= until)
+		if (!running || eval_now_ms() >= until)
 			break;
 		usleep(20000);
 	}

@@ -19,7 +19,6 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "backend.h"
@@ -29,6 +28,7 @@
 #include "dnn.h"
 #include "eager.h"
 #include "eval.h"
+#include "eval_util.h"
 #include "graph.h"
 #include "hostcc.h"
 #include "integrity.h"
@@ -154,12 +154,6 @@ static const char doctor_pass[] =
 	"\t\t\t y->data, n, b->shape[0]);\n"
 	"}\n";
 
-static double doctor_now_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 static void check_eval(struct report *r)
 {
@@ -177,9 +171,9 @@ static void check_eval(struct report *r)
 			       .pass_len = sizeof doctor_pass - 1,
 			       .opts = {.backend = "auto", .warmup = 2, .trials = 5, .quiet = 1}};
 	json_t *res = NULL;
-	double t0 = doctor_now_s();
+	double t0 = eval_now_ms();
 	int rc = eval_run(&job, &res, err, sizeof err);
-	double secs = doctor_now_s() - t0;
+	double secs = (eval_now_ms() - t0) / 1e3;
 	const char *verdict = res ? json_string_value(json_object_get(res, "verdict")) : NULL;
 	const char *msg = res ? json_string_value(json_object_get(res, "message")) : NULL;
 	json_t *v0 = res ? json_array_get(json_object_get(res, "variants"), 0) : NULL;
