@@ -724,7 +724,7 @@ static void oom_first(void)
 /* Closes every descriptor but 1, 2 and keep[] (stdin becomes /dev/null):
  * the fork inherited the caller's (a daemon's files, sockets, the memfds of
  * eager's results), and mmap of an open descriptor needs no read(). */
-static int close_other_fds(int *keep, int n, char *err, size_t errlen)
+static int close_other_fds(const int *keep, int n, char *err, size_t errlen)
 {
 	int devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	if (devnull < 0 || dup2(devnull, 0) < 0) {

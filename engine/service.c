@@ -108,7 +108,6 @@ struct svc {
 
 /* ---- small helpers -------------------------------------------------------- */
 
-
 static char *xstrdup(const char *s)
 {
 	return s ? strdup(s) : NULL;

@@ -509,7 +509,6 @@ static CUdeviceptr uptr(const void *p)
 	return (CUdeviceptr)(uintptr_t)p;
 }
 
-
 /* Every device's driver descriptors, for the sandbox (gpu_driver_fds(NULL)). */
 static pthread_mutex_t pfd_mu = PTHREAD_MUTEX_INITIALIZER;
 static int proc_fds[MAX_DRIVER_FDS];

@@ -260,6 +260,17 @@ int gpu_l2_flush(struct gpu_dev *d, char *err, size_t errlen)
 	return d->ops->l2_flush(d, err, errlen);
 }
 
+/* Ascending; insertion: the lists are descriptors, a few hundred at most. */
+static void sort_fds(int *a, int n)
+{
+	for (int i = 1; i < n; i++)
+		for (int j = i; j > 0 && a[j - 1] > a[j]; j--) {
+			int t = a[j];
+			a[j] = a[j - 1];
+			a[j - 1] = t;
+		}
+}
+
 /* The open descriptors of this process, sorted ascending. */
 int gpu_list_open_fds(int *fds, int max)
 {
@@ -276,12 +287,7 @@ int gpu_list_open_fds(int *fds, int max)
 			fds[n++] = fd;
 	}
 	closedir(d);
-	for (int i = 1; i < n; i++)
-		for (int j = i; j > 0 && fds[j - 1] > fds[j]; j--) {
-			int t = fds[j];
-			fds[j] = fds[j - 1];
-			fds[j - 1] = t;
-		}
+	sort_fds(fds, n);
 	return n;
 }
 
@@ -428,15 +434,11 @@ int gpu_close_fds_except(const int *keep, int n)
 		errno = EINVAL;
 		return -1;
 	}
-	int m = 0;
-	for (int i = 0; i < n; i++) {   /* sorted, small: insertion */
-		int v = keep[i], j = m++;
-		for (; j > 0 && k[j - 1] > v; j--)
-			k[j] = k[j - 1];
-		k[j] = v;
-	}
+	if (n > 0)
+		memcpy(k, keep, sizeof(int) * (size_t)n);
+	sort_fds(k, n);
 	unsigned lo = 3;
-	for (int i = 0; i < m; i++) {
+	for (int i = 0; i < n; i++) {
 		if (k[i] < 3 || (unsigned)k[i] < lo)
 			continue;
 		if ((unsigned)k[i] > lo && close_range(lo, (unsigned)k[i] - 1, 0))
