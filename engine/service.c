@@ -999,6 +999,48 @@ static int current_locked(struct task *t)
 	return t->result && t->st == SVC_DONE && !t->dirty && t->res_seq == t->want_seq;
 }
 
+/* Under s->mu: an older result, shown while the current pass.c waits
+ * (O_NONBLOCK reads, a wait that timed out) or has unsaved edits.  Its
+ * first lines say so - task, seq, state, stale, pending_seq, stale_reason -
+ * before the older verdict, so that `head result.json` cannot be read as
+ * the current pass's result. */
+static json_t *stale_doc(const struct task *t, json_t *old)
+{
+	json_t *doc = json_object();
+	if (doc == NULL)
+		return old;
+	char why[200];
+	json_int_t rs = json_integer_value(json_object_get(old, "seq"));
+	if (busy_locked(t))
+		snprintf(why, sizeof why,
+			 "the result of seq %lld, an older pass.c; the current pass.c (seq %llu) is %s: read "
+			 "result.json again to wait for it",
+			 (long long)rs, (unsigned long long)t->want_seq, svc_state_name(t->st));
+	else if (t->dirty)
+		snprintf(why, sizeof why,
+			 "the result of seq %lld; pass.c was changed since and is evaluated when it is saved "
+			 "(closed)", (long long)rs);
+	else
+		snprintf(why, sizeof why, "the result of seq %lld, not of the current pass.c", (long long)rs);
+	static const char *const head[] = {"task", "seq", "state"};
+	for (size_t i = 0; i < sizeof head / sizeof head[0]; i++) {
+		json_t *v = json_object_get(old, head[i]);
+		if (v != NULL)
+			json_object_set(doc, head[i], v);
+	}
+	json_object_set_new(doc, "stale", json_true());
+	if (busy_locked(t))
+		json_object_set_new(doc, "pending_seq", json_integer((json_int_t)t->want_seq));
+	json_object_set_new(doc, "stale_reason", json_string(why));
+	const char *k;
+	json_t *v;
+	json_object_foreach(old, k, v)
+		if (json_object_get(doc, k) == NULL)
+			json_object_set(doc, k, v);
+	json_decref(old);
+	return doc;
+}
+
 char *svc_result_json(struct svc *s, int task, size_t *len)
 {
 	struct task *t = &s->t[task];
@@ -1014,13 +1056,8 @@ char *svc_result_json(struct svc *s, int task, size_t *len)
 		doc = json_copy(t->result);
 		if (doc) {
 			json_object_set_new(doc, "state", json_string(svc_state_name(t->st)));
-			if (!current_locked(t)) {
-				/* An older result, shown while the current pass.c waits
-				 * (O_NONBLOCK reads) or has unfired edits. */
-				json_object_set_new(doc, "stale", json_true());
-				if (busy_locked(t))
-					json_object_set_new(doc, "pending_seq", json_integer((json_int_t)t->want_seq));
-			}
+			if (!current_locked(t))
+				doc = stale_doc(t, doc);
 		}
 	}
 	if (doc && t->save_err[0])

@@ -49,6 +49,15 @@ static int n_pass, n_fail;
 	} \
 } while (0)
 
+#define CHECK_MSG(cond, msg) do { \
+	if (cond) { \
+		n_pass++; \
+	} else { \
+		n_fail++; \
+		fprintf(stderr, "%s:%d: FAILED: %s\n    got: %s\n", __FILE__, __LINE__, #cond, msg); \
+	} \
+} while (0)
+
 #define TASKS "tests/passes/tasks"
 #define TASK "tiny_bias_gelu"
 
@@ -119,6 +128,17 @@ static json_t *result(struct svc *s, int t)
 	json_t *j = json_loads(text, 0, NULL);
 	free(text);
 	return j;
+}
+
+/* The document's first n keys, space-separated, in the order it has them. */
+static const char *first_keys(json_t *j, int n)
+{
+	static char buf[512];
+	buf[0] = '\0';
+	void *it = json_object_iter(j);
+	for (int i = 0; i < n && it != NULL; i++, it = json_object_iter_next(j, it))
+		snprintf(buf + strlen(buf), sizeof buf - strlen(buf), "%s%s", i ? " " : "", json_object_iter_key(it));
+	return buf;
 }
 
 static const char *str(json_t *j, const char *key)
@@ -287,6 +307,11 @@ int main(void)
 	r = result(s, t);   /* what an O_NONBLOCK reader sees: the older result, stale */
 	CHECK(r && json_is_true(json_object_get(r, "stale")) && num(r, "seq") == 2);
 	CHECK(r && num(r, "pending_seq") == 5 && strcmp(str(r, "state"), "done") != 0);
+	/* it says so first, before the older verdict */
+	CHECK_MSG(r && strcmp(first_keys(r, 7), "task seq state stale pending_seq stale_reason pass_sha256") == 0,
+		  r ? first_keys(r, 7) : "");
+	CHECK_MSG(r && str(r, "stale_reason") && strstr(str(r, "stale_reason"), "the result of seq 2, an older "
+		  "pass.c; the current pass.c (seq 5) is ") != NULL, r ? str(r, "stale_reason") : "");
 	json_decref(r);
 	errno = 0;
 	CHECK(svc_es_t(s, t, &len) == NULL && errno == ENODATA);
@@ -317,6 +342,8 @@ int main(void)
 	CHECK(svc_pass_write(s, t, "/", 1, strlen(c)) == 0);
 	r = result(s, t);
 	CHECK(r && json_is_true(json_object_get(r, "stale")) && strcmp(str(r, "state"), "done") == 0);
+	CHECK_MSG(r && str(r, "stale_reason") && strstr(str(r, "stale_reason"), "pass.c was changed since") != NULL,
+		  r ? str(r, "stale_reason") : "");
 	json_decref(r);
 	CHECK(svc_es_t(s, t, &len) == NULL);
 	replace_with(s, t, c);
