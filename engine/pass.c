@@ -437,6 +437,38 @@ int pass_scan(const char *label, const char *src, size_t len, int allow_device_o
 
 /* --- compiling --------------------------------------------------------------- */
 
+/* g++ says why an overload or a template did not fit in a note after the
+ * error ("cannot convert 'grid' (type 'float') to type ...", "the comparison
+ * reduces to '(5 == 4)'"): the first such note before the next error is
+ * appended to msg in parentheses. */
+static void why_note(const char *l, char *msg, size_t msglen)
+{
+	static const char *const keys[] = {
+		"cannot convert", "could not convert", "no known conversion", "candidate expects",
+		"the comparison reduces to", "deduced conflicting", "mismatched types",
+	};
+	for (; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+		const char *nl = strchr(l, '\n');
+		size_t n = nl ? (size_t)(nl - l) : strlen(l);
+		if (memmem(l, n, "error: ", 7) != NULL)
+			return;
+		const char *note = memmem(l, n, "note:", 5);
+		if (note == NULL)
+			continue;
+		note += 5;
+		while (*note == ' ')
+			note++;
+		for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++)
+			if (memmem(note, n - (size_t)(note - l), keys[k], strlen(keys[k])) != NULL) {
+				size_t used = strlen(msg);
+				if (used + 4 < msglen)
+					snprintf(msg + used, msglen - used, " (%.*s)", (int)(n - (size_t)(note - l)),
+						 note);
+				return;
+			}
+	}
+}
+
 /* The first error of a compiler log, as "pass.c:12: <text>", and its line.
  * NVRTC writes "pass.c(12): error: text", g++ "pass.c:12:5: error: text";
  * the linker "... undefined reference to `x'".  An error inside a header
@@ -476,6 +508,7 @@ static void first_error(const char *label, const char *log, char *msg, size_t ms
 		else
 			snprintf(msg, msglen, "%s: %.*s", label, rest, err);
 		*line = ln;
+		why_note(nl ? nl + 1 : NULL, msg, msglen);
 		return;
 	}
 }

@@ -992,19 +992,45 @@ static void tail_add(struct tail *t, const char *s, size_t n)
 
 /* The log for people: the temporary directory's path removed, and a note
  * when the head was cut. */
-static char *finish_log(struct tail *t, const char *dir)
+/* The log as the pass's author reads it: the compile directory's path (the
+ * pass is "pass.c"), the API headers' directory and a precompiled
+ * header's (its build's pch-tmp-XXXXXX, or pch-HASH) dropped, so a note in
+ * passfs.h reads "passfs.h:228:19". */
+static char *finish_log(struct tail *t, const char *dir, const char *inc, const char *pch)
 {
 	struct buf b = {0};
 	if (t->cut)
 		buf_puts(&b, "[... earlier compiler output cut ...]\n");
-	char dirslash[4200];
-	snprintf(dirslash, sizeof dirslash, "%.4096s/", dir);
-	size_t dl = strlen(dirslash);
+	char pre[3][4200];
+	int np = 0;
+	snprintf(pre[np++], sizeof pre[0], "%.4096s/", dir);
+	if (inc != NULL && inc[0])
+		snprintf(pre[np++], sizeof pre[0], "%.4096s/", inc);
+	if (pch != NULL && pch[0]) {
+		/* root/pch-: any directory of the family */
+		const char *sl = strrchr(pch, '/');
+		if (sl != NULL)
+			snprintf(pre[np++], sizeof pre[0], "%.*s/pch-", (int)(sl - pch), pch);
+	}
 	for (size_t i = 0; i < t->len;) {
-		if (t->len - i >= dl && memcmp(t->p + i, dirslash, dl) == 0) {
-			i += dl;
-			continue;
+		int hit = 0;
+		for (int k = 0; k < np && !hit; k++) {
+			size_t pl = strlen(pre[k]);
+			if (t->len - i < pl || memcmp(t->p + i, pre[k], pl) != 0)
+				continue;
+			size_t e = i + pl;
+			if (k == np - 1 && pch != NULL && pch[0]) {
+				while (e < t->len && t->p[e] != '/' && t->p[e] != '\n' && t->p[e] != ' ')
+					e++;
+				if (e >= t->len || t->p[e] != '/')
+					continue;
+				e++;
+			}
+			i = e;
+			hit = 1;
 		}
+		if (hit)
+			continue;
 		buf_add(&b, t->p + i, 1);
 		i++;
 	}
@@ -1391,6 +1417,8 @@ enum hostcc_status hostcc_compile(const struct hostcc_request *req, struct hostc
 	enum hostcc_status st = HOSTCC_FAILED;
 	char *prog = NULL, **env = NULL, *src = NULL;
 	struct tail t = {0};
+	char pch[3200] = "";
+	int have_pch = 0;
 
 	const char *tmp = getenv("TMPDIR");
 	if (tmp == NULL || *tmp == '\0')
@@ -1452,7 +1480,7 @@ enum hostcc_status hostcc_compile(const struct hostcc_request *req, struct hostc
 			 nw ? words[0] : "");
 		goto done;
 	}
-	char inc_opt[4200], incdir_opt[4300], pch[3200], pch_opt[3300];
+	char inc_opt[4200], incdir_opt[4300], pch_opt[3300];
 	snprintf(inc_opt, sizeof inc_opt, "-I%s", inc);
 	snprintf(incdir_opt, sizeof incdir_opt, "-I%s", incdir);
 	/* The code-generation flags; a precompiled header must share them.
@@ -1479,7 +1507,7 @@ enum hostcc_status hostcc_compile(const struct hostcc_request *req, struct hostc
 	if ((env = child_env()) == NULL || (t.p = malloc(HOSTCC_LOG_CAP)) == NULL)
 		goto oom;
 	double t_pch = now_ms();
-	int have_pch = pch_dir(prog, words + 1, nw - 1, cg, inc, env, timeout_s, pch, sizeof pch) == 0;
+	have_pch = pch_dir(prog, words + 1, nw - 1, cg, inc, env, timeout_s, pch, sizeof pch) == 0;
 	out->pch_ms = now_ms() - t_pch;
 	out->used_pch = have_pch;
 	snprintf(pch_opt, sizeof pch_opt, "-I%s", pch);
@@ -1530,7 +1558,7 @@ oom:
 	st = HOSTCC_FAILED;
 done:
 	if (t.p != NULL && out->dir != NULL)
-		out->log = finish_log(&t, out->dir);
+		out->log = finish_log(&t, out->dir, inc, have_pch ? pch : NULL);
 	if (out->log == NULL)
 		out->log = strdup("");
 	free(t.p);

@@ -222,15 +222,19 @@ static inline int pf_not_implemented(pf_call *c)
 /* pf_launch(call, kernel, grid, block, shared_bytes, args...): launches
  * `kernel` (a __global__ function or a template instance such as
  * softmax<float, 256>) with the arguments converted to its parameter types,
- * as a <<<grid, block, shared_bytes>>> launch would.  Returns PF_OK, or
+ * as a <<<grid, block, shared_bytes>>> launch would.  grid and block are
+ * pf_dim(x, y, z), dim3, or an integer count (x; y = z = 1).  Returns PF_OK, or
  * PF_ERR_LAUNCH with the reason recorded for result.json. */
 template <typename... P, typename... A>
-static inline int pf_launch(pf_call *c, void (*kernel)(P...), pf_dim3 grid, pf_dim3 block,
-			    size_t smem, A... args)
+static inline int pf_launch(pf_call *c, void (*kernel)(P...), pf_emu::launch_dim grid,
+			    pf_emu::launch_dim block, size_t smem, A... args)
 {
 	static_assert(sizeof...(P) == sizeof...(A),
 		      "pf_launch: the number of arguments differs from the kernel's parameters");
-	return pf_emu::launch(c, kernel, grid, block, smem, pf_emu::arg_cast<P>(args)...);
+	char buf[160];
+	if (const char *why = pf_emu::check_dims(grid, block, buf, sizeof buf))
+		return c->rt->fail(c, PF_ERR_LAUNCH, why);
+	return pf_emu::launch(c, kernel, grid.d, block.d, smem, pf_emu::arg_cast<P>(args)...);
 }
 
 #define PASS_REPLACEMENT extern "C" int pf_pass_replacement

@@ -1962,6 +1962,35 @@ inline const char *check_config(pf_dim3 g, pf_dim3 b, size_t smem, char *buf, si
 	return nullptr;
 }
 
+/* pf_launch's grid and block: pf_dim3, dim3, or an integer (x, with y = z
+ * = 1), as <<<grid, block>>> takes them.  An integer outside 1..2^32-1
+ * (a negative count, say) is kept for the launch's error message. */
+struct launch_dim {
+	pf_dim3 d;
+	long long bad;          /* the out-of-range integer when !ok */
+	int ok;
+	constexpr launch_dim(pf_dim3 v) : d(v), bad(0), ok(1) {}
+	constexpr launch_dim(dim3 v) : d{v.x, v.y, v.z}, bad(0), ok(1) {}
+	constexpr launch_dim(uint3 v) : d{v.x, v.y, v.z}, bad(0), ok(1) {}
+	template <typename I, typename std::enable_if<std::is_integral<I>::value, int>::type = 0>
+	constexpr launch_dim(I v)
+	    : d{(unsigned)v, 1, 1}, bad((long long)v),
+	      ok(v >= 1 && (unsigned long long)v <= 0xffffffffull)
+	{
+	}
+};
+
+/* NULL, or why an integer grid or block is no dimension. */
+inline const char *check_dims(const launch_dim &g, const launch_dim &b, char *buf, size_t bufsz)
+{
+	const launch_dim &x = g.ok ? b : g;
+	if (x.ok)
+		return nullptr;
+	snprintf(buf, bufsz, "invalid %s dimension %lld (an integer %s is x, and must be at least 1)",
+		 g.ok ? "block" : "grid", x.bad, g.ok ? "block" : "grid");
+	return buf;
+}
+
 template <typename... P> struct closure {
 	launch_info li;
 	void (*kernel)(P...);

@@ -403,6 +403,78 @@ static void test_design_example(void)
 	pass_module_free(m);
 }
 
+/* pf_launch takes grid and block as pf_dim(), dim3 or plain integers, as
+ * <<<grid, block>>> does; an integer that is no dimension (a negative
+ * count) fails the launch with a message naming it. */
+static const char launch_dims_src[] =
+	"#include <passfs.h>\n"
+	"__global__ void fill(float *y, long long n)\n"
+	"{\n"
+	"\tlong long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;\n"
+	"\tif (i < n)\n"
+	"\t\ty[i] = (float)i;\n"
+	"}\n"
+	"PASS_REPLACEMENT(pf_call *call)\n"
+	"{\n"
+	"\tpf_tensor *y = pf_out(call, 0);\n"
+	"\tlong long n = pf_numel(y);\n"
+	"\tlong grid = (long)((n + 127) / 128);\n"
+	"\tint block = 128;\n"
+	"\tif (y->dtype == PF_F32)\n"
+	"\t\treturn pf_launch(call, fill, grid, block, 0, y->data, n);\n"
+	"\tif (y->dtype == PF_F64)\n"
+	"\t\treturn pf_launch(call, fill, dim3((unsigned)grid), dim3(128), 0, y->data, n);\n"
+	"\tif (y->dtype == PF_F16)\n"
+	"\t\treturn pf_launch(call, fill, -grid, block, 0, y->data, n);\n"
+	"\treturn pf_launch(call, fill, pf_dim((unsigned)grid), 0u, 0, y->data, n);\n"
+	"}\n";
+
+static void test_launch_dims(void)
+{
+	struct pass_module *m = NULL;
+	struct pass_diag d;
+	int rc = pass_compile("pass.c", launch_dims_src, strlen(launch_dims_src), dev, &m, &d);
+	CHECK_MSG(rc == 0 && d.verdict == PASS_OK, d.message);
+	if (rc != 0) {
+		fprintf(stderr, "%s\n", d.log);
+		return;
+	}
+	struct pass_loaded l;
+	char err[512] = "";
+	CHECK_MSG(pass_load(m, &l, err, sizeof err) == 0, err);
+	if (l.handle != NULL) {
+		enum { N = 1000 };
+		float *y = malloc(N * sizeof(float));
+		static const int dtypes[] = {PF_F32, PF_F64, PF_F16, PF_BF16};
+		for (int k = 0; k < 4; k++) {
+			for (int i = 0; i < N; i++)
+				y[i] = NAN;
+			struct test_call tc = {.c = {.rt = &test_rt, .backend = PF_BACKEND_CPU}, .n_out = 1, .dev = dev};
+			tc.c.priv = &tc;
+			vec_tensor(&tc.out[0], y, dtypes[k], N);
+			int r = l.replacement(&tc.c);
+			if (k < 2) {
+				CHECK_MSG(r == PF_OK, tc.msg);
+				int bad = 0;
+				for (int i = 0; i < N; i++)
+					bad += y[i] != (float)i;
+				CHECK(bad == 0);
+			} else if (k == 2) {
+				CHECK(r == PF_ERR_LAUNCH);
+				CHECK_MSG(strcmp(tc.msg, "invalid grid dimension -8 (an integer grid is x, and must be "
+							 "at least 1)") == 0, tc.msg);
+				CHECK(isnan(y[0]));
+			} else {
+				CHECK(r == PF_ERR_LAUNCH);
+				CHECK_MSG(strstr(tc.msg, "invalid block dimension 0 ") != NULL, tc.msg);
+			}
+		}
+		free(y);
+		pass_unload(&l);
+	}
+	pass_module_free(m);
+}
+
 /* The precompiled passfs.h (gpu/hostcc.c): built once into the cache, used
  * by the next compiles, a corrupt one ignored by the compiler, off with
  * PASSFS_PCH=0; every one of those compiles yields a working pass. */
@@ -767,6 +839,26 @@ static void test_compile_errors(void)
 	CHECK(rc == -1 && d.verdict == PASS_COMPILE_ERROR);
 	CHECK_MSG(d.line == 6 && strstr(d.message, "pass.c:6: static assertion failed: pf_launch: the number "
 					"of arguments differs") != NULL, d.message);
+	/* with g++'s note on why (two parameters, one argument), and the log
+	 * names passfs.h without the directory it was compiled in */
+	CHECK_MSG(strstr(d.message, "differs from the kernel's parameters (the comparison reduces to '(2 == 1)')") !=
+		  NULL, d.message);
+	CHECK_MSG(strstr(d.log, "\npassfs.h:") != NULL && strstr(d.log, "/passfs.h") == NULL, d.log);
+
+	/* a grid that converts to no dimension: the note says which argument */
+	const char *grid_src =
+		"#include <passfs.h>\n"
+		"__global__ void k(float *y) { y[0] = 1; }\n"
+		"PASS_REPLACEMENT(pf_call *call)\n"
+		"{\n"
+		"\tfloat g = 2.5f;\n"
+		"\treturn pf_launch(call, k, g, 32, 0, pf_out(call, 0)->data);\n"
+		"}\n";
+	rc = pass_compile("pass.c", grid_src, strlen(grid_src), dev, &m, &d);
+	CHECK(rc == -1 && d.verdict == PASS_COMPILE_ERROR);
+	CHECK_MSG(d.line == 6 && strstr(d.message, "pass.c:6: no matching function for call to 'pf_launch") != NULL &&
+			  strstr(d.message, "(cannot convert 'g' (type 'float') to type 'pf_emu::launch_dim')") != NULL,
+		  d.message);
 
 	/* NVRTC rejects host library calls g++ would accept (the emulation
 	 * header brings stdlib.h along) */
@@ -1040,6 +1132,7 @@ int main(void)
 	test_shared_rewrite();
 	test_hostcc_failures();
 	test_design_example();
+	test_launch_dims();
 	test_pch();
 	test_doc_example();
 	test_device_sample();
