@@ -833,7 +833,7 @@ static int cuda_launch(struct gpu_dev *d, struct gpu_kernel *gk, pf_dim3 grid, p
 		return -1;
 	char e[200];
 	CUresult rc;
-	if (smem > DEFAULT_DYN_SMEM && smem > k->dyn_smem_set) {
+	if (smem > k->dyn_smem_set) {
 		/* What cudaFuncSetAttribute would do; a pass cannot call it. */
 		rc = cu.FuncSetAttribute(k->fn, CU_FATTR_MAX_DYNAMIC_SHARED_SIZE_BYTES, (int)smem);
 		if (rc != CUDA_SUCCESS) {
@@ -931,7 +931,14 @@ static void kernel_describe(struct cuda_kernel *k)
 	k->local = cu.FuncGetAttribute(&v, CU_FATTR_LOCAL_SIZE_BYTES, k->fn) == CUDA_SUCCESS ? v : -1;
 	k->cnst = cu.FuncGetAttribute(&v, CU_FATTR_CONST_SIZE_BYTES, k->fn) == CUDA_SUCCESS ? v : -1;
 	k->max_threads = cu.FuncGetAttribute(&v, CU_FATTR_MAX_THREADS_PER_BLOCK, k->fn) == CUDA_SUCCESS ? v : -1;
-	k->dyn_smem_set = DEFAULT_DYN_SMEM;
+	/* Without an opt-in a launch may ask for 48 KiB less the kernel's
+	 * static shared memory (the attribute's default), not 48 KiB. */
+	if (cu.FuncGetAttribute(&v, CU_FATTR_MAX_DYNAMIC_SHARED_SIZE_BYTES, k->fn) == CUDA_SUCCESS && v >= 0)
+		k->dyn_smem_set = (size_t)v;
+	else {
+		size_t st = k->shared > 0 ? (size_t)k->shared : 0;
+		k->dyn_smem_set = st < DEFAULT_DYN_SMEM ? DEFAULT_DYN_SMEM - st : 0;
+	}
 	k->n_params = -1;
 	k->param_bytes = -1;
 	if (cu.FuncGetParamInfo == NULL)

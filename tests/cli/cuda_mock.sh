@@ -57,6 +57,12 @@ MOCK_CUDA_FAULT=oob_store check "a faulting kernel is named" \
 check "inline PTX and wmma compile and run" \
 	"$reached" \
 	--pass tests/gpu/passes/ptx_wmma_ok.c
+# 8 KiB static + 44 KiB dynamic shared memory: the default limit is 48 KiB
+# less the static part (the mock enforces it as the driver does), so the
+# backend must raise the kernel's limit
+check "static plus dynamic shared memory over 48 KiB is opted in" \
+	"$reached" \
+	--pass tests/gpu/passes/smem_static_dynamic.c
 check "inline PTX is not refused on the cuda backend" \
 	"all(v['verdict'] == 'rejected' for v in r['variants'])" \
 	--pass tests/passes/unsupported_ptx.c

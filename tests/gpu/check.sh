@@ -27,7 +27,8 @@
 #   5 speed      `passfs eval` of a 6-variant task with a correct pass, twice:
 #                wall time (target < 1.5 s warm) and scores within 2%
 #   6 verdicts   tests/cli/eval_verdicts.sh with BACKEND=cuda (every verdict)
-#   7 gpu-passes tests/gpu/passes: inline PTX + wmma (ok), the escaping slow
+#   7 gpu-passes tests/gpu/passes: inline PTX + wmma (ok), static + dynamic
+#                shared memory over 48 KiB (ok), the escaping slow
 #                kernel (ok, speedup < 1: the sync caught it; CUPTI's kernel
 #                time shows the ~3 ms), a faulting kernel (runtime_error
 #                naming it), then the GPU still works with CUPTI times and
@@ -253,6 +254,7 @@ s_gpu_passes() {
 	local rc=0
 	eval_json "$LOGS/ptx.json" --pass tests/gpu/passes/ptx_wmma_ok.c || rc=1
 	eval_json "$LOGS/escape.json" --pass tests/gpu/passes/async_escape.c || rc=1
+	eval_json "$LOGS/smem.json" --pass tests/gpu/passes/smem_static_dynamic.c || rc=1
 	eval_json "$LOGS/fault.json" --pass tests/gpu/passes/fault_oob.c || rc=1
 	eval_json "$LOGS/after.json" --pass tests/passes/ok_fused.c || rc=1
 	eval_json "$LOGS/cold.json" --cold --pass tests/passes/ok_fused.c || rc=1
@@ -281,6 +283,9 @@ vs = e["variants"]
 detail = "; ".join("%s speedup %s pass %s ms" % (v["name"], v.get("speedup"), v.get("pass_ms")) for v in vs[:3])
 expect("escaping slow kernel timed in full", e["verdict"] == "ok" and vs and
        all(v.get("speedup") is not None and v["speedup"] < 1 and v["pass_ms"] >= 1.0 for v in vs), e, detail)
+m = load("smem.json")
+expect("8 KiB static + 44 KiB dynamic smem: ok", m["verdict"] == "ok" and all(v["verdict"] == "ok" for v in m["variants"]),
+       m)
 f = load("fault.json")
 expect("faulting kernel named", f["verdict"] == "runtime_error" and "oob_store<" in f["message"] and
        "ILLEGAL_ADDRESS" in f["message"], f)

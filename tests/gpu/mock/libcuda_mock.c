@@ -71,7 +71,60 @@ struct mock_module {
 struct mock_func {
 	char name[256];
 	struct mock_module *mod;
+	int static_smem;        /* the kernel's __shared__ bytes, from its image */
+	int dyn_max;            /* MAX_DYNAMIC_SHARED_SIZE_BYTES */
 };
+
+#define MOCK_SMEM_OPTIN (227 * 1024)    /* an H100's/H200's per-block maximum */
+
+/* A kernel's static shared memory, as the driver knows it: in a cubin the
+ * size of section .nv.shared.NAME; in PTX the sized .shared declarations in
+ * the body of `.entry NAME`. */
+static int static_smem_of(const struct mock_module *m, const char *name)
+{
+	const char *p = m->image;
+	size_t nl = strlen(name);
+	if (m->len > 0x40 && memcmp(p, "\177ELF", 4) == 0) {
+		uint64_t shoff;
+		uint16_t shentsize, shnum, shstrndx;
+		memcpy(&shoff, p + 0x28, 8);
+		memcpy(&shentsize, p + 0x3a, 2);
+		memcpy(&shnum, p + 0x3c, 2);
+		memcpy(&shstrndx, p + 0x3e, 2);
+		if (shstrndx >= shnum || shoff + (uint64_t)shentsize * shnum > m->len)
+			return 0;
+		uint64_t stroff;
+		memcpy(&stroff, p + shoff + (uint64_t)shentsize * shstrndx + 0x18, 8);
+		for (unsigned i = 0; i < shnum; i++) {
+			const char *sh = p + shoff + (uint64_t)shentsize * i;
+			uint32_t nm;
+			uint64_t size;
+			memcpy(&nm, sh, 4);
+			memcpy(&size, sh + 0x20, 8);
+			if (stroff + nm + 11 + nl >= m->len)
+				continue;
+			const char *sn = p + stroff + nm;
+			if (strncmp(sn, ".nv.shared.", 11) == 0 && strcmp(sn + 11, name) == 0)
+				return (int)size;
+		}
+		return 0;
+	}
+	char key[300];
+	snprintf(key, sizeof key, ".entry %s(", name);
+	const char *e = strstr(p, key);
+	if (e == NULL)
+		return 0;
+	const char *body = strstr(e, "\n{"), *end = body ? strstr(body, "\n}") : NULL;
+	int total = 0;
+	for (const char *q = body; q != NULL && q < end; q = strstr(q + 1, ".shared ")) {
+		if (q[-1] == '.' || q[-1] == '_')
+			continue;
+		const char *nlp = strchr(q, '\n'), *br = strchr(q, '[');
+		if (br != NULL && (nlp == NULL || br < nlp) && br[1] != ']' && q > body)
+			total += atoi(br + 1);
+	}
+	return total;
+}
 
 static int inited, broken, fds[2] = {-1, -1}, late_fd = -1, last_fd = -1;
 static int launch_log = -1;     /* opened by cuInit: before any sandbox */
@@ -233,18 +286,34 @@ CUresult cuModuleGetFunction(void **fn, void *mod, const char *name)
 	struct mock_func *f = &funcs[n_funcs++];
 	snprintf(f->name, sizeof f->name, "%s", name);
 	f->mod = m;
+	f->static_smem = static_smem_of(m, name);
+	f->dyn_max = f->static_smem < 48 * 1024 ? 48 * 1024 - f->static_smem : 0;
 	*fn = f;
 	return 0;
 }
 
+/* attributes 0 (max threads), 1 (static shared), 4 (registers), 8 (max
+ * dynamic shared: by default 48 KiB less the static part) */
 CUresult cuFuncGetAttribute(int *v, int attr, void *fn)
 {
-	(void)fn;
-	*v = attr == 0 ? 1024 : attr == 4 ? 32 : 0;
+	struct mock_func *f = fn;
+	*v = attr == 0 ? 1024 : attr == 1 ? f->static_smem : attr == 4 ? 32 : attr == 8 ? f->dyn_max : 0;
 	return 0;
 }
 
-CUresult cuFuncSetAttribute(void *fn, int attr, int v) { (void)fn, (void)attr, (void)v; return check(); }
+CUresult cuFuncSetAttribute(void *fn, int attr, int v)
+{
+	CUresult rc = check();
+	if (rc)
+		return rc;
+	struct mock_func *f = fn;
+	if (attr == 8) {
+		if (v < 0 || v + f->static_smem > MOCK_SMEM_OPTIN)
+			return 1;       /* CUDA_ERROR_INVALID_VALUE */
+		f->dyn_max = v;
+	}
+	return 0;
+}
 
 /* ---- the mock CUPTI ---------------------------------------------------------- */
 
@@ -380,6 +449,8 @@ CUresult cuLaunchKernel(void *fn, unsigned gx, unsigned gy, unsigned gz, unsigne
 		return 400;     /* CUDA_ERROR_INVALID_HANDLE */
 	if ((unsigned long long)bx * by * bz > 1024 || gx == 0 || gy == 0 || gz == 0)
 		return 1;
+	if ((int)smem > f->dyn_max)
+		return 1;       /* more dynamic shared memory than the kernel's limit */
 	touch_driver();
 	static int reopened;
 	const char *reopen = getenv("MOCK_CUDA_REOPEN");
