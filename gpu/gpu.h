@@ -141,7 +141,8 @@ struct gpu_trace {
 	double span_ms;                 /* first start to last end over every record */
 	int n_kernels, n_memcpy, n_memset;
 	int n_streams;                  /* distinct streams seen (up to 16 counted) */
-	unsigned long long dropped;     /* records CUPTI dropped; > 0: the sums are short */
+	unsigned long long dropped;     /* records CUPTI dropped or could not time (start = end
+					 * = 0); > 0: the sums are short */
 	int n_names;                    /* per kernel (lowered name), the first 8 seen */
 	struct {
 		char name[192];         /* cut to fit: a longer one is not demangled */

@@ -262,6 +262,13 @@ static void test_cupti_records(void)
 	CHECK(t.n_names == 2 && strcmp(t.kernels[0].name, "_Z1av") == 0 && t.kernels[0].count == 2 &&
 	      close_to(t.kernels[0].ms, 2.5) && strcmp(t.kernels[1].name, "_Z1bv") == 0);
 	CHECK(t.dropped == 0);
+	/* a kernel CUPTI could not time (start = end = 0) is not counted but
+	 * marks the sums short */
+	cupti_acc_reset(&a, 1000000);
+	CHECK(cupti_acc_record(&a, record(b, CUPTI_KIND_CONCURRENT_KERNEL, 1000000, 2000000, 7, "_Z1av")) == 1);
+	CHECK(cupti_acc_record(&a, record(b, CUPTI_KIND_CONCURRENT_KERNEL, 0, 0, 7, "_Z1bv")) == 0);
+	cupti_acc_result(&a, &t);
+	CHECK(t.n_kernels == 1 && t.dropped == 1);
 	/* more distinct kernels than the table holds: all counted, 8 named */
 	cupti_acc_reset(&a, 0);
 	char names[12][16];
