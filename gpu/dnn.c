@@ -352,15 +352,26 @@ int dnn_conv_setup(struct dnn_handle *h, struct dnn_conv *c, char *err, size_t e
 		dnn_fail(st, "cudnnGetConvolutionForwardAlgorithm_v7", err, errlen);
 		goto fail;
 	}
+	/* The first that works; for float32 only one without tensor cores
+	 * (FMA or default math: no TF32). */
 	int pick = -1;
 	for (int i = 0; i < got && i < DNN_FWD_ALGO_COUNT && pick < 0; i++)
-		if (perf[i].status == DNN_STATUS_SUCCESS)
+		if (perf[i].status == DNN_STATUS_SUCCESS &&
+		    (c->dt != BLAS_F32 || perf[i].math_type == DNN_FMA_MATH || perf[i].math_type == DNN_DEFAULT_MATH))
 			pick = i;
 	if (pick < 0) {
 		snprintf(err, errlen, "cuDNN: no forward algorithm for this convolution (%d candidates)", got);
 		goto fail;
 	}
 	c->algo = perf[pick].algo;
+	/* half types: the math the algorithm was chosen with, as PyTorch sets it */
+	if (c->dt != BLAS_F32 && perf[pick].math_type != c->math) {
+		c->math = perf[pick].math_type;
+		if ((st = dn.math_type(c->cd, c->math))) {
+			dnn_fail(st, "cudnnSetConvolutionMathType", err, errlen);
+			goto fail;
+		}
+	}
 	if ((st = dn.ws_size(h->h, c->xd, c->wd, c->cd, c->yd, c->algo, &c->ws_bytes))) {
 		dnn_fail(st, "cudnnGetConvolutionForwardWorkspaceSize", err, errlen);
 		goto fail;

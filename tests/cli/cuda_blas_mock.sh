@@ -278,6 +278,18 @@ if [ ! -s "$tmp/blas2.log" ] && ! grep -q '^launch' "$tmp/launch.log" 2>/dev/nul
 else
 	bad "convolutions: $(head -2 "$tmp/blas2.log" 2>/dev/null) $(sort -u "$tmp/launch.log" 2>/dev/null | head -2)"
 fi
+# a tensor-op (TF32) candidate first for float32: passed over for the next,
+# algorithm 0 (no workspace) with FMA math; the results still match
+rm -f "$tmp/dnn.log"
+if TASK=dnn_convs run_eager "$tmp/cuda_conv_tf32" cuda "${MOCKS[@]}" MOCK_CUDNN_LOG="$tmp/dnn.log" MOCK_CUDNN_TF32_FIRST=1 &&
+	grep -q '^conv 2 6 9 10 8 3 3 1 1 1 1 1 1 1 0 0 3 0 0$' "$tmp/dnn.log" &&
+	! grep -q '^conv .* 1 [0-9]* 3 0 0$' "$tmp/dnn.log" &&
+	grep -q '^conv 2 6 9 10 4 3 3 1 1 2 2 1 2 1 1 4112 1 2 0$' "$tmp/dnn.log" &&
+	/usr/bin/python3 "$tmp/compare.py" "$tmp/cpu_conv" "$tmp/cuda_conv_tf32" "cudnn 9.1.77" 6; then
+	ok "float32 passes over a tensor-op (TF32) algorithm"
+else
+	bad "TF32 candidate: $(grep '^conv' "$tmp/dnn.log" | head -3) $(tail -2 "$tmp/cuda_conv_tf32.log")"
+fi
 rm -f "$tmp/dnn.log" "$tmp/launch.log"
 if TASK=dnn_convs run_eager "$tmp/conv_off" cuda "${MOCKS[@]}" MOCK_CUDNN_LOG="$tmp/dnn.log" MOCK_CUDA_LOG="$tmp/launch.log" \
 	PASSFS_EAGER_BLAS=0 && [ ! -s "$tmp/dnn.log" ] && grep -q 'launch _Z1[0-9]conv2d_' "$tmp/launch.log"; then

@@ -24,6 +24,7 @@
  * workspace with a pattern first, so one that overlaps live data spoils a
  * result.
  *
+ *   MOCK_CUDNN_TF32_FIRST=1  float32's first candidate has tensor-op math
  *   MOCK_CUDNN_LOG=path   appends one line per call: "create", "destroy",
  *                         "conv n c h w k kh kw groups pad_h pad_w str_h str_w
  *                         dil_h dil_w algo ws_bytes math dtype status",
@@ -285,6 +286,11 @@ int cudnnGetConvolutionForwardAlgorithm_v7(void *hp, void *xp, void *wp, void *c
 		perf[i].memory = ws_need(perf[i].algo, wp);
 		perf[i].math_type = cv->math;
 	}
+	/* MOCK_CUDNN_TF32_FIRST=1: for float32 the first candidate is a tensor-op
+	 * (TF32) algorithm, as cuDNN may offer one; passfs must pass it over */
+	const char *tf = getenv("MOCK_CUDNN_TF32_FIRST");
+	if (tf != NULL && *tf == '1' && ((struct tensor *)xp)->dt == D_FLOAT)
+		perf[0].math_type = MATH_TENSOR_OP;
 	*returned = n;
 	return ST_SUCCESS;
 }
