@@ -417,6 +417,7 @@ static int module_pack(const struct pass_module *m, char **out, size_t *outlen)
 	for (int i = 0; m->lowered && i < m->names.n; i++)
 		mem_blob(f, m->lowered[i]);
 	mem_blob(f, m->ptx);
+	mem_blob(f, m->cubin_path);
 	mem_blob(f, m->host_log);
 	int bad = ferror(f);
 	if (fclose(f) || bad) {
@@ -467,6 +468,7 @@ static struct pass_module *module_unpack(struct rbuf *rb, int own_dir)
 		}
 	}
 	m->ptx = blob_read(rb);
+	m->cubin_path = blob_read(rb);
 	m->host_log = blob_read(rb);
 	if (rb->bad || m->label == NULL || m->so_path == NULL) {
 		pass_module_free(m);
@@ -2211,7 +2213,7 @@ static json_t *variant_json(const struct graph_variant *v, const struct vresult 
 
 /* The child sends its pass_module field by field; a field added to struct
  * pass_module must be added here too (this assertion trips first). */
-_Static_assert(sizeof(struct pass_module) == 248, "struct pass_module changed: update compile_isolated()");
+_Static_assert(sizeof(struct pass_module) == 256, "struct pass_module changed: update compile_isolated()");
 
 struct compile_head {
 	int rc;

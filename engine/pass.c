@@ -3,11 +3,13 @@
 #include "pass.h"
 
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "elfcheck.h"
 #include "hostcc.h"
@@ -523,11 +525,32 @@ void pass_module_free(struct pass_module *m)
 	free(m->lowered);
 	pass_names_free(&m->names);
 	free(m->ptx);
+	free(m->cubin_path);
 	free(m->host_log);
 	struct hostcc_output ho = {.dir = m->dir, .so_path = m->so_path};
 	hostcc_output_free(&ho);
 	free(m->label);
 	free(m);
+}
+
+/* dir/pass.cubin with the bytes, or NULL (the PTX is loaded then). */
+static char *write_cubin(const char *dir, const void *cubin, size_t size)
+{
+	char *path = NULL;
+	if (dir == NULL || asprintf(&path, "%s/pass.cubin", dir) < 0)
+		return NULL;
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0) {
+		free(path);
+		return NULL;
+	}
+	ssize_t w = write(fd, cubin, size);
+	if (close(fd) != 0 || w != (ssize_t)size) {
+		unlink(path);
+		free(path);
+		return NULL;
+	}
+	return path;
 }
 
 int pass_compile(const char *label, const char *src, size_t len, struct gpu_dev *dev,
@@ -605,6 +628,8 @@ int pass_compile_opts(const char *label, const char *src, size_t len, const stru
 	int host_async = pthread_create(&host_tid, NULL, host_job_run, &hj) == 0;
 
 	/* (c) the device gate; NVRTC needs a NUL-terminated copy */
+	void *cubin = NULL;             /* written beside pass.so once the host compile is done */
+	size_t cubin_size = 0;
 	char why[256];
 	if (opt->skip_nvrtc) {
 		snprintf(m->note, sizeof m->note, "device compile skipped");
@@ -623,7 +648,7 @@ int pass_compile_opts(const char *label, const char *src, size_t len, const stru
 			.label = label, .src = copy, .arch = opt->arch ? opt->arch : "sm_90",
 			.include_dir = inc, .pre_include = "passfs.h",
 			.names = (const char *const *)m->names.expr, .name_lines = m->names.line,
-			.n_names = m->names.n,
+			.n_names = m->names.n, .want_cubin = opt->allow_device_only,
 		};
 		struct nvrtc_output no;
 		enum nvrtc_status st = nvrtc_compile(&nr, &no, err, sizeof err);
@@ -648,9 +673,12 @@ int pass_compile_opts(const char *label, const char *src, size_t len, const stru
 		} else {
 			m->ptx = no.ptx;
 			m->lowered = no.lowered;
+			cubin = no.cubin;
+			cubin_size = no.cubin_size;
 			no.ptx = NULL;
 			no.lowered = NULL;
 			no.n_lowered = 0;
+			no.cubin = NULL;
 		}
 		nvrtc_output_free(&no);
 	}
@@ -667,6 +695,9 @@ int pass_compile_opts(const char *label, const char *src, size_t len, const stru
 	m->dir = ho.dir;
 	m->so_path = ho.so_path;
 	ho.dir = ho.so_path = NULL;
+	if (hs == HOSTCC_OK && cubin != NULL)
+		m->cubin_path = write_cubin(m->dir, cubin, cubin_size);
+	free(cubin);
 	if (hs != HOSTCC_OK) {
 		char msg[512];
 		int line;

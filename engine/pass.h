@@ -78,6 +78,8 @@ struct pass_module {
 	struct pass_names names;
 	char **lowered;         /* names.n lowered (mangled) names from NVRTC, or NULL */
 	char *ptx;              /* NVRTC's PTX (for the device-code scan), or NULL */
+	char *cubin_path;       /* dir/pass.cubin: NVRTC's code for the device (cuda
+				 * backend), loaded instead of JIT-compiling the PTX; or NULL */
 	char note[160];         /* "device compile skipped: NVRTC not available", or "" */
 	double nvrtc_ms;        /* 0 when skipped */
 	double host_ms;

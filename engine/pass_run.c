@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "eval_util.h"
+#include "state.h"
 
 #define SCRATCH_MAX_BLOCKS 256
 #define SCRATCH_LIMIT ((size_t)4 << 30)
@@ -136,9 +137,9 @@ static int rt_launch(pf_call *c, const void *kernel, pf_dim3 grid, pf_dim3 block
 		       "(launch kernels by name, not through a function pointer)");
 }
 
-/* cuda backend: loads the device code NVRTC made for the pass (its PTX,
- * JIT-compiled for the device here, before the sandbox) and finds the
- * kernel of each kernel-table entry. */
+/* cuda backend: loads the device code NVRTC made for the pass (its cubin,
+ * or its PTX JIT-compiled for the device here; before the sandbox) and
+ * finds the kernel of each kernel-table entry. */
 static int cuda_bind(struct pass_instance *pi, const struct pass_module *mod, char *err, size_t errlen)
 {
 	if (mod->ptx == NULL || (mod->names.n > 0 && mod->lowered == NULL)) {
@@ -147,9 +148,21 @@ static int cuda_bind(struct pass_instance *pi, const struct pass_module *mod, ch
 		return -1;
 	}
 	char *log = NULL;
-	if (gpu_module_load(pi->dev, mod->label, mod->ptx, strlen(mod->ptx) + 1,
-			    (const char *const *)mod->names.expr, (const char *const *)mod->lowered, mod->names.n,
-			    &pi->gmod, &log, err, errlen)) {
+	/* NVRTC's cubin for this device first: no JIT here, and it loads where
+	 * the driver is older than NVRTC's PTX version; the PTX if the cubin
+	 * is missing or refused. */
+	size_t cubin_len = 0;
+	int rerr = 0;
+	void *cubin = mod->cubin_path ? state_read_file(mod->cubin_path, 256u << 20, &cubin_len, &rerr) : NULL;
+	int loaded = cubin != NULL &&
+		     gpu_module_load(pi->dev, mod->label, cubin, cubin_len, (const char *const *)mod->names.expr,
+				     (const char *const *)mod->lowered, mod->names.n, &pi->gmod, &log, err, errlen) == 0;
+	free(cubin);
+	free(log);
+	log = NULL;
+	if (!loaded && gpu_module_load(pi->dev, mod->label, mod->ptx, strlen(mod->ptx) + 1,
+				       (const char *const *)mod->names.expr, (const char *const *)mod->lowered,
+				       mod->names.n, &pi->gmod, &log, err, errlen)) {
 		free(log);
 		return -1;
 	}

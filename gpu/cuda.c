@@ -222,7 +222,10 @@ static void cu_errstr(CUresult rc, char *buf, size_t len)
 		} known[] = {
 			{1, "CUDA_ERROR_INVALID_VALUE"}, {2, "CUDA_ERROR_OUT_OF_MEMORY"},
 			{3, "CUDA_ERROR_NOT_INITIALIZED"}, {34, "CUDA_ERROR_STUB_LIBRARY"},
-			{35, "CUDA_ERROR_INSUFFICIENT_DRIVER"}, {100, "CUDA_ERROR_NO_DEVICE"},
+			{36, "CUDA_ERROR_CALL_REQUIRES_NEWER_DRIVER"}, {100, "CUDA_ERROR_NO_DEVICE"},
+			{214, "CUDA_ERROR_ECC_UNCORRECTABLE"}, {226, "CUDA_ERROR_CONTAINED"},
+			{803, "CUDA_ERROR_SYSTEM_DRIVER_MISMATCH"}, {804, "CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE"},
+			{911, "CUDA_ERROR_EXTERNAL_DEVICE"},
 			{101, "CUDA_ERROR_INVALID_DEVICE"}, {209, "CUDA_ERROR_NO_BINARY_FOR_GPU"},
 			{218, "CUDA_ERROR_INVALID_PTX"}, {222, "CUDA_ERROR_UNSUPPORTED_PTX_VERSION"},
 			{700, "CUDA_ERROR_ILLEGAL_ADDRESS"}, {701, "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES"},
@@ -242,11 +245,13 @@ static void cu_errstr(CUresult rc, char *buf, size_t len)
 		snprintf(buf, len, "CUDA error %d", rc);
 }
 
-/* Errors after which the context cannot be used again. */
+/* Errors after which the context (or, for the last three, the process)
+ * cannot be used again. */
 static int cu_sticky(CUresult rc)
 {
 	return rc == CUDA_ERROR_ILLEGAL_ADDRESS || rc == CUDA_ERROR_LAUNCH_TIMEOUT || rc == CUDA_ERROR_ASSERT ||
-	       (rc >= CUDA_ERROR_HARDWARE_STACK_ERROR && rc <= CUDA_ERROR_LAUNCH_FAILED) || rc == CUDA_ERROR_UNKNOWN;
+	       (rc >= CUDA_ERROR_HARDWARE_STACK_ERROR && rc <= CUDA_ERROR_LAUNCH_FAILED) || rc == CUDA_ERROR_UNKNOWN ||
+	       rc == CUDA_ERROR_ECC_UNCORRECTABLE || rc == CUDA_ERROR_CONTAINED || rc == CUDA_ERROR_EXTERNAL_DEVICE;
 }
 
 void gpu_cuda_arch_name(int major, int minor, char *out, size_t outlen)
@@ -1054,8 +1059,15 @@ static void cache_path(const char *dir, const char *src, const char *const *name
 {
 	uint64_t h1 = 0xcbf29ce484222325ull, h2 = 0x84222325cbf29ce4ull;
 	const char *ver = nvrtc_version();
-	const char *parts[3] = {src, arch, ver};
-	for (int i = 0; i < 3; i++) {
+	/* what else the image depends on: passfs.h and the headers beside it
+	 * (pre-included), and passfs's version (its NVRTC options) */
+	static uint64_t api;
+	if (api == 0)
+		api = hostcc_api_hash(NULL) | 1;
+	char apis[40];
+	snprintf(apis, sizeof apis, "%016llx", (unsigned long long)api);
+	const char *parts[5] = {src, arch, ver, apis, PASSFS_VERSION};
+	for (int i = 0; i < 5; i++) {
 		h1 = gpu_fnv1a(h1, parts[i], strlen(parts[i]) + 1);
 		h2 = gpu_fnv1a(h2, parts[i], strlen(parts[i]) + 1);
 	}
@@ -1194,6 +1206,19 @@ static int cuda_module_compile(struct gpu_dev *d, const char *label, const char 
 	size_t size = no.cubin ? no.cubin_size : strlen(no.ptx) + 1;
 	int rc = cuda_module_load(d, label, image, size, names, (const char *const *)no.lowered, n_names, out, log,
 				  err, errlen);
+	if (rc != 0 && no.cubin != NULL && !c->broken) {
+		/* a cubin the driver refuses: its JIT of the PTX may still do */
+		if (log != NULL) {
+			free(*log);
+			*log = NULL;
+		}
+		image = no.ptx;
+		size = strlen(no.ptx) + 1;
+		free(no.cubin);
+		no.cubin = NULL;
+		rc = cuda_module_load(d, label, image, size, names, (const char *const *)no.lowered, n_names, out,
+				      log, err, errlen);
+	}
 	if (rc == 0 && dir != NULL)
 		cache_write(path, names, (const char *const *)no.lowered, n_names, image,
 			    no.cubin ? no.cubin_size : strlen(no.ptx), no.cubin != NULL);

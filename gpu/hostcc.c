@@ -1407,6 +1407,29 @@ static int pch_dir(const char *prog, char *const *extra, int n_extra, const char
 	return 0;
 }
 
+uint64_t hostcc_api_hash(const char *inc)
+{
+	if (inc == NULL)
+		inc = hostcc_include_dir();
+	uint64_t h = fnv_str(0xcbf29ce484222325ull, inc);
+	char **names;
+	int n = api_headers(inc, &names);
+	for (int i = 0; i < n; i++) {
+		char path[4096];
+		size_t len = 0;
+		snprintf(path, sizeof path, "%s/%s", inc, names[i]);
+		char *data = slurp(path, &len);
+		h = fnv_str(h, names[i]);
+		h = gpu_fnv1a(h, &len, sizeof len);
+		if (data != NULL)
+			h = gpu_fnv1a(h, data, len);
+		free(data);
+		free(names[i]);
+	}
+	free(n > 0 ? names : NULL);
+	return h;
+}
+
 enum hostcc_status hostcc_compile(const struct hostcc_request *req, struct hostcc_output *out,
 				  char *err, size_t errlen)
 {

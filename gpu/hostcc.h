@@ -34,11 +34,16 @@
 #define PASSFS_HOSTCC_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 /* The pass API include directory (holding passfs.h): $PASSFS_INCLUDE_DIR,
  * else the source tree's gpu/include when it exists, else the installed
  * one.  Never NULL. */
 const char *hostcc_include_dir(void);
+
+/* A hash of the API headers in inc (NULL: hostcc_include_dir()): their names
+ * and bytes.  What a compiled module depends on besides its source. */
+uint64_t hostcc_api_hash(const char *inc);
 
 /* The host compiler's first `--version` line and path ("g++ (Debian
  * 12.2.0-14) 12.2.0 (/usr/bin/g++)"): 0, or -1 with why in out. */

@@ -51,6 +51,18 @@ if grep -q 'launch _Z9ew_binary' "$tmp/launches" && grep -q 'launch _Z9bias_gelu
 else
 	bad "launches: $(sort -u "$tmp/launches" 2>/dev/null | head -5)"
 fi
+# the pass's kernels come from NVRTC's cubin (no JIT in the worker); a cubin
+# the driver refuses falls back to the PTX
+if grep -q '^function _Z9bias_geluIfEv.* from cubin' "$tmp/launches" && ! grep -q 'from ptx' "$tmp/launches"; then
+	ok "the pass is loaded from its cubin"
+else
+	bad "module loads: $(grep '^function' "$tmp/launches" | sort -u | head -5)"
+fi
+MOCK_CUDA_LOG=$tmp/launches2 MOCK_CUDA_REFUSE_CUBIN=_Z9bias_gelu check "a refused cubin falls back to the PTX" \
+	"$reached" \
+	--pass tests/passes/ok_fused.c
+grep -q '^function _Z9bias_geluIfEv.* from ptx' "$tmp/launches2" && ok "the refused pass cubin's PTX was loaded" ||
+	bad "module loads: $(grep '^function' "$tmp/launches2" | sort -u | head -5)"
 MOCK_CUDA_FAULT=oob_store check "a faulting kernel is named" \
 	"r['verdict'] == 'runtime_error' and 'CUDA_ERROR_ILLEGAL_ADDRESS' in r['message'] and 'oob_store<float>' in r['message']" \
 	--pass tests/gpu/passes/fault_oob.c

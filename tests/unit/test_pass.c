@@ -504,6 +504,23 @@ static int pch_compile(const char *what, int want_used, int want_invalid)
 	return ok;
 }
 
+/* The hash the compiled-module cache keys on: every API header's bytes. */
+static void test_api_hash(void)
+{
+	char dir[] = "/tmp/passfs-apihash-XXXXXX", cmd[4400];
+	CHECK(mkdtemp(dir) != NULL);
+	snprintf(cmd, sizeof cmd, "cp %s/*.h %s/", hostcc_include_dir(), dir);
+	CHECK(system(cmd) == 0);
+	uint64_t h0 = hostcc_api_hash(dir);
+	CHECK(h0 == hostcc_api_hash(dir));
+	snprintf(cmd, sizeof cmd, "echo '/* changed */' >> %s/pf_emu.h", dir);
+	CHECK(system(cmd) == 0);
+	uint64_t h1 = hostcc_api_hash(dir);
+	CHECK(h1 != h0);
+	snprintf(cmd, sizeof cmd, "rm -r %s", dir);
+	CHECK(system(cmd) == 0);
+}
+
 static void test_pch(void)
 {
 	char tmpl[] = "/tmp/passfs-pch-test-XXXXXX";
@@ -1134,6 +1151,7 @@ int main(void)
 	test_design_example();
 	test_launch_dims();
 	test_pch();
+	test_api_hash();
 	test_doc_example();
 	test_device_sample();
 	test_compile_errors();

@@ -263,6 +263,15 @@ CUresult cuModuleLoadDataEx(void **mod, const void *image, unsigned n, int *opts
 	memcpy(m->image, p, len);
 	m->image[len] = '\0';
 	m->len = len;
+	/* MOCK_CUDA_REFUSE_CUBIN=TEXT: a cubin holding TEXT is refused, as a
+	 * driver refuses one it cannot run */
+	const char *refuse = getenv("MOCK_CUDA_REFUSE_CUBIN");
+	if (refuse != NULL && *refuse != '\0' && memcmp(p, "\177ELF", 4) == 0 &&
+	    memmem(m->image, m->len, refuse, strlen(refuse)) != NULL) {
+		free(m->image);
+		free(m);
+		return 209;     /* CUDA_ERROR_NO_BINARY_FOR_GPU */
+	}
 	*mod = m;
 	return 0;
 }
@@ -287,6 +296,13 @@ CUresult cuModuleGetFunction(void **fn, void *mod, const char *name)
 	snprintf(f->name, sizeof f->name, "%s", name);
 	f->mod = m;
 	f->static_smem = static_smem_of(m, name);
+	if (launch_log >= 0) {
+		char line[400];
+		int k = snprintf(line, sizeof line, "function %s from %s\n", name,
+				 memcmp(m->image, "\177ELF", 4) == 0 ? "cubin" : "ptx");
+		if (k > 0)
+			(void)!write(launch_log, line, (size_t)k < sizeof line ? (size_t)k : sizeof line - 1);
+	}
 	f->dyn_max = f->static_smem < 48 * 1024 ? 48 * 1024 - f->static_smem : 0;
 	*fn = f;
 	return 0;
