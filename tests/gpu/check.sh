@@ -26,6 +26,10 @@
 #                lines go to the summary
 #   5 speed      `passfs eval` of a 6-variant task with a correct pass, twice:
 #                wall time (target < 1.5 s warm) and scores within 2%
+#   5b modload   a matmul task (eager: cuBLAS) with a correct tiled GEMM pass
+#                (tests/gpu/tasks/gemm_f32, tests/gpu/passes/gemm_tiled.c)
+#                under CUDA_MODULE_LOADING=EAGER (what passfs sets) and LAZY:
+#                wall time and the eager kernels CUPTI saw, side by side
 #   6 verdicts   tests/cli/eval_verdicts.sh with BACKEND=cuda (every verdict)
 #   7 gpu-passes tests/gpu/passes: inline PTX + wmma (ok), static + dynamic
 #                shared memory over 48 KiB (ok), the escaping slow
@@ -224,6 +228,41 @@ sys.exit(0 if ok else 1)
 PY
 }
 
+# A matmul task (eager: cuBLAS) with a correct tiled GEMM pass, under the
+# module loading passfs sets (EAGER: every kernel loads with its module, before
+# the pass worker's sandbox) and under CUDA_MODULE_LOADING=LAZY (the
+# driver's default): the eval's wall time (cuBLAS's start-up is in it) and
+# whether CUPTI saw the same eager kernels.  Informational but for the verdicts.
+s_modload() {
+	local mode t0 t1 rc=0
+	for mode in EAGER LAZY; do
+		t0=$(date +%s%N)
+		CUDA_MODULE_LOADING=$mode "$PASSFS" eval --tasks tests/gpu/tasks --task gemm_f32 --backend cuda --json \
+			--pass tests/gpu/passes/gemm_tiled.c >"$LOGS/modload-$mode.json" || rc=1
+		t1=$(date +%s%N)
+		echo $(((t1 - t0) / 1000000)) >"$LOGS/modload-$mode.ms"
+	done
+	/usr/bin/python3 - "$LOGS" <<'PY' || rc=1
+import json, os, sys
+d = sys.argv[1]
+rs = {}
+for mode in ("EAGER", "LAZY"):
+    r = json.load(open(os.path.join(d, "modload-%s.json" % mode)))
+    ms = int(open(os.path.join(d, "modload-%s.ms" % mode)).read())
+    rs[mode] = r
+    print("%-5s wall %.2f s  verdict %s  libraries: %s" % (mode, ms / 1e3, r["verdict"],
+                                                          r.get("eager", {}).get("libraries")))
+    for v in r["variants"]:
+        print("   %-18s speedup %-8s eager %s ms (gpu %s ms, %s kernels)  pass %s ms" % (
+            v["name"], v.get("speedup"), v.get("eager_ms"), v.get("eager_gpu_ms"), v.get("eager_kernels"),
+            v.get("pass_ms")))
+same = [v.get("eager_kernels") for v in rs["EAGER"]["variants"]] == [v.get("eager_kernels") for v in rs["LAZY"]["variants"]]
+print("eager kernel counts %s under both modes" % ("the same" if same else "DIFFER"))
+sys.exit(0 if all(r["verdict"] == "ok" for r in rs.values()) else 1)
+PY
+	return $rc
+}
+
 s_sandbox() {
 	local lib
 	lib=$(ldconfig -p 2>/dev/null | awk '/libcuda\.so\.1 /{print $NF; exit}')
@@ -327,13 +366,14 @@ s_anchor() {
 
 echo "passfs device check: $(date -u +%FT%TZ), budget ${BUDGET}s, logs in $LOGS"
 export REPO BUILD PREBUILT JOBS PASSFS LOGS PYTHON
-export -f s_env s_build s_device eval_json s_sandbox s_speed s_verdicts s_gpu_passes s_cheats s_anchor
+export -f s_env s_build s_device eval_json s_sandbox s_speed s_modload s_verdicts s_gpu_passes s_cheats s_anchor
 step env 30 0 s_env
 step build 180 0 s_build
 [ "${results[-1]}" = ok ] && built=1
 step device 120 1 s_device
 step sandbox 40 1 s_sandbox
 step speed 60 1 s_speed
+step modload 45 1 s_modload
 step verdicts 150 1 s_verdicts
 step gpu-passes 90 1 s_gpu_passes
 step cheats 50 1 s_cheats
