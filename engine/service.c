@@ -31,6 +31,7 @@
 #include <jansson.h>
 
 #include "eval_util.h"
+#include "evaluator.h"
 #include "pass.h"
 #include "score.h"
 #include "sha256.h"
@@ -54,6 +55,9 @@ struct known {                  /* an evaluated sha256 and the seq holding its r
 
 struct task {
 	struct graph_task *g;
+	char *graph_text;       /* graph.json's bytes, g parsed from them (for the evaluator) */
+	size_t graph_len;
+	char *graph_path;
 	char *dir;              /* <state>/<id> */
 	char *hist;             /* <state>/<id>/history */
 	pthread_mutex_t io;
@@ -379,7 +383,8 @@ int svc_open(const struct svc_opts *o, svc_notify_fn notify, void *notify_ctx, s
 		struct task *t = &s->t[i];
 		pthread_mutex_init(&t->io, NULL);
 		s->n = i + 1;
-		if (task_load(o->tasks_dir, ids[i], &t->g, err, errlen) != 0)
+		if (task_load_text(o->tasks_dir, ids[i], &t->g, &t->graph_text, &t->graph_len, &t->graph_path, err,
+				   errlen) != 0)
 			goto fail;
 		t->dir = path_join(s->state_dir, ids[i]);
 		t->hist = t->dir ? path_join(t->dir, "history") : NULL;
@@ -458,6 +463,8 @@ void svc_close(struct svc *s)
 	for (int i = 0; i < s->n; i++) {
 		struct task *t = &s->t[i];
 		graph_task_free(t->g);
+		free(t->graph_text);
+		free(t->graph_path);
 		free(t->dir);
 		free(t->hist);
 		free(t->buf);
@@ -885,7 +892,17 @@ static void *worker_main(void *arg)
 			pthread_mutex_lock(&s->mu);
 			s->evaluations++;
 			pthread_mutex_unlock(&s->mu);
-			int erc = eval_run(&ej, &doc, err, sizeof(err));
+			/* in a process of its own: the pass's workers must not
+			 * inherit this one's memory (every task's pass and results) */
+			int spawned = 0;
+			int erc = evaluator_run(&ej, t->graph_text, t->graph_len, t->graph_path, &spawned, &doc, err,
+						sizeof(err));
+			if (!spawned) {
+				fprintf(stderr, "passfs: %s: seq %" PRIu64 ": %s; evaluating inside the daemon instead\n",
+					t->g->id, j->seq, err);
+				err[0] = '\0';
+				erc = eval_run(&ej, &doc, err, sizeof(err));
+			}
 			if (__atomic_load_n(&s->cancel, __ATOMIC_RELAXED)) {
 				/* stopped by the close: no result, so the next
 				 * open finds pass.c unevaluated and fires it */

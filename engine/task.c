@@ -1,5 +1,6 @@
 /* task.c - scanning and loading a tasks directory. */
 #include "task.h"
+#include "state.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -75,5 +76,43 @@ int task_load(const char *dir, const char *id, struct graph_task **out, char *er
 		*out = NULL;
 		return -1;
 	}
+	return 0;
+}
+
+int task_load_text(const char *dir, const char *id, struct graph_task **out, char **text, size_t *text_len,
+		   char **path_out, char *err, size_t errlen)
+{
+	char path[4096];
+	snprintf(path, sizeof(path), "%s/%s/graph.json", dir, id);
+	*out = NULL;
+	*text = NULL;
+	*path_out = NULL;
+	int e = 0;
+	size_t len = 0;
+	char *buf = state_read_file(path, (size_t)256 << 20, &len, &e);
+	if (buf == NULL) {
+		snprintf(err, errlen, "%s: cannot read: %s", path, e == EFBIG ? "file is larger than 256 MiB" : strerror(e));
+		return -1;
+	}
+	if (graph_load_buffer(path, buf, len, out, err, errlen)) {
+		free(buf);
+		return -1;
+	}
+	if (strcmp((*out)->id, id) != 0) {
+		snprintf(err, errlen, "%s: id '%s' does not match its directory name '%s'", path, (*out)->id, id);
+		graph_task_free(*out);
+		*out = NULL;
+		free(buf);
+		return -1;
+	}
+	if ((*path_out = strdup(path)) == NULL) {
+		snprintf(err, errlen, "out of memory");
+		graph_task_free(*out);
+		*out = NULL;
+		free(buf);
+		return -1;
+	}
+	*text = buf;
+	*text_len = len;
 	return 0;
 }

@@ -16,4 +16,9 @@ void task_ids_free(char **ids, int n);
  * name.  Returns 0 with *out set (graph_task_free), or -1 with a message. */
 int task_load(const char *dir, const char *id, struct graph_task **out, char *err, size_t errlen);
 
+/* Same, also returning the bytes it parsed (malloc'd, *text_len long) and
+ * the file's path (malloc'd), for a process that parses them again. */
+int task_load_text(const char *dir, const char *id, struct graph_task **out, char **text, size_t *text_len,
+		   char **path_out, char *err, size_t errlen);
+
 #endif

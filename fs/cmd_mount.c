@@ -16,6 +16,7 @@
 
 #include "cmd.h"
 #include "mount.h"
+#include "state.h"
 
 static void usage(FILE *f)
 {
@@ -457,6 +458,23 @@ int cmd_mount(int argc, char **argv)
 		close(pfd[0]);
 		setsid();
 		signal(SIGPIPE, SIG_IGN);
+		/* Standard descriptors to /dev/null and the log now, before the
+		 * service starts: an evaluation it fires at once (a pass.c saved
+		 * without a result) runs in a child that inherits them, and must
+		 * not hold the caller's terminal or its $(...) pipe open.  Mount
+		 * errors still come back through the pipe. */
+		state_mkdirs(state_abs, 0700);
+		int nul = open("/dev/null", O_RDWR);
+		int lfd = open(log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+		if (nul >= 0) {
+			dup2(nul, 0);
+			dup2(nul, 1);
+			close(nul);
+		}
+		if (lfd >= 0) {
+			dup2(lfd, 2);
+			close(lfd);
+		}
 	}
 
 	char err[1024];
@@ -477,17 +495,6 @@ int cmd_mount(int argc, char **argv)
 		next_steps(stderr, m, shown, 0, NULL);
 		fprintf(stderr, "\nserving until unmounted, Ctrl-C or SIGTERM\n");
 	} else {
-		int nul = open("/dev/null", O_RDWR);
-		int lfd = open(log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
-		if (nul >= 0) {
-			dup2(nul, 0);
-			dup2(nul, 1);
-			close(nul);
-		}
-		if (lfd >= 0) {
-			dup2(lfd, 2);
-			close(lfd);
-		}
 		if (chdir("/") != 0) {
 			/* stays where it is; the paths it uses are absolute */
 		}

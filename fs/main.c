@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 
 #include "cmd.h"
+#include "evaluator.h"
 
 static const struct {
 	const char *name;
@@ -46,6 +47,10 @@ const char *cmd_default_tasks_dir(void)
 
 int main(int argc, char **argv)
 {
+	/* the daemons run each evaluation as a fresh process of this program */
+	int ev = evaluator_main_if(argc, argv);
+	if (ev >= 0)
+		return ev;
 	if (argc < 2) {
 		usage(stderr);
 		return 2;

@@ -22,6 +22,7 @@
  *   - summary.json and the history export. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <dirent.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -36,6 +37,7 @@
 
 #include "pass.h"
 #include "service.h"
+#include "evaluator.h"
 #include "sha256.h"
 
 static int n_pass, n_fail;
@@ -161,6 +163,42 @@ static long long num(json_t *j, const char *key)
 	return json_integer_value(json_object_get(j, key));
 }
 
+/* This process's child running an evaluation (passfs --passfs-evaluator),
+ * or 0. */
+static pid_t evaluator_child(void)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *e;
+	pid_t found = 0;
+	while (d != NULL && found == 0 && (e = readdir(d)) != NULL) {
+		pid_t pid = (pid_t)atoi(e->d_name);
+		if (pid <= 0)
+			continue;
+		char path[64], buf[512];
+		snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+		FILE *f = fopen(path, "r");
+		if (f == NULL)
+			continue;
+		int ppid = 0;
+		char *cp = fgets(buf, sizeof(buf), f) ? strrchr(buf, ')') : NULL;
+		fclose(f);
+		if (cp == NULL || sscanf(cp + 2, "%*c %d", &ppid) != 1 || ppid != (int)getpid())
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)pid);
+		f = fopen(path, "r");
+		if (f == NULL)
+			continue;
+		size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+		fclose(f);
+		buf[n] = 0;
+		if (n > strlen(buf) + 1 && strcmp(buf + strlen(buf) + 1, EVALUATOR_ARG) == 0)
+			found = pid;
+	}
+	if (d != NULL)
+		closedir(d);
+	return found;
+}
+
 static struct svc *open_svc(const char *state, const char *backend)
 {
 	struct svc_opts o = {.tasks_dir = TASKS, .state_dir = state};
@@ -182,8 +220,12 @@ static void replace_with(struct svc *s, int t, const char *src)
 	CHECK(svc_pass_replace(s, t, src, strlen(src)) == 0);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+	/* the service runs evaluations as fresh processes of this program */
+	int ev = evaluator_main_if(argc, argv);
+	if (ev >= 0)
+		return ev;
 	char state[] = "/tmp/passfs-test-service-XXXXXX";
 	char hist[512], sdir[256];
 	CHECK(mkdtemp(state) != NULL);
@@ -483,6 +525,46 @@ int main(void)
 	r = result(s, t);
 	CHECK(r && str(r, "save_error") == NULL && !json_is_true(json_object_get(r, "stale")));
 	json_decref(r);
+
+	/* Each evaluation is a child process of its own (engine/evaluator.c);
+	 * one that dies (here: SIGKILL while its pass spins) yields an error
+	 * result naming that, and the next evaluation runs as usual. */
+	svc_close(s);
+	s = open_svc(state, "cpu");
+	size_t spin_len = 0;
+	char *spin = slurp("tests/passes/timeout_spin.c", &spin_len);
+	CHECK(spin != NULL && s != NULL);
+	if (spin != NULL && s != NULL) {
+		replace_with(s, t, spin);
+		CHECK(svc_fire(s, t, &seq) == 0);
+		pid_t ev = 0;
+		for (int k = 0; k < 3000 && ev == 0; k++) {
+			ev = evaluator_child();
+			if (ev == 0)
+				usleep(10000);
+		}
+		CHECK(ev > 0);
+		usleep(300000);
+		CHECK(svc_busy(s, t));
+		if (ev > 0)
+			kill(ev, SIGKILL);
+		CHECK(wait_done(s, t, 60));
+		r = result(s, t);
+		CHECK_MSG(r && json_is_null(json_object_get(r, "verdict")) && str(r, "error") &&
+				  strstr(str(r, "error"), "the evaluation process was killed by signal 9") != NULL,
+			  r && str(r, "error") ? str(r, "error") : "(no error)");
+		json_decref(r);
+		char *again = NULL;
+		CHECK(asprintf(&again, "%s// again\n", ok_src) > 0);
+		replace_with(s, t, again);
+		CHECK(svc_fire(s, t, &seq) == 0);
+		CHECK(wait_done(s, t, 120));
+		r = result(s, t);
+		CHECK(r && str(r, "verdict") && strcmp(str(r, "verdict"), "ok") == 0);
+		json_decref(r);
+		free(again);
+		free(spin);
+	}
 	svc_close(s);
 
 	snprintf(cmd, sizeof(cmd), "rm -rf %s %s", state, state2);
