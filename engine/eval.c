@@ -286,39 +286,6 @@ static void plan_layout(const struct graph_variant *v, size_t in_base, struct la
 	L->res_total = off;
 }
 
-static int send_all(int fd, const void *p, size_t n)
-{
-	const char *b = p;
-	while (n) {
-		/* a socket (no SIGPIPE when the peer is gone), else a pipe */
-		ssize_t k = send(fd, b, n, MSG_NOSIGNAL);
-		if (k < 0 && errno == ENOTSOCK)
-			k = write(fd, b, n);
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k <= 0)
-			return -1;
-		b += k;
-		n -= (size_t)k;
-	}
-	return 0;
-}
-
-static int recv_all(int fd, void *p, size_t n)
-{
-	char *b = p;
-	while (n) {
-		ssize_t k = recv(fd, b, n, 0);
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k <= 0)
-			return -1;
-		b += k;
-		n -= (size_t)k;
-	}
-	return 0;
-}
-
 static void reply_send(int sock, int status, const double *times, int n, const void *payload, size_t nbytes,
 		       const char *fmt, ...) __attribute__((format(printf, 7, 8)));
 static void reply_send(int sock, int status, const double *times, int n, const void *payload, size_t nbytes,
@@ -331,9 +298,9 @@ static void reply_send(int sock, int status, const double *times, int n, const v
 	va_start(ap, fmt);
 	vsnprintf(r.msg, sizeof(r.msg), fmt, ap);
 	va_end(ap);
-	if (send_all(sock, &r, sizeof(r)) == 0 && (n <= 0 || send_all(sock, times, sizeof(double) * (size_t)n) == 0) &&
+	if (eval_send_all(sock, &r, sizeof(r)) == 0 && (n <= 0 || eval_send_all(sock, times, sizeof(double) * (size_t)n) == 0) &&
 	    nbytes > 0)
-		send_all(sock, payload, nbytes);
+		eval_send_all(sock, payload, nbytes);
 }
 
 /* ---- a compiled pass as bytes ---------------------------------------------------- */
@@ -638,7 +605,7 @@ static void worker_loop(struct wstate *w, int sock, unsigned char *res)
 	struct cmd cmd;
 	char err[400];
 	double times[MAX_BATCH];
-	while (recv_all(sock, &cmd, sizeof(cmd)) == 0) {
+	while (eval_recv_all(sock, &cmd, sizeof(cmd)) == 0) {
 		int rc = PF_OK;
 		err[0] = 0;
 		switch (cmd.op) {
@@ -857,11 +824,11 @@ static void __attribute__((noreturn)) worker_main(struct ctx *c, int is_pass, in
 		reply_send(sock, PF_OK, NULL, 0, NULL, 0, "warm");
 		struct cmd cm;
 		uint64_t len = 0;
-		if (recv_all(sock, &cm, sizeof(cm)) || cm.op != CMD_MODULE)
+		if (eval_recv_all(sock, &cm, sizeof(cm)) || cm.op != CMD_MODULE)
 			_exit(0);       /* the compile failed: nothing to run */
 		char *buf = NULL;
-		if (recv_all(sock, &len, sizeof(len)) || len > ((uint64_t)1 << 32) || (buf = malloc(len ? len : 1)) == NULL ||
-		    recv_all(sock, buf, len)) {
+		if (eval_recv_all(sock, &len, sizeof(len)) || len > ((uint64_t)1 << 32) || (buf = malloc(len ? len : 1)) == NULL ||
+		    eval_recv_all(sock, buf, len)) {
 			snprintf(err, sizeof(err), "cannot receive the compiled pass");
 			goto fail;
 		}
@@ -1091,17 +1058,17 @@ static int worker_wait(struct worker *wk, double timeout_s, struct reply *r, dou
 		if (pf[1].revents)
 			worker_drain(wk);
 		if (pf[0].revents & POLLIN) {
-			if (recv_all(wk->sock, r, sizeof(*r)))
+			if (eval_recv_all(wk->sock, r, sizeof(*r)))
 				return STEP_DIED;
 			r->msg[sizeof(r->msg) - 1] = 0;
 			if (r->n_times < 0 || r->n_times > MAX_BATCH)
 				return STEP_DIED;
-			if (r->n_times && recv_all(wk->sock, times, sizeof(double) * (size_t)r->n_times))
+			if (r->n_times && eval_recv_all(wk->sock, times, sizeof(double) * (size_t)r->n_times))
 				return STEP_DIED;
 			if (r->n_bytes < 0 || r->n_bytes > PAYLOAD_MAX)
 				return STEP_DIED;
 			wk->payload_len = r->n_bytes;
-			if (r->n_bytes && recv_all(wk->sock, wk->payload, (size_t)r->n_bytes))
+			if (r->n_bytes && eval_recv_all(wk->sock, wk->payload, (size_t)r->n_bytes))
 				return STEP_DIED;
 			return STEP_OK;
 		}
@@ -1117,7 +1084,7 @@ static void worker_stop(struct worker *wk, int kill_it, char *msg, size_t len)
 		return;
 	if (!kill_it) {
 		struct cmd q = {.op = CMD_QUIT};
-		send_all(wk->sock, &q, sizeof(q));
+		eval_send_all(wk->sock, &q, sizeof(q));
 	}
 	int st = 0, killed = 0;
 	double deadline = eval_now_ms() + (kill_it ? 50 : 2000);
@@ -1172,7 +1139,7 @@ static char *worker_take_log(struct worker *wk)
 static int worker_step(struct worker *wk, double timeout_s, const struct cmd *cmd, struct reply *r,
 		       double *times)
 {
-	if (send_all(wk->sock, cmd, sizeof(*cmd)))
+	if (eval_send_all(wk->sock, cmd, sizeof(*cmd)))
 		return STEP_DIED;
 	return worker_wait(wk, timeout_s, r, times);
 }
@@ -1709,8 +1676,8 @@ static int eval_variant(struct ctx *c, int k, struct worker *ew, struct worker *
 			}
 			struct cmd cm = {.op = CMD_MODULE};
 			uint64_t l64 = len;
-			int sent = send_all(pw->sock, &cm, sizeof(cm)) == 0 && send_all(pw->sock, &l64, sizeof(l64)) == 0 &&
-				   send_all(pw->sock, buf, len) == 0;
+			int sent = eval_send_all(pw->sock, &cm, sizeof(cm)) == 0 && eval_send_all(pw->sock, &l64, sizeof(l64)) == 0 &&
+				   eval_send_all(pw->sock, buf, len) == 0;
 			free(buf);
 			step = sent ? worker_wait(pw, c->timeout_s, &r, t1) : STEP_DIED;
 		}
@@ -2273,11 +2240,11 @@ static void __attribute__((noreturn)) compile_child(const struct eval_job *job, 
 			h.scan_rc = integrity_scan_ptx(m->ptx, job->pass_label ? job->pass_label : "pass.c", h.scan_msg,
 						       sizeof(h.scan_msg), &h.scan_line, &h.scan_ms);
 	}
-	int bad = send_all(fd, &h, sizeof(h));
+	int bad = eval_send_all(fd, &h, sizeof(h));
 	if (!bad && h.has_mod) {
 		char *buf;
 		size_t len;
-		bad = module_pack(m, &buf, &len) || send_all(fd, buf, len);
+		bad = module_pack(m, &buf, &len) || eval_send_all(fd, buf, len);
 		if (!bad)
 			free(buf);
 	}

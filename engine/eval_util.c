@@ -2,12 +2,15 @@
 #define _GNU_SOURCE
 #include "eval_util.h"
 
+#include <errno.h>
 #include <math.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "inputs.h"
 
@@ -260,4 +263,36 @@ const char *eval_tail(const char *s, size_t max)
 void prctl_pdeathsig_kill(void)
 {
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
+}
+
+int eval_send_all(int fd, const void *p, size_t n)
+{
+	const char *b = p;
+	while (n) {
+		ssize_t k = send(fd, b, n, MSG_NOSIGNAL);
+		if (k < 0 && errno == ENOTSOCK)
+			k = write(fd, b, n);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			return -1;
+		b += k;
+		n -= (size_t)k;
+	}
+	return 0;
+}
+
+int eval_recv_all(int fd, void *p, size_t n)
+{
+	char *b = p;
+	while (n) {
+		ssize_t k = read(fd, b, n);
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0)
+			return -1;
+		b += k;
+		n -= (size_t)k;
+	}
+	return 0;
 }

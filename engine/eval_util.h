@@ -42,6 +42,11 @@ enum score_dtype eval_score_dtype(enum graph_dtype dt);
 /* CLOCK_MONOTONIC in milliseconds. */
 double eval_now_ms(void);
 
+/* All n bytes to fd (a socket without SIGPIPE when the peer is gone, else a
+ * pipe), or from fd; 0, or -1 on an error or end of file. */
+int eval_send_all(int fd, const void *p, size_t n);
+int eval_recv_all(int fd, void *p, size_t n);
+
 void eval_sort(double *a, int n);
 double eval_round(double x, int digits);
 /* The last `max` bytes of s, starting at a line boundary when possible. */

@@ -41,36 +41,6 @@ struct ev_req {
 	uint32_t len[5];        /* backend, pass label, graph label, graph text, pass */
 };
 
-static int write_all(int fd, const void *p, size_t n)
-{
-	const char *c = p;
-	while (n > 0) {
-		ssize_t k = send(fd, c, n, MSG_NOSIGNAL);
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k <= 0)
-			return -1;
-		c += k;
-		n -= (size_t)k;
-	}
-	return 0;
-}
-
-static int read_all(int fd, void *p, size_t n)
-{
-	char *c = p;
-	while (n > 0) {
-		ssize_t k = read(fd, c, n);
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k <= 0)
-			return -1;
-		c += k;
-		n -= (size_t)k;
-	}
-	return 0;
-}
-
 /* ---- the evaluator (the exec'd process) --------------------------------------- */
 
 static int ev_cancel;
@@ -86,8 +56,8 @@ static void send_msg(int fd, char type, const void *a, uint32_t an)
 	char h[5];
 	h[0] = type;
 	memcpy(h + 1, &an, 4);
-	if (write_all(fd, h, 5) == 0 && an > 0)
-		write_all(fd, a, an);
+	if (eval_send_all(fd, h, 5) == 0 && an > 0)
+		eval_send_all(fd, a, an);
 }
 
 static void on_phase(void *ctx, const char *phase)
@@ -101,8 +71,8 @@ static int send_result(int rc, const char *msg, const char *json)
 	uint32_t mn = (uint32_t)strlen(msg), jn = json ? (uint32_t)strlen(json) : 0;
 	int32_t r = rc;
 	char t = 'R';
-	return write_all(EV_FD, &t, 1) || write_all(EV_FD, &r, 4) || write_all(EV_FD, &mn, 4) ||
-			       write_all(EV_FD, msg, mn) || write_all(EV_FD, &jn, 4) || write_all(EV_FD, json, jn)
+	return eval_send_all(EV_FD, &t, 1) || eval_send_all(EV_FD, &r, 4) || eval_send_all(EV_FD, &mn, 4) ||
+			       eval_send_all(EV_FD, msg, mn) || eval_send_all(EV_FD, &jn, 4) || eval_send_all(EV_FD, json, jn)
 		       ? -1
 		       : 0;
 }
@@ -112,7 +82,7 @@ static char *read_str(uint32_t n)
 	if (n > EV_STR_MAX)
 		return NULL;
 	char *s = malloc((size_t)n + 1);
-	if (s != NULL && read_all(EV_FD, s, n) != 0) {
+	if (s != NULL && eval_recv_all(EV_FD, s, n) != 0) {
 		free(s);
 		return NULL;
 	}
@@ -132,7 +102,7 @@ int evaluator_main_if(int argc, char **argv)
 	sigaction(SIGTERM, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
 	struct ev_req q;
-	if (read_all(EV_FD, &q, sizeof q) != 0 || q.magic != EV_MAGIC || q.size != sizeof q) {
+	if (eval_recv_all(EV_FD, &q, sizeof q) != 0 || q.magic != EV_MAGIC || q.size != sizeof q) {
 		fprintf(stderr, "passfs: %s: no evaluation request on descriptor %d\n", EVALUATOR_ARG, EV_FD);
 		return 2;
 	}
@@ -214,9 +184,9 @@ static int send_request(int fd, const struct eval_job *job, const char *graph_te
 		.len = {(uint32_t)strlen(backend), (uint32_t)strlen(label), (uint32_t)strlen(graph_label),
 			(uint32_t)graph_len, (uint32_t)job->pass_len},
 	};
-	return write_all(fd, &q, sizeof q) || write_all(fd, backend, q.len[0]) || write_all(fd, label, q.len[1]) ||
-			       write_all(fd, graph_label, q.len[2]) || write_all(fd, graph_text, graph_len) ||
-			       write_all(fd, job->pass_src, job->pass_len)
+	return eval_send_all(fd, &q, sizeof q) || eval_send_all(fd, backend, q.len[0]) || eval_send_all(fd, label, q.len[1]) ||
+			       eval_send_all(fd, graph_label, q.len[2]) || eval_send_all(fd, graph_text, graph_len) ||
+			       eval_send_all(fd, job->pass_src, job->pass_len)
 		       ? -1
 		       : 0;
 }
@@ -239,11 +209,11 @@ static int read_replies(int fd, pid_t pid, const struct eval_job *job, int *rc_o
 			continue;
 		char type;
 		uint32_t n;
-		if (read_all(fd, &type, 1) != 0)
+		if (eval_recv_all(fd, &type, 1) != 0)
 			return -1;
 		if (type == 'P') {
 			char phase[64];
-			if (read_all(fd, &n, 4) != 0 || n >= sizeof phase || read_all(fd, phase, n) != 0)
+			if (eval_recv_all(fd, &n, 4) != 0 || n >= sizeof phase || eval_recv_all(fd, phase, n) != 0)
 				return -1;
 			phase[n] = '\0';
 			if (job->opts.progress != NULL)
@@ -251,20 +221,20 @@ static int read_replies(int fd, pid_t pid, const struct eval_job *job, int *rc_o
 			continue;
 		}
 		int32_t rc;
-		if (type != 'R' || read_all(fd, &rc, 4) != 0 || read_all(fd, &n, 4) != 0 || n > EV_STR_MAX)
+		if (type != 'R' || eval_recv_all(fd, &rc, 4) != 0 || eval_recv_all(fd, &n, 4) != 0 || n > EV_STR_MAX)
 			return -1;
 		char *msg = malloc((size_t)n + 1);
-		if (msg == NULL || read_all(fd, msg, n) != 0) {
+		if (msg == NULL || eval_recv_all(fd, msg, n) != 0) {
 			free(msg);
 			return -1;
 		}
 		msg[n] = '\0';
 		snprintf(err, errlen, "%s", msg);
 		free(msg);
-		if (read_all(fd, &n, 4) != 0 || n > EV_STR_MAX)
+		if (eval_recv_all(fd, &n, 4) != 0 || n > EV_STR_MAX)
 			return -1;
 		char *json = malloc((size_t)n + 1);
-		if (json == NULL || read_all(fd, json, n) != 0) {
+		if (json == NULL || eval_recv_all(fd, json, n) != 0) {
 			free(json);
 			return -1;
 		}

@@ -344,16 +344,26 @@ static const char *design_example =
 
 static struct gpu_dev *dev;
 
-static void test_design_example(void)
+/* Compiles src as pass.c for dev, which must succeed: the module, or NULL
+ * after a failed check and the compiler's log. */
+static struct pass_module *compile_ok(const char *src)
 {
 	struct pass_module *m = NULL;
 	struct pass_diag d;
-	int rc = pass_compile("pass.c", design_example, strlen(design_example), dev, &m, &d);
+	int rc = pass_compile("pass.c", src, strlen(src), dev, &m, &d);
 	CHECK_MSG(rc == 0 && d.verdict == PASS_OK, d.message);
 	if (rc != 0) {
 		fprintf(stderr, "%s\n", d.log);
-		return;
+		return NULL;
 	}
+	return m;
+}
+
+static void test_design_example(void)
+{
+	struct pass_module *m = compile_ok(design_example);
+	if (m == NULL)
+		return;
 	CHECK(m->names.n == 1 && strcmp(m->names.expr[0], "add_gelu") == 0);
 	CHECK(m->host_ms > 0);
 	if (have_nvrtc) {
@@ -431,14 +441,9 @@ static const char launch_dims_src[] =
 
 static void test_launch_dims(void)
 {
-	struct pass_module *m = NULL;
-	struct pass_diag d;
-	int rc = pass_compile("pass.c", launch_dims_src, strlen(launch_dims_src), dev, &m, &d);
-	CHECK_MSG(rc == 0 && d.verdict == PASS_OK, d.message);
-	if (rc != 0) {
-		fprintf(stderr, "%s\n", d.log);
+	struct pass_module *m = compile_ok(launch_dims_src);
+	if (m == NULL)
 		return;
-	}
 	struct pass_loaded l;
 	char err[512] = "";
 	CHECK_MSG(pass_load(m, &l, err, sizeof err) == 0, err);
@@ -599,15 +604,10 @@ static void test_doc_example(void)
 	CHECK_MSG(src != NULL, "docs/pass-api.md: no worked example after the marker");
 	if (src == NULL)
 		return;
-	struct pass_module *m = NULL;
-	struct pass_diag d;
-	int rc = pass_compile("pass.c", src, strlen(src), dev, &m, &d);
-	CHECK_MSG(rc == 0, d.message);
+	struct pass_module *m = compile_ok(src);
 	free(src);
-	if (rc != 0) {
-		fprintf(stderr, "%s\n", d.log);
+	if (m == NULL)
 		return;
-	}
 	CHECK(m->names.n == 2 && strcmp(m->names.expr[0], "bias_gelu<float>") == 0 &&
 	      strcmp(m->names.expr[1], "bias_gelu<__half>") == 0);
 	struct pass_loaded l;
@@ -733,14 +733,9 @@ static const char *device_sample =
 
 static void test_device_sample(void)
 {
-	struct pass_module *m = NULL;
-	struct pass_diag d;
-	int rc = pass_compile("pass.c", device_sample, strlen(device_sample), dev, &m, &d);
-	CHECK_MSG(rc == 0, d.message);
-	if (rc != 0) {
-		fprintf(stderr, "%s\n", d.log);
+	struct pass_module *m = compile_ok(device_sample);
+	if (m == NULL)
 		return;
-	}
 	CHECK(m->names.n == 2);
 	if (have_nvrtc && m->lowered != NULL)
 		CHECK_MSG(strcmp(m->lowered[1], "_Z7softmaxIfLi256EEvPKT_PS0_i") == 0, m->lowered[1]);
