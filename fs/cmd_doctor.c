@@ -296,9 +296,15 @@ int cmd_doctor(int argc, char **argv)
 
 	char e2[400];
 	enum level gpu_only = ci.count > 0 ? NOTE : OK;
-	if (cupti_load(e2, sizeof e2) == 0)
-		add(&r, OK, "cupti", "loads: GPU kernel times on the cuda backend");
-	else
+	if (cupti_load(e2, sizeof e2) == 0) {
+		unsigned v = cupti_api_version();
+		if (v > CUPTI_CHECKED_API_VERSION)
+			add(&r, gpu_only, "cupti",
+			    "loads (API version %u), newer than the %u whose record layout passfs reads: GPU kernel "
+			    "times are unverified with it", v, CUPTI_CHECKED_API_VERSION);
+		else
+			add(&r, OK, "cupti", "loads (API version %u): GPU kernel times on the cuda backend", v);
+	} else
 		add(&r, gpu_only, "cupti", "%s: %s", e2, ci.count > 0 ? "no GPU kernel times in results" : "needed on cuda only");
 	if (blas_load(e2, sizeof e2) == 0)
 		add(&r, OK, "cublas", "%s: eager GEMMs on the cuda backend", blas_version());

@@ -42,6 +42,7 @@ static struct {
 	cupti_result (*ActivityFlushAll)(uint32_t flag);
 	cupti_result (*GetTimestamp)(uint64_t *ts);
 	cupti_result (*GetResultString)(cupti_result r, const char **s);
+	cupti_result (*GetVersion)(uint32_t *version);     /* optional */
 	pthread_mutex_t mu;             /* guards acc */
 	struct cupti_acc acc;
 } cp = {.mu = PTHREAD_MUTEX_INITIALIZER};
@@ -236,8 +237,10 @@ int cupti_load(char *err, size_t errlen)
 				ok = 0;
 			}
 		}
-		if (ok)
+		if (ok) {
 			cp.why[0] = '\0';
+			*(void **)&cp.GetVersion = dlsym(cp.handle, "cuptiGetVersion");
+		}
 	}
 	int rc = cp.handle != NULL ? 0 : -1;
 	if (rc)
@@ -370,4 +373,13 @@ int cupti_window_end(struct gpu_trace *out, char *err, size_t errlen)
 		return -1;
 	}
 	return 0;
+}
+
+unsigned cupti_api_version(void)
+{
+	char why[200];
+	uint32_t v = 0;
+	if (cupti_load(why, sizeof why) != 0 || cp.GetVersion == NULL || cp.GetVersion(&v) != 0)
+		return 0;
+	return v;
 }

@@ -22,6 +22,13 @@
  * -1 with the reason ("PASSFS_CUPTI=0", "libcupti.so: cannot open ..."). */
 int cupti_load(char *err, size_t errlen);
 
+/* The CUPTI API version whose record layout passfs reads (the offsets in
+ * cupti.h), checked against that toolkit's headers by test_cuda_abi. */
+#define CUPTI_CHECKED_API_VERSION 130001u
+/* The loaded library's version (cuptiGetVersion), 0 when unknown.  Up to
+ * CUDA 12 it counts 1, 2, ... 28; from 13.0 it is xxyyzz (130001). */
+unsigned cupti_api_version(void);
+
 /* cupti_load, then registers the buffer callbacks and enables
  * CONCURRENT_KERNEL, MEMCPY and MEMSET records.  Call before modules are
  * loaded (kernels of modules loaded earlier may go unrecorded on some

@@ -61,6 +61,7 @@
 #if defined(PASSFS_TEST_CUDA_HEADERS) && __has_include(<cuda.h>) && __has_include(<cupti_activity.h>)
 #include <cuda.h>
 #include <cupti_activity.h>
+#include <cupti_version.h>
 #define HAVE_TOOLKIT 1
 #endif
 
@@ -120,6 +121,8 @@ int main(void)
 	SAME(pf_CUDA_ERROR_HARDWARE_STACK_ERROR + 4, CUDA_ERROR_INVALID_PC);
 	/* CUPTI: the kinds enabled and the record fields read (the newest
 	 * kernel record of this toolkit, and the copy and memset records) */
+	/* the record offsets below are those of this CUPTI version */
+	SAME(CUPTI_CHECKED_API_VERSION, CUPTI_API_VERSION);
 	SAME(CUPTI_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMCPY);
 	SAME(CUPTI_KIND_MEMSET, CUPTI_ACTIVITY_KIND_MEMSET);
 	SAME(CUPTI_KIND_KERNEL, CUPTI_ACTIVITY_KIND_KERNEL);
