@@ -2564,5 +2564,8 @@ out:
 	if (tmpdir[0])
 		rm_tree(tmpdir);
 	gpu_close(probe);
+	/* whatever step noticed it (a worker killed reads as "died") */
+	if (rc != 0 && is_cancelled(job->opts.cancel))
+		snprintf(err, errlen, "cancelled");
 	return rc;
 }

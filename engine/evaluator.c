@@ -191,9 +191,10 @@ static int send_request(int fd, const struct eval_job *job, const char *graph_te
 		       : 0;
 }
 
-/* Reads replies until 'R' (0 with *result/rc filled) or the end (-1). */
+/* Reads replies until 'R' (0 with *result/rc filled) or the end (-1);
+ * *answered: anything came. */
 static int read_replies(int fd, pid_t pid, const struct eval_job *job, int *rc_out, json_t **result, char *err,
-			size_t errlen)
+			size_t errlen, int *answered)
 {
 	int killed = 0;
 	for (;;) {
@@ -211,6 +212,7 @@ static int read_replies(int fd, pid_t pid, const struct eval_job *job, int *rc_o
 		uint32_t n;
 		if (eval_recv_all(fd, &type, 1) != 0)
 			return -1;
+		*answered = 1;
 		if (type == 'P') {
 			char phase[64];
 			if (eval_recv_all(fd, &n, 4) != 0 || n >= sizeof phase || eval_recv_all(fd, phase, n) != 0)
@@ -274,9 +276,9 @@ int evaluator_run(const struct eval_job *job, const char *graph_text, size_t gra
 	if (pid == 0)
 		exec_evaluator(sv[1], parent);
 	close(sv[1]);
-	int rc = -1, got = -1;
+	int rc = -1, got = -1, answered = 0;
 	if (send_request(sv[0], job, graph_text, graph_len, graph_label) == 0)
-		got = read_replies(sv[0], pid, job, &rc, result, err, errlen);
+		got = read_replies(sv[0], pid, job, &rc, result, err, errlen, &answered);
 	close(sv[0]);
 	int st = 0;
 	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
@@ -285,10 +287,13 @@ int evaluator_run(const struct eval_job *job, const char *graph_text, size_t gra
 		*spawned = 1;
 		return rc;
 	}
-	/* no result: the exec failed (127 before reading anything), or the
-	 * process died */
-	if (WIFEXITED(st) && WEXITSTATUS(st) == 127) {
-		snprintf(err, errlen, "cannot start the evaluation process (/proc/self/exe)");
+	/* No result.  It exited without a word: the exec failed (127), or
+	 * /proc/self/exe is not this program (a loader or a wrapper ran it), so
+	 * the caller may evaluate in-process.  Killed, or gone after it
+	 * answered: the evaluation's own failure. */
+	if (WIFEXITED(st) && !answered) {
+		snprintf(err, errlen, "cannot start the evaluation process (/proc/self/exe %s, exit status %d)",
+			 EVALUATOR_ARG, WEXITSTATUS(st));
 		return -1;
 	}
 	*spawned = 1;

@@ -1,0 +1,152 @@
+/* test_evaluator.c - one evaluation in a process of its own
+ * (engine/evaluator.c): this program is also the evaluator it starts
+ * (evaluator_main_if first thing in main).  Checks a whole evaluation
+ * through the socket (the result, its progress phases), a cancel, an
+ * evaluation process that dies, and a program at /proc/self/exe that is no
+ * evaluator (the caller is told it may evaluate in-process). */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "eval_util.h"
+#include "evaluator.h"
+#include "graph.h"
+#include "state.h"
+
+static int n_pass, n_fail;
+
+#define CHECK_MSG(cond, msg) do { \
+	if (cond) { \
+		n_pass++; \
+	} else { \
+		n_fail++; \
+		fprintf(stderr, "%s:%d: FAILED: %s\n    got: %s\n", __FILE__, __LINE__, #cond, msg); \
+	} \
+} while (0)
+#define CHECK(cond) CHECK_MSG(cond, "")
+
+#define GRAPH "tests/passes/tasks/tiny_bias_gelu/graph.json"
+
+struct phases {
+	char seen[128];
+	int cancel_at_running;
+	int *cancel;
+};
+
+static void on_phase(void *ctx, const char *phase)
+{
+	struct phases *p = ctx;
+	snprintf(p->seen + strlen(p->seen), sizeof p->seen - strlen(p->seen), "%s%s", p->seen[0] ? " " : "", phase);
+	if (p->cancel_at_running && strcmp(phase, "running") == 0)
+		__atomic_store_n(p->cancel, 1, __ATOMIC_RELAXED);
+}
+
+static char *slurp(const char *path, size_t *len)
+{
+	int e = 0;
+	char *b = state_read_file(path, 1 << 24, len, &e);
+	if (b == NULL)
+		fprintf(stderr, "%s: %s (run from the source tree)\n", path, strerror(e));
+	return b;
+}
+
+int main(int argc, char **argv)
+{
+	/* TEST_NOT_EVALUATOR=1: this program plays one that is not an
+	 * evaluator (a loader or wrapper at /proc/self/exe): it exits without
+	 * reading the request */
+	if (argc > 1 && strcmp(argv[1], EVALUATOR_ARG) == 0 && getenv("TEST_NOT_EVALUATOR") != NULL)
+		return 3;
+	/* TEST_EVALUATOR_DIE=1: the evaluator dies once it has started */
+	if (argc > 1 && strcmp(argv[1], EVALUATOR_ARG) == 0 && getenv("TEST_EVALUATOR_DIE") != NULL) {
+		char c;
+		(void)!read(3, &c, 1);
+		raise(SIGKILL);
+	}
+	int ev = evaluator_main_if(argc, argv);
+	if (ev >= 0)
+		return ev;
+
+	size_t glen = 0, plen = 0, slen = 0;
+	char *graph = slurp(GRAPH, &glen), *pass = slurp("tests/passes/ok_fused.c", &plen);
+	char *spin = slurp("tests/passes/timeout_spin.c", &slen);
+	if (graph == NULL || pass == NULL || spin == NULL)
+		return 1;
+	struct graph_task *t = NULL;
+	char err[1024] = "";
+	if (graph_load_buffer(GRAPH, graph, glen, &t, err, sizeof err) != 0) {
+		fprintf(stderr, "%s\n", err);
+		return 1;
+	}
+
+	/* a whole evaluation: the result document and its phases */
+	int cancel = 0;
+	struct phases ph = {.cancel = &cancel};
+	struct eval_job job = {.task = t, .pass_label = "pass.c", .pass_src = pass, .pass_len = plen,
+			       .opts = {.backend = "cpu", .trials = 2, .warmup = 1, .quiet = 1,
+					.progress = on_phase, .progress_ctx = &ph, .cancel = &cancel}};
+	json_t *doc = NULL;
+	int spawned = 0;
+	int rc = evaluator_run(&job, graph, glen, GRAPH, &spawned, &doc, err, sizeof err);
+	CHECK_MSG(rc == 0 && spawned && doc != NULL, err);
+	const char *verdict = doc ? json_string_value(json_object_get(doc, "verdict")) : NULL;
+	CHECK_MSG(verdict && strcmp(verdict, "ok") == 0, verdict ? verdict : "(none)");
+	/* the options came along: 2 timed trials per variant */
+	CHECK(doc && json_integer_value(json_object_get(json_array_get(json_object_get(doc, "variants"), 0), "trials")) ==
+			     2);
+	CHECK_MSG(strcmp(ph.seen, "compiling running") == 0, ph.seen);
+	json_decref(doc);
+
+	/* a compile error is a result too, not a failure */
+	static const char broken[] = "#include <passfs.h>\nPASS_REPLACEMENT(pf_call *call) { return nope; }\n";
+	job.pass_src = broken;
+	job.pass_len = sizeof broken - 1;
+	ph.seen[0] = '\0';
+	rc = evaluator_run(&job, graph, glen, GRAPH, &spawned, &doc, err, sizeof err);
+	verdict = rc == 0 && doc ? json_string_value(json_object_get(doc, "verdict")) : NULL;
+	CHECK_MSG(verdict && strcmp(verdict, "compile_error") == 0, err);
+	json_decref(doc);
+
+	/* cancel once it runs: no result, "cancelled", and soon (the pass
+	 * spins for the 20 s step limit otherwise) */
+	job.pass_src = spin;
+	job.pass_len = slen;
+	ph.seen[0] = '\0';
+	ph.cancel_at_running = 1;
+	double t0 = eval_now_ms();
+	doc = NULL;
+	rc = evaluator_run(&job, graph, glen, GRAPH, &spawned, &doc, err, sizeof err);
+	double ms = eval_now_ms() - t0;
+	CHECK_MSG(rc == -1 && spawned && doc == NULL && strstr(err, "cancelled") != NULL, err);
+	CHECK(ms < 15000);
+	ph.cancel_at_running = 0;
+	cancel = 0;
+
+	/* an evaluation process that dies: the caller says so */
+	job.pass_src = pass;
+	job.pass_len = plen;
+	setenv("TEST_EVALUATOR_DIE", "1", 1);
+	rc = evaluator_run(&job, graph, glen, GRAPH, &spawned, &doc, err, sizeof err);
+	unsetenv("TEST_EVALUATOR_DIE");
+	CHECK_MSG(rc == -1 && spawned && strstr(err, "the evaluation process was killed by signal 9") != NULL, err);
+
+	/* /proc/self/exe that is no evaluator: not started, the caller may
+	 * evaluate in-process */
+	setenv("TEST_NOT_EVALUATOR", "1", 1);
+	rc = evaluator_run(&job, graph, glen, GRAPH, &spawned, &doc, err, sizeof err);
+	unsetenv("TEST_NOT_EVALUATOR");
+	CHECK_MSG(rc == -1 && !spawned && strstr(err, "cannot start the evaluation process") != NULL &&
+			  strstr(err, "exit status 3") != NULL, err);
+
+	graph_task_free(t);
+	free(graph);
+	free(pass);
+	free(spin);
+	printf("test_evaluator: %d passed, %d failed\n", n_pass, n_fail);
+	return n_fail ? 1 : 0;
+}
