@@ -26,7 +26,8 @@ static void usage(FILE *f)
 		"  --warmup N        warm-up calls per variant (default: 25 on cuda, 2 on cpu)\n"
 		"  --timeout S       wall-clock limit of one worker step in seconds (default 20;\n"
 		"                    once a variant timed out, a tenth of it, at least 1 s)\n"
-		"  --parallel N      evaluations at once across tasks (default 1)\n"
+		"  --parallel N      evaluations at once across tasks, each in a process of its\n"
+		"                    own (default 1)\n"
 		"  --cold            flush the caches (GPU L2 / CPU) before every timed call\n"
 		"  --quiet           no banner, no line per save\n"
 		"\ndocs/watch.md has the details.\n");
