@@ -18,17 +18,7 @@
 #include "graph.h"
 #include "state.h"
 
-static int n_pass, n_fail;
-
-#define CHECK_MSG(cond, msg) do { \
-	if (cond) { \
-		n_pass++; \
-	} else { \
-		n_fail++; \
-		fprintf(stderr, "%s:%d: FAILED: %s\n    got: %s\n", __FILE__, __LINE__, #cond, msg); \
-	} \
-} while (0)
-#define CHECK(cond) CHECK_MSG(cond, "")
+#include "check.h"
 
 #define GRAPH "tests/passes/tasks/tiny_bias_gelu/graph.json"
 

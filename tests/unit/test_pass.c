@@ -20,25 +20,7 @@
 #include "pass.h"
 #include "task.h"
 
-static int n_pass, n_fail;
-
-#define CHECK(cond) do { \
-	if (cond) { \
-		n_pass++; \
-	} else { \
-		n_fail++; \
-		fprintf(stderr, "%s:%d: FAILED: %s\n", __FILE__, __LINE__, #cond); \
-	} \
-} while (0)
-
-#define CHECK_MSG(cond, msg) do { \
-	if (cond) { \
-		n_pass++; \
-	} else { \
-		n_fail++; \
-		fprintf(stderr, "%s:%d: FAILED: %s\n    got: %s\n", __FILE__, __LINE__, #cond, msg); \
-	} \
-} while (0)
+#include "check.h"
 
 static int have_nvrtc;
 

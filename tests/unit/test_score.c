@@ -15,16 +15,7 @@
 
 #include "score.h"
 
-static int n_pass, n_fail;
-
-#define CHECK(cond) do { \
-	if (cond) { \
-		n_pass++; \
-	} else { \
-		n_fail++; \
-		fprintf(stderr, "%s:%d: FAILED: %s\n", __FILE__, __LINE__, #cond); \
-	} \
-} while (0)
+#include "check.h"
 
 /* |got - want| <= tol, printing both on failure. */
 #define CHECK_NEAR(got, want, tol) do { \

@@ -40,25 +40,7 @@
 #include "evaluator.h"
 #include "sha256.h"
 
-static int n_pass, n_fail;
-
-#define CHECK(cond) do { \
-	if (cond) { \
-		n_pass++; \
-	} else { \
-		n_fail++; \
-		fprintf(stderr, "%s:%d: FAILED: %s\n", __FILE__, __LINE__, #cond); \
-	} \
-} while (0)
-
-#define CHECK_MSG(cond, msg) do { \
-	if (cond) { \
-		n_pass++; \
-	} else { \
-		n_fail++; \
-		fprintf(stderr, "%s:%d: FAILED: %s\n    got: %s\n", __FILE__, __LINE__, #cond, msg); \
-	} \
-} while (0)
+#include "check.h"
 
 #define TASKS "tests/passes/tasks"
 #define TASK "tiny_bias_gelu"

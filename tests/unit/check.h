@@ -1,0 +1,28 @@
+/* check.h - the unit tests' checks: CHECK(cond) and CHECK_MSG(cond, msg)
+ * count into n_pass and n_fail and name the failing line (and msg). */
+#ifndef PASSFS_TEST_CHECK_H
+#define PASSFS_TEST_CHECK_H
+
+#include <stdio.h>
+
+static int n_pass, n_fail;
+
+#define CHECK(cond) do { \
+	if (cond) { \
+		n_pass++; \
+	} else { \
+		n_fail++; \
+		fprintf(stderr, "%s:%d: FAILED: %s\n", __FILE__, __LINE__, #cond); \
+	} \
+} while (0)
+
+#define CHECK_MSG(cond, msg) do { \
+	if (cond) { \
+		n_pass++; \
+	} else { \
+		n_fail++; \
+		fprintf(stderr, "%s:%d: FAILED: %s\n    got: %s\n", __FILE__, __LINE__, #cond, msg); \
+	} \
+} while (0)
+
+#endif
