@@ -77,12 +77,13 @@ static int send_result(int rc, const char *msg, const char *json)
 		       : 0;
 }
 
-static char *read_str(uint32_t n)
+/* n bytes from fd as a malloc'd NUL-terminated string, or NULL. */
+static char *read_str(int fd, uint32_t n)
 {
 	if (n > EV_STR_MAX)
 		return NULL;
 	char *s = malloc((size_t)n + 1);
-	if (s != NULL && eval_recv_all(EV_FD, s, n) != 0) {
+	if (s != NULL && eval_recv_all(fd, s, n) != 0) {
 		free(s);
 		return NULL;
 	}
@@ -108,7 +109,7 @@ int evaluator_main_if(int argc, char **argv)
 	}
 	char *s[5] = {NULL};
 	for (int i = 0; i < 5; i++)
-		if ((s[i] = read_str(q.len[i])) == NULL) {
+		if ((s[i] = read_str(EV_FD, q.len[i])) == NULL) {
 			for (int k = 0; k < i; k++)
 				free(s[k]);
 			fprintf(stderr, "passfs: %s: the evaluation request is cut short\n", EVALUATOR_ARG);
@@ -223,24 +224,14 @@ static int read_replies(int fd, pid_t pid, const struct eval_job *job, int *rc_o
 			continue;
 		}
 		int32_t rc;
-		if (type != 'R' || eval_recv_all(fd, &rc, 4) != 0 || eval_recv_all(fd, &n, 4) != 0 || n > EV_STR_MAX)
+		char *msg, *json;
+		if (type != 'R' || eval_recv_all(fd, &rc, 4) != 0 || eval_recv_all(fd, &n, 4) != 0 ||
+		    (msg = read_str(fd, n)) == NULL)
 			return -1;
-		char *msg = malloc((size_t)n + 1);
-		if (msg == NULL || eval_recv_all(fd, msg, n) != 0) {
-			free(msg);
-			return -1;
-		}
-		msg[n] = '\0';
 		snprintf(err, errlen, "%s", msg);
 		free(msg);
-		if (eval_recv_all(fd, &n, 4) != 0 || n > EV_STR_MAX)
+		if (eval_recv_all(fd, &n, 4) != 0 || (json = read_str(fd, n)) == NULL)
 			return -1;
-		char *json = malloc((size_t)n + 1);
-		if (json == NULL || eval_recv_all(fd, json, n) != 0) {
-			free(json);
-			return -1;
-		}
-		json[n] = '\0';
 		*rc_out = rc;
 		if (rc == 0) {
 			json_error_t je;
