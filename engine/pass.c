@@ -3,17 +3,16 @@
 #include "pass.h"
 
 #include <dlfcn.h>
-#include <fcntl.h>
 #include <stdarg.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "elfcheck.h"
 #include "hostcc.h"
 #include "nvrtc.h"
+#include "state.h"
 
 /* What a pass may #include: the pass API, the CUDA half/bfloat16 types, and
  * C headers whose content both compilers provide (NVRTC gets passfs.h's
@@ -537,19 +536,9 @@ void pass_module_free(struct pass_module *m)
 static char *write_cubin(const char *dir, const void *cubin, size_t size)
 {
 	char *path = NULL;
-	if (dir == NULL || asprintf(&path, "%s/pass.cubin", dir) < 0)
+	if (dir == NULL || state_write_atomic(dir, "pass.cubin", cubin, size, 0) != 0 ||
+	    asprintf(&path, "%s/pass.cubin", dir) < 0)
 		return NULL;
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	if (fd < 0) {
-		free(path);
-		return NULL;
-	}
-	ssize_t w = write(fd, cubin, size);
-	if (close(fd) != 0 || w != (ssize_t)size) {
-		unlink(path);
-		free(path);
-		return NULL;
-	}
 	return path;
 }
 
