@@ -64,19 +64,25 @@ oom:
 	return -1;
 }
 
+/* 0 when the loaded task's "id" is its directory's name, else -1 with *out
+ * freed and NULL. */
+static int check_id(const char *path, const char *id, struct graph_task **out, char *err, size_t errlen)
+{
+	if (strcmp((*out)->id, id) == 0)
+		return 0;
+	snprintf(err, errlen, "%s: id '%s' does not match its directory name '%s'", path, (*out)->id, id);
+	graph_task_free(*out);
+	*out = NULL;
+	return -1;
+}
+
 int task_load(const char *dir, const char *id, struct graph_task **out, char *err, size_t errlen)
 {
 	char path[4096];
 	snprintf(path, sizeof(path), "%s/%s/graph.json", dir, id);
 	if (graph_load_file(path, out, err, errlen))
 		return -1;
-	if (strcmp((*out)->id, id) != 0) {
-		snprintf(err, errlen, "%s: id '%s' does not match its directory name '%s'", path, (*out)->id, id);
-		graph_task_free(*out);
-		*out = NULL;
-		return -1;
-	}
-	return 0;
+	return check_id(path, id, out, err, errlen);
 }
 
 int task_load_text(const char *dir, const char *id, struct graph_task **out, char **text, size_t *text_len,
@@ -94,14 +100,7 @@ int task_load_text(const char *dir, const char *id, struct graph_task **out, cha
 		snprintf(err, errlen, "%s: cannot read: %s", path, e == EFBIG ? "file is larger than 256 MiB" : strerror(e));
 		return -1;
 	}
-	if (graph_load_buffer(path, buf, len, out, err, errlen)) {
-		free(buf);
-		return -1;
-	}
-	if (strcmp((*out)->id, id) != 0) {
-		snprintf(err, errlen, "%s: id '%s' does not match its directory name '%s'", path, (*out)->id, id);
-		graph_task_free(*out);
-		*out = NULL;
+	if (graph_load_buffer(path, buf, len, out, err, errlen) || check_id(path, id, out, err, errlen)) {
 		free(buf);
 		return -1;
 	}
