@@ -990,12 +990,10 @@ static void tail_add(struct tail *t, const char *s, size_t n)
 	t->len += n;
 }
 
-/* The log for people: the temporary directory's path removed, and a note
- * when the head was cut. */
 /* The log as the pass's author reads it: the compile directory's path (the
  * pass is "pass.c"), the API headers' directory and a precompiled
  * header's (its build's pch-tmp-XXXXXX, or pch-HASH) dropped, so a note in
- * passfs.h reads "passfs.h:228:19". */
+ * passfs.h reads "passfs.h:228:19"; and a note when the head was cut. */
 static char *finish_log(struct tail *t, const char *dir, const char *inc, const char *pch)
 {
 	struct buf b = {0};
@@ -1299,6 +1297,44 @@ static void rm_dir_flat(const char *dir)
 /* Finds or builds the precompiled header for this compiler and these
  * flags; writes its directory into out and returns 0, or -1 (compile
  * without it). */
+/* The API headers in inc, each read once: names, bytes and lengths (free
+ * with api_headers_free), each name, length and its bytes hashed into *h.
+ * Returns how many, or -(how many) - 1 when there are none, memory ran out
+ * or one could not be read (what was read is hashed and returned all the
+ * same). */
+static int api_headers_read(const char *inc, uint64_t *h, char ***names, char ***data, size_t **lens)
+{
+	int n = api_headers(inc, names);
+	if (n < 0)
+		n = 0;
+	*data = n > 0 ? calloc((size_t)n, sizeof(char *)) : NULL;
+	*lens = n > 0 ? calloc((size_t)n, sizeof(size_t)) : NULL;
+	int ok = *data != NULL && *lens != NULL;        /* and so n > 0 */
+	for (int i = 0; i < n && ok; i++) {
+		char path[4096];
+		snprintf(path, sizeof path, "%s/%s", inc, (*names)[i]);
+		ok = ((*data)[i] = slurp(path, &(*lens)[i])) != NULL;
+		if (ok) {
+			*h = fnv_str(*h, (*names)[i]);
+			*h = gpu_fnv1a(*h, &(*lens)[i], sizeof(*lens)[i]);
+			*h = gpu_fnv1a(*h, (*data)[i], (*lens)[i]);
+		}
+	}
+	return ok ? n : -n - 1;
+}
+
+static void api_headers_free(char **names, char **data, size_t *lens, int n)
+{
+	for (int i = 0; i < n; i++) {
+		free(names[i]);
+		if (data)
+			free(data[i]);
+	}
+	free(names);
+	free(data);
+	free(lens);
+}
+
 static int pch_dir(const char *prog, char *const *extra, int n_extra, const char *const *flags, const char *inc,
 		   char *const *env, int timeout_s, char *out, size_t outlen)
 {
@@ -1320,21 +1356,13 @@ static int pch_dir(const char *prog, char *const *extra, int n_extra, const char
 	for (int i = 0; flags[i] != NULL; i++)
 		h = fnv_str(h, flags[i]);
 	/* the API headers, read once: hashed into the key, copied on a build */
-	char **names;
-	int n = api_headers(inc, &names);
-	char **data = n > 0 ? calloc((size_t)n, sizeof(char *)) : NULL;
-	size_t *lens = n > 0 ? calloc((size_t)n, sizeof(size_t)) : NULL;
+	char **names, **data;
+	size_t *lens;
 	char path[4096];
-	int ok = data != NULL && lens != NULL;
-	for (int i = 0; i < n && ok; i++) {
-		snprintf(path, sizeof path, "%s/%s", inc, names[i]);
-		ok = (data[i] = slurp(path, &lens[i])) != NULL;
-		if (ok) {
-			h = fnv_str(h, names[i]);
-			h = gpu_fnv1a(h, &lens[i], sizeof lens[i]);
-			h = gpu_fnv1a(h, data[i], lens[i]);
-		}
-	}
+	int n = api_headers_read(inc, &h, &names, &data, &lens);
+	int ok = n >= 0;
+	if (n < 0)
+		n = -n - 1;
 	snprintf(out, outlen, "%s/pch-%016llx", root, (unsigned long long)h);
 	snprintf(path, sizeof path, "%s/passfs.h.gch", out);
 	int have = ok && stat(path, &st) == 0;
@@ -1348,14 +1376,7 @@ static int pch_dir(const char *prog, char *const *extra, int n_extra, const char
 			ok = write_file(path, data[i], lens[i]) == 0;
 		}
 	}
-	for (int i = 0; i < n; i++) {
-		free(names[i]);
-		if (data)
-			free(data[i]);
-	}
-	free(names);
-	free(data);
-	free(lens);
+	api_headers_free(names, data, lens, n);
 	if (have || !ok) {
 		if (tmp[0]) {
 			/* the copy failed: perhaps another compile built it meanwhile */
@@ -1412,21 +1433,10 @@ uint64_t hostcc_api_hash(const char *inc)
 	if (inc == NULL)
 		inc = hostcc_include_dir();
 	uint64_t h = fnv_str(0xcbf29ce484222325ull, inc);
-	char **names;
-	int n = api_headers(inc, &names);
-	for (int i = 0; i < n; i++) {
-		char path[4096];
-		size_t len = 0;
-		snprintf(path, sizeof path, "%s/%s", inc, names[i]);
-		char *data = slurp(path, &len);
-		h = fnv_str(h, names[i]);
-		h = gpu_fnv1a(h, &len, sizeof len);
-		if (data != NULL)
-			h = gpu_fnv1a(h, data, len);
-		free(data);
-		free(names[i]);
-	}
-	free(n > 0 ? names : NULL);
+	char **names, **data;
+	size_t *lens;
+	int n = api_headers_read(inc, &h, &names, &data, &lens);
+	api_headers_free(names, data, lens, n < 0 ? -n - 1 : n);
 	return h;
 }
 
