@@ -1020,12 +1020,13 @@ static int current_locked(struct task *t)
  * (O_NONBLOCK reads, a wait that timed out) or has unsaved edits.  Its
  * first lines say so - task, seq, state, stale, pending_seq, stale_reason -
  * before the older verdict, so that `head result.json` cannot be read as
- * the current pass's result. */
+ * the current pass's result.  A new document sharing old's values; NULL when
+ * memory runs out. */
 static json_t *stale_doc(const struct task *t, json_t *old)
 {
 	json_t *doc = json_object();
 	if (doc == NULL)
-		return old;
+		return NULL;
 	char why[200];
 	json_int_t rs = json_integer_value(json_object_get(old, "seq"));
 	if (busy_locked(t))
@@ -1039,12 +1040,13 @@ static json_t *stale_doc(const struct task *t, json_t *old)
 			 "(closed)", (long long)rs);
 	else
 		snprintf(why, sizeof why, "the result of seq %lld, not of the current pass.c", (long long)rs);
-	static const char *const head[] = {"task", "seq", "state"};
+	static const char *const head[] = {"task", "seq"};
 	for (size_t i = 0; i < sizeof head / sizeof head[0]; i++) {
 		json_t *v = json_object_get(old, head[i]);
 		if (v != NULL)
 			json_object_set(doc, head[i], v);
 	}
+	json_object_set_new(doc, "state", json_string(svc_state_name(t->st)));
 	json_object_set_new(doc, "stale", json_true());
 	if (busy_locked(t))
 		json_object_set_new(doc, "pending_seq", json_integer((json_int_t)t->want_seq));
@@ -1054,7 +1056,6 @@ static json_t *stale_doc(const struct task *t, json_t *old)
 	json_object_foreach(old, k, v)
 		if (json_object_get(doc, k) == NULL)
 			json_object_set(doc, k, v);
-	json_decref(old);
 	return doc;
 }
 
@@ -1070,11 +1071,12 @@ char *svc_result_json(struct svc *s, int task, size_t *len)
 				(json_int_t)(busy_locked(t) ? t->want_seq : 0), "pass_sha256", cur_sha(t), "state",
 				svc_state_name(t->st), "verdict", "message", msg, "score", "es_t", "variants");
 	} else {
-		doc = json_copy(t->result);
-		if (doc) {
-			json_object_set_new(doc, "state", json_string(svc_state_name(t->st)));
-			if (!current_locked(t))
-				doc = stale_doc(t, doc);
+		if (current_locked(t)) {
+			doc = json_copy(t->result);
+			if (doc)
+				json_object_set_new(doc, "state", json_string(svc_state_name(t->st)));
+		} else {
+			doc = stale_doc(t, t->result);
 		}
 	}
 	if (doc && t->save_err[0])
