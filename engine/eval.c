@@ -70,7 +70,12 @@
 #define LOG_TAIL 8192
 
 #define TIMED_SLOT N_SETS     /* result slot of the latest timed trial */
-#define SECRET_GAP 3            /* tolerance levels the secret set may trail the public one */
+/* Which levels count (DESIGN.md sections 6 and 7): a variant is correct
+ * only from t <= COUNTED_T (at t = 0, atol 1 and rtol 1 accept an all-zero
+ * output against anything), and its verdict is ok only from t <= OK_T, the
+ * first fully weighted level. */
+#define COUNTED_T (-1)
+#define OK_T (-3)
 /* Address space a pass worker may add on the cpu backend, past what it
  * holds when the sandbox goes on: the scratch limit (pass_run.c, 4 GiB),
  * fiber stacks (pf_emu.h: 128 MiB per 1024-thread block per pool thread,
@@ -1146,6 +1151,34 @@ static int worker_step(struct worker *wk, double timeout_s, const struct cmd *cm
 
 /* ---- per-variant evaluation ------------------------------------------------------ */
 
+/* The element furthest from eager on one checked input set: in the output
+ * whose level is worst, the one furthest outside the tolerance of its
+ * tightest failing level (eval_cmp.worst_*). */
+struct worst {
+	int min_t;              /* the set's level: the largest of its outputs' */
+	int output;             /* -1: none (no outputs compared) */
+	long long at;           /* flat index in that output */
+	double pass, eager, excess;
+};
+
+/* An output whose closeness a constant matches: on a checked set, the pass is
+ * close only from pass_t, and an all-zero output (or eager's mid-range value
+ * everywhere) would be close from blind_t <= pass_t (eval_blind_t). */
+struct blind {
+	int output;             /* -1: none */
+	int blind_t, pass_t;
+};
+
+/* Whether a is worse than b: a larger level, or the same level further out. */
+static int worst_beats(const struct worst *a, const struct worst *b)
+{
+	if (a->output < 0)
+		return 0;
+	if (b->output < 0 || a->min_t != b->min_t)
+		return b->output < 0 || a->min_t > b->min_t;
+	return a->excess > b->excess;
+}
+
 struct vresult {
 	enum score_status status;
 	int min_t;
@@ -1153,6 +1186,9 @@ struct vresult {
 	double eager_ms, pass_ms;       /* medians */
 	double eager_iqr, pass_iqr;     /* IQR / median */
 	double max_abs_err, max_rel_err;
+	int close_t;                    /* worst over every checked set, before COUNTED_T applies */
+	struct worst worst;             /* the element that sets close_t */
+	struct blind blind;             /* an output a constant matches as closely (output -1: none) */
 	int trials;
 	int timed_checked;              /* timed trials fully verified */
 	double roofline_ms;             /* fastest possible (0: unknown) */
@@ -1185,12 +1221,17 @@ static double median_of(double *a, int n, double *iqr_ratio)
 }
 
 /* Compares one set's pass outputs with eager's; returns the smallest t at
- * which all outputs pass (SCORE_T_NEVER when none), and flags poison. */
+ * which all outputs pass (SCORE_T_NEVER when none) and fills *w with the
+ * worst element, or flags poison (with where filled). */
 static int compare_set(struct ctx *c, int pass_slot, int eager_set, int *poisoned, struct vresult *vr,
-		       char *where, size_t wlen)
+		       struct worst *w, struct blind *bl, char *where, size_t wlen)
 {
 	int worst = SCORE_T_MIN;
 	*poisoned = 0;
+	w->output = -1;
+	w->min_t = SCORE_T_MIN;
+	if (bl)
+		bl->output = -1;
 	for (int o = 0; o < c->v->n_outputs; o++) {
 		const struct graph_value *x = &c->v->values[c->v->outputs[o]];
 		const unsigned char *p = c->pass_res.base + c->lay.res_out[pass_slot][o];
@@ -1207,14 +1248,74 @@ static int compare_set(struct ctx *c, int pass_slot, int eager_set, int *poisone
 			vr->max_abs_err = cmp.max_abs;
 		if (cmp.max_rel > vr->max_rel_err)
 			vr->max_rel_err = cmp.max_rel;
-		if (cmp.min_t > worst) {
+		if (cmp.min_t > worst)
 			worst = cmp.min_t;
-			if (cmp.min_t == SCORE_T_NEVER)
-				snprintf(where, wlen, "output %d ('%s') differs from eager at element %lld (pass %g, eager %g)",
-					 o, x->name, (long long)cmp.first_bad, cmp.bad_pass, cmp.bad_eager);
+		/* A counted level no tighter than a constant's proves nothing
+		 * (at t >= 0 every constant near eager's range passes; the
+		 * level rule already covers those). */
+		if (bl && bl->output < 0 && cmp.min_t <= COUNTED_T) {
+			int b = eval_blind_t(x->dtype, e, (size_t)graph_shape_numel(&x->shape));
+			if (b != SCORE_T_NEVER && cmp.min_t >= b) {
+				bl->output = o;
+				bl->blind_t = b;
+				bl->pass_t = cmp.min_t;
+			}
 		}
+		struct worst here = {cmp.min_t, cmp.worst_at >= 0 ? o : -1, cmp.worst_at, cmp.worst_pass,
+				     cmp.worst_eager, cmp.worst_excess};
+		if (worst_beats(&here, w))
+			*w = here;
 	}
 	return worst;
+}
+
+/* The worst element's index as a tuple of its output's shape, into idx;
+ * returns that output. */
+static const struct graph_value *worst_index(const struct graph_variant *v, const struct worst *w,
+					     long long idx[GRAPH_MAX_DIMS])
+{
+	const struct graph_value *x = &v->values[v->outputs[w->output]];
+	long long rest = w->at;
+	for (int d = x->shape.ndim - 1; d >= 0; d--) {
+		long long n = x->shape.d[d] > 0 ? x->shape.d[d] : 1;
+		idx[d] = rest % n;
+		rest /= n;
+	}
+	return x;
+}
+
+/* "t1[3,17,200]": the worst element's output name and index. */
+static void worst_where(const struct graph_variant *v, const struct worst *w, char *out, size_t len)
+{
+	long long idx[GRAPH_MAX_DIMS];
+	const struct graph_value *x = worst_index(v, w, idx);
+	size_t k = (size_t)snprintf(out, len, "%s[", x->name);
+	for (int d = 0; d < x->shape.ndim && k < len; d++)
+		k += (size_t)snprintf(out + k, len - k, "%s%lld", d ? "," : "", idx[d]);
+	if (k < len)
+		snprintf(out + k, len - k, "]");
+}
+
+/* What a variant's level means, in words, for its message: "output
+ * t1[3,17,200] = 0.5012, eager 0.4981: close only from t = -2 (ok needs
+ * -3)".  Empty when no element was compared. */
+static void level_message(const struct graph_variant *v, const struct worst *w, int close_t, char *out, size_t len)
+{
+	char at[200];
+	out[0] = 0;
+	if (w->output < 0)
+		return;
+	worst_where(v, w, at, sizeof(at));
+	if (close_t == SCORE_T_NEVER)
+		snprintf(out, len, "output %s = %.6g, eager %.6g: not close at any t (ok needs t = %d)", at, w->pass,
+			 w->eager, OK_T);
+	else if (close_t > COUNTED_T)
+		snprintf(out, len, "output %s = %.6g, eager %.6g: close only from t = %d, a level whose tolerance "
+			 "(atol 1, rtol 1 or looser) accepts even an all-zero output, so it counts as wrong values "
+			 "(ok needs t = %d)", at, w->pass, w->eager, close_t, OK_T);
+	else
+		snprintf(out, len, "output %s = %.6g, eager %.6g: close only from t = %d (ok needs %d)", at, w->pass,
+			 w->eager, close_t, OK_T);
 }
 
 /* Whether the pass left the inputs of result slot `slot` as loaded: input
@@ -1429,7 +1530,7 @@ static int time_variant(struct ctx *c, struct worker *ew, struct worker *pw, str
 	double *we = calloc((size_t)total, sizeof(double)), *wp = calloc((size_t)total, sizeof(double));
 	struct trial_gpu *ge = calloc((size_t)total, sizeof(*ge)), *gp = calloc((size_t)total, sizeof(*gp));
 	uint64_t rng = rng_seed();
-	int check_min_t = vr->min_t;
+	int check_min_t = vr->close_t;
 	if (te == NULL || tp == NULL || we == NULL || wp == NULL || ge == NULL || gp == NULL) {
 		snprintf(err, errlen, "out of memory timing variant '%s'", c->v->name);
 		out = -1;
@@ -1491,26 +1592,31 @@ static int time_variant(struct ctx *c, struct worker *ew, struct worker *pw, str
 			out = TIME_STOP;
 			goto end;
 		}
-		int tt = compare_set(c, TIMED_SLOT, TIMED_SLOT, &poisoned, vr, tw, sizeof(tw));
-		/* The same rule as for the secret set: never close, or far less
-		 * accurate than the checked runs. */
-		if ((tt == SCORE_T_NEVER && check_min_t != SCORE_T_NEVER) ||
-		    (check_min_t <= 0 && tt != SCORE_T_NEVER && tt - check_min_t >= SECRET_GAP)) {
-			char lv[440];
+		struct worst tw_worst;
+		int tt = compare_set(c, TIMED_SLOT, TIMED_SLOT, &poisoned, vr, &tw_worst, NULL, tw, sizeof(tw));
+		/* The same rule as for the secret set: right from OK_T on the
+		 * checked runs, not close at any counted level here. */
+		if (check_min_t <= OK_T && tt > COUNTED_T) {
+			char lv[640];
+			worst_where(c->v, &tw_worst, tw, sizeof(tw));
 			if (tt == SCORE_T_NEVER)
-				snprintf(lv, sizeof(lv), "wrong (%s)", tw);
+				snprintf(lv, sizeof(lv), "not close at any t (%s = %.6g, eager %.6g)", tw, tw_worst.pass,
+					 tw_worst.eager);
 			else
-				snprintf(lv, sizeof(lv), "right only from t = %d", tt);
+				snprintf(lv, sizeof(lv), "close only from t = %d (%s = %.6g, eager %.6g)", tt, tw,
+					 tw_worst.pass, tw_worst.eager);
 			fail_variant(vr, SCORE_REJECTED,
-				     "the outputs of timed run %d of %d are %s, though the checked runs were right "
-				     "from t = %d: results must be computed from each call's inputs",
+				     "the outputs of timed run %d of %d (fresh inputs) are %s, though the checked runs "
+				     "were close from t = %d: the results do not follow each call's inputs",
 				     k + 1, total, lv, check_min_t);
 			out = TIME_STOP;
 			goto end;
 		}
-		/* min_t holds on every verified run */
-		if (tt > vr->min_t)
-			vr->min_t = tt;
+		/* the level is the worst over every verified run */
+		if (tt > vr->close_t || (tt == vr->close_t && worst_beats(&tw_worst, &vr->worst))) {
+			vr->close_t = tt;
+			vr->worst = tw_worst;
+		}
 	}
 	/* The parent's own view.  Each worker's round trip minus its reported
 	 * time is what it spent outside the timed window; both do the same
@@ -1639,7 +1745,8 @@ static int eval_variant(struct ctx *c, int k, struct worker *ew, struct worker *
 	double t1[MAX_BATCH];
 	int step;
 	memset(vr, 0, sizeof(*vr));
-	vr->min_t = SCORE_T_NEVER;
+	vr->min_t = vr->close_t = SCORE_T_NEVER;
+	vr->worst.output = vr->blind.output = -1;
 	vr->status = SCORE_OK;
 	if (ew->variant != k) {
 		struct cmd cm = {.op = CMD_VARIANT, .variant = k};
@@ -1702,6 +1809,8 @@ static int eval_variant(struct ctx *c, int k, struct worker *ew, struct worker *
 	char where[400] = "";
 	int poisoned;
 	int min_t[N_SETS];
+	struct worst w[N_SETS];
+	struct blind bl[N_SETS];
 	for (int s = 0; s < N_SETS; s++) {
 		struct cmd cm = {.op = CMD_CHECK, .set = s};
 		step = worker_step(pw, c->timeout_s, &cm, &r, t1);
@@ -1713,32 +1822,36 @@ static int eval_variant(struct ctx *c, int k, struct worker *ew, struct worker *
 			fail_variant(vr, SCORE_REJECTED, "%s", where);
 			goto done;
 		}
-		min_t[s] = compare_set(c, s, s, &poisoned, vr, where, sizeof(where));
+		min_t[s] = compare_set(c, s, s, &poisoned, vr, &w[s], &bl[s], where, sizeof(where));
 		if (poisoned) {
 			fail_variant(vr, SCORE_REJECTED, "%s", where);
 			goto done;
 		}
 	}
-	/* Right on the public inputs, wrong on the secret ones (never close,
-	 * or SECRET_GAP tolerance levels worse: both sets have the same
-	 * statistics, so an honest pass is about as accurate on both): the
-	 * results depend on something other than the inputs. */
-	if (min_t[0] <= 0 && (min_t[1] == SCORE_T_NEVER || min_t[1] - min_t[0] >= SECRET_GAP)) {
-		char lv[64];
+	/* Right on the public inputs (from OK_T), not close at any counted
+	 * level on the secret ones: the results depend on something other
+	 * than the inputs.  Honest rounding moves a level or two between sets
+	 * of the same statistics (bf16 flips an ulp), never this far; and a
+	 * set that is merely less close costs its level below, not the
+	 * variant. */
+	if (min_t[0] <= OK_T && min_t[1] > COUNTED_T) {
+		char at[200], lv[120];
+		worst_where(c->v, &w[1], at, sizeof(at));
 		if (min_t[1] == SCORE_T_NEVER)
-			snprintf(lv, sizeof(lv), "at no tolerance");
+			snprintf(lv, sizeof(lv), "not close at any t");
 		else
-			snprintf(lv, sizeof(lv), "only from t = %d", min_t[1]);
+			snprintf(lv, sizeof(lv), "close only from t = %d", min_t[1]);
 		fail_variant(vr, SCORE_REJECTED,
-			     "right on the public inputs (from t = %d) but %s on a second, secret input set%s%s%s: "
-			     "results must be computed from the inputs",
-			     min_t[0], lv, min_t[1] == SCORE_T_NEVER ? " (" : "", min_t[1] == SCORE_T_NEVER ? where : "",
-			     min_t[1] == SCORE_T_NEVER ? ")" : "");
+			     "close to eager from t = %d on the public inputs but %s on a second, secret input set "
+			     "(%s = %.6g, eager %.6g): the results do not follow the inputs",
+			     min_t[0], lv, at, w[1].pass, w[1].eager);
 		goto done;
 	}
-	vr->min_t = min_t[0] > min_t[1] ? min_t[0] : min_t[1];
-	if (vr->min_t == SCORE_T_NEVER)
-		snprintf(vr->msg, sizeof(vr->msg), "%s", where);
+	/* the level is the worst over every checked set */
+	int ws = min_t[1] > min_t[0] || (min_t[1] == min_t[0] && worst_beats(&w[1], &w[0]));
+	vr->close_t = min_t[ws];
+	vr->worst = w[ws];
+	vr->blind = bl[0].output >= 0 ? bl[0] : bl[1];
 
 	/* Timing, run again once when unstable (IQR/median > 0.2 for either
 	 * side); still unstable after that is reported (timing_unstable). */
@@ -1785,8 +1898,23 @@ static int eval_variant(struct ctx *c, int k, struct worker *ew, struct worker *
 					 "right (a flag, not a verdict)", vr->pass_ms, vr->roofline_ms, bytes);
 		}
 	}
-	if (vr->min_t == SCORE_T_NEVER)
+	/* The verdict from the level (DESIGN.md section 6): ok from OK_T, a
+	 * mismatch paid from its level at COUNTED_T and tighter, and below
+	 * that wrong values (min_t never: b up to t = 0, 1 from t = 1). */
+	vr->min_t = vr->close_t <= COUNTED_T ? vr->close_t : SCORE_T_NEVER;
+	vr->status = vr->close_t <= OK_T ? SCORE_OK : SCORE_MISMATCH;
+	if (vr->blind.output >= 0) {
+		/* no closer than a constant: wrong values, like t >= 0 */
+		const struct graph_value *x = &c->v->values[c->v->outputs[vr->blind.output]];
+		vr->min_t = SCORE_T_NEVER;
 		vr->status = SCORE_MISMATCH;
+		snprintf(vr->msg, sizeof(vr->msg), "output %s is close to eager only from t = %d, no closer than a "
+			 "constant would be (all zeros, or the middle of eager's range, is close from t = %d): it counts "
+			 "as wrong values (ok needs t = %d, and closer than a constant)", x->name, vr->blind.pass_t,
+			 vr->blind.blind_t, OK_T);
+	} else if (vr->status == SCORE_MISMATCH) {
+		level_message(c->v, &vr->worst, vr->close_t, vr->msg, sizeof(vr->msg));
+	}
 done:
 	/* A pass worker whose variant failed (an error it answered, a
 	 * rejection) ends here; the next variant gets a fresh one. */
@@ -2112,6 +2240,30 @@ static int eval_finish(const struct eval_job *job, const struct graph_task *t, s
 	return 0;
 }
 
+/* {output, index, pass, eager, abs_err, rel_err} of the worst element;
+ * non-finite values as the strings "nan", "inf", "-inf" (JSON has none). */
+static json_t *num_json(double x)
+{
+	if (isnan(x))
+		return json_string("nan");
+	if (isinf(x))
+		return json_string(x > 0 ? "inf" : "-inf");
+	return json_real(x);
+}
+
+static json_t *worst_json(const struct graph_variant *v, const struct worst *w)
+{
+	long long ix[GRAPH_MAX_DIMS];
+	const struct graph_value *x = worst_index(v, w, ix);
+	json_t *idx = json_array();
+	for (int d = 0; d < x->shape.ndim; d++)
+		json_array_append_new(idx, json_integer(ix[d]));
+	double a = fabs(w->pass - w->eager);
+	return json_pack("{s:s, s:o, s:o, s:o, s:o, s:o}", "output", x->name, "index", idx, "pass", num_json(w->pass),
+			 "eager", num_json(w->eager), "abs_err", num_json(isnan(a) ? NAN : a), "rel_err",
+			 w->eager != 0 ? num_json(a / fabs(w->eager)) : json_null());
+}
+
 static json_t *variant_json(const struct graph_variant *v, const struct vresult *vr)
 {
 	json_t *shapes = json_array();
@@ -2133,6 +2285,10 @@ static json_t *variant_json(const struct graph_variant *v, const struct vresult 
 		json_object_set_new(j, "trials", json_integer(vr->trials));
 		json_object_set_new(j, "max_abs_err", json_real(vr->max_abs_err));
 		json_object_set_new(j, "max_rel_err", json_real(vr->max_rel_err));
+		json_object_set_new(j, "close_from_t", vr->close_t == SCORE_T_NEVER ? json_null()
+										      : json_integer(vr->close_t));
+		if (vr->worst.output >= 0)
+			json_object_set_new(j, "worst", worst_json(v, &vr->worst));
 		if (vr->pass_iqr > 0.2 || vr->eager_iqr > 0.2)
 			json_object_set_new(j, "timing_unstable", json_true());
 		if (vr->timing_retries)

@@ -136,6 +136,17 @@ static int within(double pv, double ev, const double *atol, const double *rtol, 
 	return fabs(pv - ev) <= atol[idx] + rtol[idx] * fabs(ev);
 }
 
+/* How far (pass, eager) is outside the tolerance of level idx: the ratio of
+ * the difference to the allowed difference (<= 1 where it passes). */
+static double excess(double pv, double ev, const double *atol, const double *rtol, int idx)
+{
+	if (isnan(ev) || isnan(pv) || isinf(ev) || isinf(pv))
+		return within(pv, ev, atol, rtol, idx) ? 0 : INFINITY;
+	double allowed = atol[idx] + rtol[idx] * fabs(ev);
+	double d = fabs(pv - ev);
+	return allowed > 0 ? d / allowed : d > 0 ? INFINITY : 0;
+}
+
 void eval_compare(enum graph_dtype dt, const void *pass, const void *eager, size_t n, struct eval_cmp *out)
 {
 	double atol[SCORE_N_T], rtol[SCORE_N_T];
@@ -144,7 +155,8 @@ void eval_compare(enum graph_dtype dt, const void *pass, const void *eager, size
 	for (int k = 0; k < SCORE_N_T; k++)
 		score_tolerance(sd, SCORE_T_MIN + k, &atol[k], &rtol[k]);
 	memset(out, 0, sizeof(*out));
-	out->poison_at = out->first_bad = -1;
+	out->poison_at = out->first_bad = out->worst_at = -1;
+	out->worst_excess = -1;
 	int level = 0;                  /* index of the smallest t still possible */
 	for (size_t i = 0; i < n; i++) {
 		int pp, ep;
@@ -152,6 +164,7 @@ void eval_compare(enum graph_dtype dt, const void *pass, const void *eager, size
 		if (pp && !exact) {
 			out->poison_at = (long long)i;
 			out->min_t = SCORE_T_NEVER;
+			out->worst_at = -1;
 			return;
 		}
 		if (isfinite(pv) && isfinite(ev)) {
@@ -161,26 +174,79 @@ void eval_compare(enum graph_dtype dt, const void *pass, const void *eager, size
 			if (ev != 0 && a / fabs(ev) > out->max_rel)
 				out->max_rel = a / fabs(ev);
 		}
-		if (level >= SCORE_N_T)
-			continue;
 		if (exact) {
-			if (pv != ev) {
+			if (pv != ev && level < SCORE_N_T) {
 				level = SCORE_N_T;
 				out->first_bad = (long long)i;
 				out->bad_pass = pv;
 				out->bad_eager = ev;
+				out->worst_excess = -1;         /* a new worst level */
+			}
+			double q = pv != ev ? INFINITY : 0;
+			if (q > out->worst_excess) {
+				out->worst_excess = q;
+				out->worst_at = (long long)i;
+				out->worst_pass = pv;
+				out->worst_eager = ev;
 			}
 			continue;
 		}
+		int before = level;
 		while (level < SCORE_N_T && !within(pv, ev, atol, rtol, level))
 			level++;
-		if (level == SCORE_N_T) {
+		if (level == SCORE_N_T && before < SCORE_N_T) {
 			out->first_bad = (long long)i;
 			out->bad_pass = pv;
 			out->bad_eager = ev;
 		}
+		/* Only elements from the one that raised the level on can fail
+		 * its new tightest failing level (every earlier one passed at
+		 * the old level, which is no tighter): restart the search
+		 * there. */
+		if (level != before)
+			out->worst_excess = -1;
+		int at = level == SCORE_N_T ? SCORE_N_T - 1 : level > 0 ? level - 1 : 0;
+		double q = excess(pv, ev, atol, rtol, at);
+		if (q > out->worst_excess) {
+			out->worst_excess = q;
+			out->worst_at = (long long)i;
+			out->worst_pass = pv;
+			out->worst_eager = ev;
+		}
 	}
 	out->min_t = level >= SCORE_N_T ? SCORE_T_NEVER : SCORE_T_MIN + level;
+}
+
+int eval_blind_t(enum graph_dtype dt, const void *eager, size_t n)
+{
+	if (!graph_dtype_is_float(dt) || n < 2)
+		return SCORE_T_NEVER;
+	double atol[SCORE_N_T], rtol[SCORE_N_T], lo = INFINITY, hi = -INFINITY;
+	enum score_dtype sd = eval_score_dtype(dt);
+	for (int k = 0; k < SCORE_N_T; k++)
+		score_tolerance(sd, SCORE_T_MIN + k, &atol[k], &rtol[k]);
+	for (size_t i = 0; i < n; i++) {
+		int pp;
+		double ev = load(dt, eager, i, &pp);
+		if (!isfinite(ev))
+			return SCORE_T_NEVER;
+		lo = ev < lo ? ev : lo;
+		hi = ev > hi ? ev : hi;
+	}
+	double consts[2] = {0.0, (lo + hi) / 2};
+	int best = SCORE_N_T;
+	for (int c = 0; c < 2; c++) {
+		int level = 0;
+		for (size_t i = 0; i < n && level < best; i++) {
+			int pp;
+			double ev = load(dt, eager, i, &pp);
+			while (level < best && !within(consts[c], ev, atol, rtol, level))
+				level++;
+		}
+		if (level < best)
+			best = level;
+	}
+	return best >= SCORE_N_T ? SCORE_T_NEVER : SCORE_T_MIN + best;
 }
 
 const char *eval_verdict_name(enum score_status st, int min_t)

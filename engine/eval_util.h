@@ -26,12 +26,28 @@ struct eval_cmp {
 	long long first_bad;    /* first element failing at every t, or -1 */
 	double bad_pass, bad_eager;
 	double max_abs, max_rel;  /* over finite pairs */
+	/* The worst element: the one furthest outside the tolerance of the
+	 * tightest level the output fails (t = min_t - 1), measured as
+	 * |pass - eager| / (atol + rtol*|eager|) at that level (infinite for a
+	 * NaN/Inf or integer mismatch); at t = -10 when nothing fails.  -1 when
+	 * n == 0 or on poison. */
+	long long worst_at;
+	double worst_pass, worst_eager;
+	double worst_excess;    /* that ratio: > 1 where the level fails */
 };
 
 /* Compares n elements of pass output against eager at every tolerance level
  * of DESIGN.md section 7 (integers and bools must be equal; NaN and Inf must
- * match exactly). */
+ * match exactly).  One sweep; out->min_t is the largest per-element level. */
 void eval_compare(enum graph_dtype dt, const void *pass, const void *eager, size_t n, struct eval_cmp *out);
+
+/* The smallest t at which some constant output would pass against these n
+ * eager elements: the better of all zeros and the midpoint of eager's finite
+ * range (a near-uniform softmax is close to 1/n everywhere).  A pass that is
+ * no closer than that proves nothing by being close.  SCORE_T_NEVER when no
+ * constant passes anywhere (NaN or Inf in eager, or a wide range), and for
+ * integer and bool dtypes and n < 2 (nothing to tell apart). */
+int eval_blind_t(enum graph_dtype dt, const void *eager, size_t n);
 
 /* "ok", "mismatch", ... for a variant (status ok with min_t never is "mismatch"). */
 const char *eval_verdict_name(enum score_status st, int min_t);

@@ -150,6 +150,41 @@ static int64_t uniform_int(struct rng *r, int64_t lo, int64_t hi)
 	return (int64_t)((uint64_t)lo + x % span);
 }
 
+/* ---- the std floor ------------------------------------------------------- */
+
+/* The spacing of dt's values at magnitude m (0 at m == 0, where every
+ * float dtype is dense enough for any spread passfs draws). */
+static double spacing(enum graph_dtype dt, double m)
+{
+	int bits = dt == DT_F32 ? 23 : dt == DT_F16 ? 10 : dt == DT_BF16 ? 7 : 52;
+	if (!(m > 0) || !isfinite(m))
+		return 0;
+	int e;
+	frexp(m, &e);           /* m = f * 2^e, f in [0.5, 1) */
+	return ldexp(1.0, e - 1 - bits);
+}
+
+double inputs_std(const struct graph_input_gen *g, enum graph_dtype dt, size_t n, int *floored)
+{
+	double std = g->has_std ? g->std : 0.1, mean = g->has_mean ? g->mean : 0.0;
+	if (floored)
+		*floored = 0;
+	if (n <= 1 || g->data || !graph_dtype_is_float(dt))
+		return std;
+	double m = fabs(mean);
+	/* Below the three decimals weight_meta prints, or a draw that rounds
+	 * to a handful of the dtype's values at the mean: the floor. */
+	if (std < INPUTS_STD_PRINTED || 0.2 * std < INPUTS_STD_ULPS * spacing(dt, m)) {
+		double f = INPUTS_STD_FLOOR > INPUTS_STD_FLOOR_REL * m ? INPUTS_STD_FLOOR : INPUTS_STD_FLOOR_REL * m;
+		if (f > std) {
+			std = f;
+			if (floored)
+				*floored = 1;
+		}
+	}
+	return std;
+}
+
 /* ---- storing ------------------------------------------------------------- */
 
 static void store(void *buf, enum graph_dtype dt, size_t i, double v)
@@ -222,7 +257,7 @@ static void generate_chunk(const struct gen_job *j, size_t chunk)
 			store_int(buf, dt, i, uniform_int(&r, lo_v, hi_v));
 		return;
 	}
-	double std = g->has_std ? g->std : 0.1, mean = g->has_mean ? g->mean : 0.0;
+	double std = inputs_std(g, dt, j->n, NULL), mean = g->has_mean ? g->mean : 0.0;
 	for (size_t i = lo; i < hi; i++) {
 		double v = normal(&r) * std * 0.2 + mean;
 		if (g->has_min && v < g->min)

@@ -17,6 +17,15 @@
  * (variant, seed) gives the same bytes on every machine and with any number
  * of threads (large inputs are generated on all CPUs).
  * 123 is the public seed (PassNet's); evaluations add a secret one.
+ *
+ * The std floor (DESIGN.md section 6): PassNet's weight_meta.py prints std
+ * with three decimals, so many real activations read `std = 0.000` and would
+ * be generated constant, and a pass writing a constant would then be "right".
+ * A float input of more than one element without literal data whose std is
+ * below 0.0005 (prints as 0.000), or whose draws (0.2 * std) would span fewer
+ * than 4 of the dtype's spacings at |mean|, gets std = max(0.1, 0.05*|mean|)
+ * instead (0.1 is PassNet's own default for a missing std).  inputs_std says
+ * which std an input gets; the task README marks the inputs it applies to.
  * docs/eager.md describes it.
  */
 #ifndef PASSFS_INPUTS_H
@@ -36,6 +45,16 @@
  * returns -1 with a message in err and leaves every host_bufs[i] NULL. */
 int inputs_generate(const struct graph_variant *v, uint64_t seed, void **host_bufs,
 		    char *err, size_t errlen);
+
+#define INPUTS_STD_PRINTED 0.0005  /* smallest std weight_meta prints as non-zero */
+#define INPUTS_STD_ULPS 4          /* draws must span this many of the dtype's spacings */
+#define INPUTS_STD_FLOOR 0.1
+#define INPUTS_STD_FLOOR_REL 0.05  /* of |mean| */
+
+/* The std input generation uses for an input with rule g, dtype dt and n
+ * elements: g's std (0.1 when missing), or the floor above; *floored (when
+ * not NULL) says whether the floor applied. */
+double inputs_std(const struct graph_input_gen *g, enum graph_dtype dt, size_t n, int *floored);
 
 /* Frees the n buffers of host_bufs and sets them to NULL. */
 void inputs_free(void **host_bufs, int n);

@@ -211,7 +211,7 @@ double score_weight(int t)
 
 double score_variant_r(const struct score_variant *v, const struct score_params *params, int t)
 {
-	if (v->status == SCORE_OK && v->min_t <= t)
+	if (score_status_ran(v->status) && v->min_t <= t)
 		return v->speedup >= 1.0 ? v->speedup : pow(v->speedup, 1.0 + params->p);
 	if (score_status_ran(v->status) && t >= 1)
 		return 1.0;
@@ -248,14 +248,15 @@ static int check_variant(const struct score_variant *v, size_t i, char *err, siz
 			i, SCORE_T_MIN, SCORE_T_MAX, v->min_t);
 		return -EINVAL;
 	}
-	if (v->status != SCORE_OK && v->min_t != SCORE_T_NEVER) {
+	if (!score_status_ran(v->status) && v->min_t != SCORE_T_NEVER) {
 		set_err(err, errlen, "variants[%zu]: status %s has no passing level, "
 			"min_t must be never (got %d)", i, score_status_name(v->status), v->min_t);
 		return -EINVAL;
 	}
-	if (v->status == SCORE_OK && !(isfinite(v->speedup) && v->speedup > 0.0)) {
-		set_err(err, errlen, "variants[%zu]: status ok needs a finite speedup > 0 (got %g)",
-			i, v->speedup);
+	if (score_status_ran(v->status) && v->min_t != SCORE_T_NEVER &&
+	    !(isfinite(v->speedup) && v->speedup > 0.0)) {
+		set_err(err, errlen, "variants[%zu]: status %s with a min_t needs a finite speedup > 0 (got %g)",
+			i, score_status_name(v->status), v->speedup);
 		return -EINVAL;
 	}
 	return 0;
@@ -426,6 +427,8 @@ static int parse_speedup(json_t *rec, const char *where, struct score_variant *v
 
 	v->speedup = 0.0;
 	if (!j || json_is_null(j)) {
+		/* ok always has a level; a mismatch with a level is checked
+		 * once min_t is read (parse_variant) */
 		if (v->status != SCORE_OK)
 			return 0;
 		set_err(err, errlen, "%s: status ok needs field \"speedup\" (a number > 0)", where);
@@ -472,9 +475,14 @@ static int parse_min_t(json_t *rec, const char *where, struct score_variant *v,
 			"(got %s)", where, SCORE_T_MIN, SCORE_T_MAX, got);
 		return -EINVAL;
 	}
-	if (v->status != SCORE_OK) {
+	if (!score_status_ran(v->status)) {
 		set_err(err, errlen, "%s: status %s has no passing level, min_t must be "
 			"null (got %d)", where, score_status_name(v->status), (int)d);
+		return -EINVAL;
+	}
+	if (v->status == SCORE_MISMATCH && !(v->speedup > 0.0)) {
+		set_err(err, errlen, "%s: status mismatch with a min_t needs field \"speedup\" "
+			"(a number > 0): the variant is paid its speedup from min_t on", where);
 		return -EINVAL;
 	}
 	v->min_t = (int)d;

@@ -89,7 +89,9 @@ int score_min_t_f32(enum score_dtype dt, const float *pass, const float *eager,
  * verdicts plus pass_miss (the pass did not apply to the variant). */
 enum score_status {
 	SCORE_OK,               /* ran; min_t says from which t the outputs pass */
-	SCORE_MISMATCH,         /* ran; outputs pass at no t (as ok with min_t never) */
+	SCORE_MISMATCH,         /* ran; outputs pass at no t (min_t never), or only
+				 * from a loose t (the evaluator's rule: ok needs
+				 * min_t <= -3); paid like ok from its min_t on */
 	SCORE_COMPILE_ERROR,
 	SCORE_RUNTIME_ERROR,
 	SCORE_TIMEOUT,
@@ -106,7 +108,8 @@ const char *score_status_name(enum score_status st);
 /* The inverse of score_status_name; SCORE_STATUS_INVALID for anything else. */
 enum score_status score_status_parse(const char *name);
 /* 1 for the statuses where the pass ran to completion (ok, mismatch): those
- * get r = 1 at t >= 1 when their values are wrong, instead of b. */
+ * may carry a min_t (correct from there on) and get r = 1 at t >= 1 when
+ * their values are wrong, instead of b. */
 int score_status_ran(enum score_status st);
 
 struct score_params {
@@ -117,10 +120,14 @@ struct score_params {
 struct score_variant {
 	enum score_dtype dtype;
 	enum score_status status;
-	double speedup;         /* eager_median / pass_median; > 0 for status ok;
-				 * 0 when not measured (it is read only for ok) */
+	double speedup;         /* eager_median / pass_median; > 0 whenever
+				 * min_t is a level (it is read only then);
+				 * 0 when not measured */
 	int min_t;              /* SCORE_T_MIN..SCORE_T_MAX, or SCORE_T_NEVER;
-				 * SCORE_T_NEVER for every status but ok */
+				 * SCORE_T_NEVER for every status but ok and
+				 * mismatch.  Scored exactly as given: which
+				 * levels count as correct is the evaluator's
+				 * rule (it never passes a min_t >= 0 on) */
 };
 
 struct score_input {
@@ -139,16 +146,16 @@ struct score_result {
 double score_weight(int t);
 
 /* r of one variant at level t:
- *   correct at t (status ok, min_t <= t): s if s >= 1, else s^(1+p);
+ *   correct at t (status ok or mismatch, min_t <= t): s if s >= 1, else s^(1+p);
  *   else, the pass ran (ok, mismatch) and t >= 1: 1;
  *   else: b.
  * Assumes v and params are valid (score_check_input). */
 double score_variant_r(const struct score_variant *v, const struct score_params *params, int t);
 
 /* Checks what score_compute relies on: b in (0, 1], p finite and >= 0, at
- * least one variant, and per variant a valid dtype and status, a finite
- * speedup > 0 for status ok, and min_t in range (or SCORE_T_NEVER; exactly
- * SCORE_T_NEVER for statuses other than ok).  Returns 0, or -EINVAL with a
+ * least one variant, and per variant a valid dtype and status, min_t in
+ * range (or SCORE_T_NEVER; exactly SCORE_T_NEVER for statuses other than ok
+ * and mismatch) and a finite speedup > 0 wherever min_t is a level.  Returns 0, or -EINVAL with a
  * message such as "variants[2]: status ok needs a speedup > 0 (got -1)". */
 int score_check_input(const struct score_input *in, char *err, size_t errlen);
 
@@ -168,8 +175,9 @@ int score_aggregate(const double *task_scores, size_t n, double *out);
  *                                    "status": "ok", "min_t": -5}, ...]}
  * b and p are optional (SCORE_DEFAULT_B, SCORE_DEFAULT_P).  Per variant: dtype
  * and status are required; speedup is required for ok (optional, null allowed,
- * otherwise); min_t is an integer in -10..4, or null / "none" for never; it is
- * required for ok and must be never when present on other statuses; an
+ * otherwise, and for a mismatch with a min_t); min_t is an integer in -10..4,
+ * or null / "none" for never; it is required for ok, allowed for mismatch
+ * and must be never when present on other statuses; an
  * optional "name" string labels the variant in messages.  Unknown fields are an
  * error, so a typo cannot drop data.  root is only read (the caller keeps its
  * reference).  Returns 0 and fills *out (release with score_input_free), or a

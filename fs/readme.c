@@ -5,6 +5,8 @@
  * docs/pass-api.md's worked example, which tests/unit/test_pass.c runs). */
 #include "readme.h"
 
+#include "inputs.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -65,10 +67,11 @@ static const char rules_text[] =
 	"  passfs API and a small part of libc/libm; the evaluation runs in a sandbox.\n"
 	"- **Outputs are poisoned**: fresh buffers filled with NaN before every call. Write\n"
 	"  every element. Inputs are read-only (hashed after every run).\n"
-	"- **A secret input set.** Every variant also runs on inputs from a secret seed: a\n"
-	"  pass that is right on the public inputs (seed 123) and wrong on the secret ones\n"
-	"  is `rejected`. Caching results, reading timers, or skipping work is caught the\n"
-	"  same way.\n"
+	"- **A secret input set.** Every variant also runs on inputs from a secret seed, and\n"
+	"  the timed calls on fresh inputs: a variant is as close as its worst set (an\n"
+	"  ulp of rounding costs a level, never the variant), and a pass close on the\n"
+	"  public inputs (seed 123) and not close at all on the others is `rejected`.\n"
+	"  Caching results, reading timers, or skipping work is caught the same way.\n"
 	"- `pass.c` is at most 1 MiB.\n";
 
 static int task_table(char **bufp, size_t *lenp, const struct graph_task *const *tasks, int n)
@@ -211,28 +214,46 @@ char *readme_root(const struct graph_task *const *tasks, int n_tasks, enum readm
 	  example_pass);
 
 	A("## Scoring\n\n"
-	  "Each variant gets a speedup `s = eager median time / pass median time` and\n"
-	  "`min_t`, the tightest tolerance level t (-10 .. 4) at which every output is close\n"
-	  "to eager (`|pass - eager| <= atol + rtol*|eager|`, atol = 10^t, rtol tighter per\n"
-	  "dtype; from t = 1 on, wrong values are forgiven if the pass ran). At each t a\n"
-	  "variant scores `r = s` if it is correct at t (`s^(1+p)` below 1), `1` if it ran\n"
-	  "but is wrong at t >= 1, else `b = %g` (any failure: compile error, crash, timeout,\n"
-	  "rejected, unsupported, not implemented). `ES_t` is the geometric mean of r over\n"
-	  "the variants, and the task score is a weighted geometric mean of `ES_t` over t,\n"
-	  "weighted toward t = -5 .. 0. Eager itself scores exactly 1; above 1 is faster than\n"
-	  "eager and correct; %g means it failed everywhere. Being correct matters first,\n"
-	  "then fast: a 2x-faster pass that is wrong at float precision loses most of it.\n\n",
+	  "Each variant gets a speedup `s = eager median time / pass median time` and a\n"
+	  "level, `min_t`: the tightest tolerance level t at which every output is close to\n"
+	  "eager, `|pass - eager| <= atol + rtol*|eager|`, on every input set passfs checked\n"
+	  "(the public one, a secret one, and fresh inputs in the timed calls; the worst\n"
+	  "of them counts). Integers and bools must be equal; NaN and Inf must match.\n\n"
+	  "| t | weight | atol | rtol float32 | rtol float16 | rtol bfloat16 |\n"
+	  "|---:|---:|---:|---:|---:|---:|\n");
+	for (int t = SCORE_T_MIN; t <= SCORE_T_MAX; t++) {
+		double at, r32, r16, rb;
+		score_tolerance(SCORE_F32, t, &at, &r32);
+		score_tolerance(SCORE_F16, t, &at, &r16);
+		score_tolerance(SCORE_BF16, t, &at, &rb);
+		A("| %d | %g | %.0e | %.3g | %.3g | %.3g |\n", t, score_weight(t), at, r32, r16, rb);
+	}
+	A("\n"
+	  "(float64: atol = rtol = 10^(1.4*t); from t = 1 on, the t = 1 values.)\n\n"
+	  "**Only t <= -1 counts**: at t = 0 (atol 1, rtol 1) an all-zero output is close to\n"
+	  "anything, so a variant close only from t = 0 or looser has `min_t` null and is\n"
+	  "scored as wrong values (`close_from_t` in result.json says how close it came); so\n"
+	  "is an output no closer than a constant (all zeros, or the middle of eager's range)\n"
+	  "would be, since closeness proves nothing there. At\n"
+	  "each t a variant scores `r = s` if it is correct at t, i.e. `min_t <= t`\n"
+	  "(`s^(1+p)` below 1); `1` if it ran but is wrong at t >= 1; else `b = %g` (wrong at\n"
+	  "t <= 0, or any failure: compile error, crash, timeout, rejected, unsupported, not\n"
+	  "implemented). `ES_t` is the geometric mean of r over the variants, and the task\n"
+	  "score is `10^(sum_t w_t*log10 ES_t / sum_t w_t)` with the weights above. Eager\n"
+	  "itself scores exactly 1; above 1 is faster than eager and correct; %g means it\n"
+	  "failed everywhere. Being correct matters first, then fast: a 2x-faster pass that\n"
+	  "is only close from t = -2 scores about 0.44.\n\n",
 	  b, b);
 
 	A("## Verdicts\n\n"
 	  "| verdict | meaning |\n|---|---|\n"
-	  "| `ok` | every variant ran and is within tolerance at some t |\n"
-	  "| `mismatch` | the pass ran but some output is never within tolerance |\n"
+	  "| `ok` | the variant ran and every output is close from t = -3 or tighter, on every input set |\n"
+	  "| `mismatch` | the pass ran but is close only from t = -2 or -1 (paid from there), or looser, or never; `message` and the variant's `worst` name the element furthest off (`output t1[3,17,200] = 0.5012, eager 0.4981: close only from t = -2 (ok needs -3)`) |\n"
 	  "| `compile_error` | the device gate (NVRTC) or the host compiler refused it; `message` names `pass.c:LINE`, `compile.log_tail` has the log |\n"
 	  "| `runtime_error` | a launch failed, the pass crashed or returned an error |\n"
 	  "| `timeout` | a call took too long |\n"
 	  "| `unsupported` | uses what this backend cannot run (inline PTX on the cpu backend), a forbidden include or `<<<`, or declined with `pf_unsupported` |\n"
-	  "| `rejected` | broke an integrity rule: an output element left unwritten (still NaN), inputs written, wrong on the secret inputs, a forbidden symbol or constructor |\n"
+	  "| `rejected` | broke an integrity rule: an output element left unwritten (still NaN), inputs written, close on the public inputs and not close at all on the secret ones, a forbidden symbol or constructor |\n"
 	  "| `not_implemented` | the template's answer |\n\n"
 	  "The task verdict is `ok` when every variant is ok, else the most serious variant\n"
 	  "verdict; `message` names the variant that failed.\n\n");
@@ -326,6 +347,43 @@ char *readme_task(const struct graph_task *t, enum readme_mode mode, size_t *len
 		if (any_renamed)
 			A("\nSome tensors have other names in some variants (see the graph below); the\n"
 			  "position is what counts.\n");
+		/* the inputs the std floor applies to (engine/inputs.h), once per
+		 * name and rule */
+		int floored_any = 0;
+		for (int k = 0; k < t->n_variants; k++) {
+			const struct graph_variant *v = &t->variants[k];
+			for (int i = 0; i < v->n_inputs; i++) {
+				const struct graph_value *x = &v->values[i];
+				const struct graph_input_gen *g = &v->gen[i];
+				int fl, seen = 0;
+				double used = inputs_std(g, x->dtype, (size_t)graph_shape_numel(&x->shape), &fl);
+				if (!fl)
+					continue;
+				for (int k2 = 0; k2 <= k && !seen; k2++) {
+					const struct graph_variant *v2 = &t->variants[k2];
+					for (int i2 = 0; i2 < v2->n_inputs && !seen; i2++) {
+						int fl2;
+						if (k2 == k && i2 == i)
+							break;
+						const struct graph_value *x2 = &v2->values[i2];
+						double u2 = inputs_std(&v2->gen[i2], x2->dtype,
+								       (size_t)graph_shape_numel(&x2->shape), &fl2);
+						seen = fl2 && u2 == used && strcmp(x2->name, x->name) == 0;
+					}
+				}
+				if (seen)
+					continue;
+				if (!floored_any)
+					A("\nInputs are generated as PassNet does (`randn * std * 0.2 + mean`, seed 123,\n"
+					  "plus a secret seed). These inputs' std is below what varies them, so passfs\n"
+					  "generates them with its floor, std = max(0.1, 0.05*|mean|), never a constant:\n\n");
+				floored_any = 1;
+				if (g->has_std)
+					A("- `%s` (%s): std %g instead of %g\n", x->name, v->name, used, g->std);
+				else
+					A("- `%s` (%s): std %g instead of 0.1\n", x->name, v->name, used);
+			}
+		}
 	}
 
 	A("\n## The graph\n\n"

@@ -132,6 +132,11 @@ write b_zero "{\"b\": 0, \"variants\": [$v_ok]}"
 write b_big "{\"b\": 1.5, \"variants\": [$v_ok]}"
 write typo "{\"variants\": [{\"dtype\": \"float32\", \"speedup\": 1, \"status\": \"ok\", \"min-t\": 0}]}"
 write mismatch_t '{"variants": [{"dtype": "float32", "status": "mismatch", "min_t": -3}]}'
+write timeout_t '{"variants": [{"dtype": "float32", "status": "timeout", "speedup": 2, "min_t": -3}]}'
+# a mismatch with a level (the evaluator's "close only from -2"): paid from
+# there, exactly as an ok with the same level
+write mismatch_level '{"variants": [{"dtype": "float16", "status": "mismatch", "speedup": 2, "min_t": -2}]}'
+write ok_level '{"variants": [{"dtype": "float16", "status": "ok", "speedup": 2, "min_t": -2}]}'
 
 expect_bad "$dir/missing\.json: cannot open" "$dir/missing.json"
 expect_bad "bad_json\.json:2:[0-9]+: invalid JSON" "$dir/bad_json.json"
@@ -147,7 +152,10 @@ expect_bad "bad_dtype\.json: variants\[0\]: unknown dtype 'float8'" "$dir/bad_dt
 expect_bad 'b_zero\.json: b must be in \(0, 1\]' "$dir/b_zero.json"
 expect_bad 'b_big\.json: b must be in \(0, 1\]' "$dir/b_big.json"
 expect_bad 'typo\.json: variants\[0\]: unknown field "min-t"' "$dir/typo.json"
-expect_bad 'mismatch_t\.json: variants\[0\]: status mismatch has no passing level' "$dir/mismatch_t.json"
+expect_bad 'mismatch_t\.json: variants\[0\]: status mismatch with a min_t needs field "speedup"' "$dir/mismatch_t.json"
+expect_bad 'timeout_t\.json: variants\[0\]: status timeout has no passing level' "$dir/timeout_t.json"
+expect_score 0.441341 "$dir/mismatch_level.json"
+expect_score 0.441341 "$dir/ok_level.json"
 expect_bad '<stdin>:1:[0-9]+: invalid JSON' - </dev/null
 expect_bad '--b must be in \(0, 1\]' "$dir/c1.json" --b 2
 expect_bad '--b: not a number' "$dir/c1.json" --b x

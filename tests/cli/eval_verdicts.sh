@@ -37,7 +37,7 @@ sys.exit(0 if ok else 1)"; then
 
 check ok ok "r['score'] > 1 and all(v['verdict'] == 'ok' and v['speedup'] > 0 for v in r['variants']) and len(r['pass_sha256']) == 64" \
 	--pass tests/passes/ok_fused.c
-check mismatch mismatch "abs(r['score'] - 0.147207) < 1e-6 and r['es_t']['0'] == 0.1 and r['es_t']['1'] == 1 and 'differs from eager' in r['message']" \
+check mismatch mismatch "abs(r['score'] - 0.147207) < 1e-6 and r['es_t']['0'] == 0.1 and r['es_t']['1'] == 1 and 'not close at any t' in r['message'] and r['variants'][0]['worst']['output'] == 't1'" \
 	--pass tests/passes/mismatch_scaled.c
 check compile_error compile_error "r['score'] == 0.1 and 'compile_error.c:' in r['message'] and r['compile']['log_tail'] != ''" \
 	--pass tests/passes/compile_error.c

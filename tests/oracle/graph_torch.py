@@ -54,6 +54,20 @@ def dtype_name(dt):
 # Inputs
 
 
+def floored_std(std, mean, dt, n):
+    """passfs's std floor (engine/inputs.h): a std below 0.0005, or one whose
+    draws (0.2 * std) span fewer than 4 of the dtype's spacings at |mean|,
+    becomes max(0.1, 0.05 * |mean|) for a tensor of more than one element."""
+    if n <= 1:
+        return std
+    bits = {torch.float32: 23, torch.float16: 10, torch.bfloat16: 7}.get(dt, 52)
+    m = abs(mean)
+    spacing = 2.0 ** (math.frexp(m)[1] - 1 - bits) if m > 0 else 0.0
+    if std < 0.0005 or 0.2 * std < 4 * spacing:
+        return max(std, 0.1, 0.05 * m)
+    return std
+
+
 def make_input(spec, gen, device="cpu"):
     """One input tensor from its spec (generation rule in the module comment)."""
     shape = tuple(spec["shape"])
@@ -72,6 +86,7 @@ def make_input(spec, gen, device="cpu"):
     std = 0.1 if std is None else std
     mean = spec.get("mean")
     mean = 0.0 if mean is None else mean
+    std = floored_std(std, mean, dt, math.prod(shape))
     t = torch.randn(shape, generator=gen, dtype=torch.float32) * (std * 0.2) + mean
     if spec.get("min") is not None or spec.get("max") is not None:
         t = t.clamp(min=spec.get("min"), max=spec.get("max"))

@@ -16,6 +16,10 @@ tolerance of docs/scoring.md at the level below (docs/eager.md says why):
     bfloat16 t = -2   atol 1e-2, rtol 10^(-2 * 0.3592)
     ints, bool        equal
 
+Every float input and output of more than one element must vary: a constant
+one would let a pass that writes a constant be "right" (the input generator's
+std floor, engine/inputs.h, is what keeps inputs from being constant).
+
 Then the same for the PassNet samples in ../shared/passnet-samples that have a
 weight_meta.py, each imported with `$PASSFS import` first (skipped with a note
 when the importer is not available or rejects the sample).
@@ -102,6 +106,26 @@ def load_tensor(d, spec):
 def passes(err, absref, dtype, t):
     atol, rtol = tolerance(dtype, t)
     return bool((err <= absref * rtol + atol).all())
+
+
+def spread_problems(variant, man, inputs, outputs):
+    """What makes verification blind (DESIGN.md section 6): a float input of
+    more than one element generated constant (literal data is the task's own,
+    and left alone), or a float output of more than one element that is
+    constant (a pass writing that constant would be right).  Returns a list of
+    problems, empty when there are none."""
+    bad = []
+    literal = {s["name"] for s in variant["inputs"] if "data" in s}
+    for spec in man["inputs"]:
+        x = inputs[spec["name"]]
+        if spec["name"] in literal:
+            continue
+        if x.is_floating_point() and x.numel() > 1 and bool((x == x.reshape(-1)[0]).all()):
+            bad.append("input %s is constant" % spec["name"])
+    for spec, y in zip(man["outputs"], outputs):
+        if y.is_floating_point() and y.numel() > 1 and bool((y == y.reshape(-1)[0]).all()):
+            bad.append("output %s is constant (%g)" % (spec["name"], float(y.reshape(-1)[0])))
+    return bad
 
 
 def compare(got, ref, dtype):
@@ -191,10 +215,15 @@ def check_task(run):
             if len(refs) != len(man["outputs"]):
                 ok, details = False, ["%d outputs, torch %d" % (len(man["outputs"]), len(refs))]
             else:
-                for spec, ref in zip(man["outputs"], refs):
-                    good, det = compare(load_tensor(vdir, spec), ref, spec["dtype"])
+                outs = [load_tensor(vdir, spec) for spec in man["outputs"]]
+                for spec, got, ref in zip(man["outputs"], outs, refs):
+                    good, det = compare(got, ref, spec["dtype"])
                     ok &= good
                     details.append("%s %s: %s" % (spec["name"], spec["dtype"], det))
+                blind = spread_problems(v, man, inputs, outs)
+                if blind:
+                    ok = False
+                    details.append("verification would be blind: " + ", ".join(blind))
             print("%s %s %s/%s: %s (eager %.1f ms)" % ("ok  " if ok else "FAIL", label, task_id, v["name"],
                                                      "; ".join(details), man.get("eager_ms", 0)))
         except Exception as e:  # a broken variant must not stop the others

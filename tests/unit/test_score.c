@@ -186,6 +186,11 @@ static void test_variant_r(void)
 	v = var(SCORE_F32, SCORE_MISMATCH, 0, SCORE_T_NEVER);
 	CHECK(score_variant_r(&v, &pr, 0) == 0.1);
 	CHECK(score_variant_r(&v, &pr, 1) == 1.0);
+	/* a mismatch with a level is paid from it, exactly as given */
+	v = var(SCORE_F32, SCORE_MISMATCH, 2.0, -2);
+	CHECK(score_variant_r(&v, &pr, -3) == 0.1);
+	CHECK(score_variant_r(&v, &pr, -2) == 2.0);
+	CHECK(score_variant_r(&v, &pr, 3) == 2.0);
 }
 
 static void test_weights_and_aggregate(void)
@@ -233,8 +238,14 @@ static void test_check_input(void)
 	CHECK(score_check_input(&in, err, sizeof err) == -EINVAL && strstr(err, "variants[0]"));
 	v[0] = var(SCORE_F32, SCORE_OK, 1.5, 5);
 	CHECK(score_check_input(&in, err, sizeof err) == -EINVAL && strstr(err, "min_t"));
-	v[0] = var(SCORE_F32, SCORE_MISMATCH, 1.5, -3);
-	CHECK(score_check_input(&in, err, sizeof err) == -EINVAL && strstr(err, "mismatch"));
+	/* a mismatch may carry a level (close only from -2 or -1: paid from
+	 * there), and then needs its speedup; other failures have none */
+	v[0] = var(SCORE_F32, SCORE_MISMATCH, 1.5, -2);
+	CHECK(score_check_input(&in, err, sizeof err) == 0);
+	v[0] = var(SCORE_F32, SCORE_MISMATCH, 0, -2);
+	CHECK(score_check_input(&in, err, sizeof err) == -EINVAL && strstr(err, "mismatch") && strstr(err, "speedup"));
+	v[0] = var(SCORE_F32, SCORE_RUNTIME_ERROR, 1.5, -3);
+	CHECK(score_check_input(&in, err, sizeof err) == -EINVAL && strstr(err, "runtime_error has no passing level"));
 	v[0] = var(SCORE_DTYPE_INVALID, SCORE_OK, 1.5, -3);
 	CHECK(score_check_input(&in, err, sizeof err) == -EINVAL && strstr(err, "dtype"));
 	in.n_variants = 0;
@@ -554,7 +565,9 @@ static void test_parse_errors(void)
 	check_bad("{\"variants\": [{\"dtype\": \"float32\", \"status\": \"ok\", \"speedup\": 2, \"min_t\": \"-2\"}]}",
 		  "(got a string)", __LINE__);
 	check_bad("{\"variants\": [{\"dtype\": \"float32\", \"status\": \"mismatch\", \"min_t\": -2}]}",
-		  "status mismatch has no passing level", __LINE__);
+		  "status mismatch with a min_t needs field \"speedup\"", __LINE__);
+	check_bad("{\"variants\": [{\"dtype\": \"float32\", \"status\": \"rejected\", \"min_t\": -2}]}",
+		  "status rejected has no passing level", __LINE__);
 	check_bad("{\"variants\": [" OKV ", {\"dtype\": \"float32\", \"status\": \"ok\", \"speedup\": 2, "
 		  "\"min_t\": 0, \"min-t\": 1}]}", "variants[1]: unknown field \"min-t\"", __LINE__);
 	check_bad("{\"variants\": [{\"name\": 3, \"dtype\": \"float32\", \"status\": \"timeout\"}]}",
