@@ -116,6 +116,12 @@ struct reply {
 #define MAX_BATCH 64
 #define PAYLOAD_MAX 16384
 #define TRACED_TRIALS 20        /* CUPTI-recorded calls per side after the timed ones */
+/* Adaptive timing: past the trials asked for, up to TRIALS_CAP times as many
+ * while the speedup's 95% interval is wider than +-SPEEDUP_TIGHT; only when
+ * at least ADAPT_MIN_TRIALS were asked for (fewer give no interval). */
+#define TRIALS_CAP 4
+#define SPEEDUP_TIGHT 0.03
+#define ADAPT_MIN_TRIALS 6
 
 /* GPU time of one traced call from CUPTI (cuda backend with tracing on). */
 struct trial_gpu {
@@ -189,6 +195,7 @@ struct ctx {
 	const char *timed_out;          /* the variant that timed out first (the limit is shorter since), or NULL */
 	int warmup, trials;
 	int cold;
+	int trial_times;                /* keep every timed trial's ms in result.json */
 	int cuda;                       /* the cuda backend */
 	int traced_trials;              /* CUPTI-recorded trials after the timed ones */
 	size_t max_io_bytes;            /* the largest variant's inputs + outputs */
@@ -1198,6 +1205,10 @@ struct vresult {
 	double overhead_ms;             /* eager's round trip outside its timed window (median) */
 	double unexplained_ms;
 	int timing_retries;             /* timing runs repeated for instability */
+	double speedup_paired;          /* median of per-trial eager/pass ratios */
+	double speedup_of_medians;      /* eager_ms / pass_ms */
+	double speedup_lo, speedup_hi;  /* its 95% interval */
+	json_t *trial_ms;               /* with opts.trial_times: {eager: [...], pass: [...]} */
 	/* CUPTI (cuda backend): medians per timed call */
 	int gpu_trials;                 /* timed trials with GPU time on both sides */
 	double eager_gpu_ms, pass_gpu_ms;       /* kernel time */
@@ -1515,6 +1526,45 @@ static double gpu_median(const struct trial_gpu *g, int n, int what, int *count)
 	return med;
 }
 
+/* The median of the per-pair ratios eager/pass over n paired trials, and its
+ * 95% interval from order statistics of the sorted log ratios (distribution
+ * free: the median lies between the k-th smallest and the k-th largest of n
+ * with k = floor(n/2 - 0.98*sqrt(n)), at least 95% of the time).  A pair
+ * shares the machine's load of its moment, which the ratio cancels;
+ * bench/rescore.sh measures this against the ratio of the two medians.
+ * lo = hi = the estimate when n < 4 (no interval yet). */
+static void paired_speedup(const double *te, const double *tp, int n, double *est, double *lo, double *hi)
+{
+	double *lr = malloc(sizeof(double) * (size_t)(n > 0 ? n : 1));
+	int m = 0;
+	*est = *lo = *hi = 0;
+	if (lr == NULL)
+		return;
+	for (int k = 0; k < n; k++)
+		if (te[k] > 0 && tp[k] > 0)
+			lr[m++] = log(te[k] / tp[k]);
+	if (m > 0) {
+		eval_sort(lr, m);
+		double med = m % 2 ? lr[m / 2] : (lr[m / 2 - 1] + lr[m / 2]) / 2;
+		int j = (int)floor(m / 2.0 - 0.98 * sqrt((double)m));
+		*est = exp(med);
+		*lo = m >= 4 && j >= 0 ? exp(lr[j]) : *est;
+		*hi = m >= 4 && j >= 0 ? exp(lr[m - 1 - j]) : *est;
+	}
+	free(lr);
+}
+
+/* Whether the paired speedup of n trials is known to SPEEDUP_TIGHT: its 95%
+ * interval within +-3% (in log terms) of the estimate. */
+static int speedup_tight(const double *te, const double *tp, int n)
+{
+	double est, lo, hi;
+	if (n < ADAPT_MIN_TRIALS)
+		return 0;
+	paired_speedup(te, tp, n, &est, &lo, &hi);
+	return est > 0 && lo > 0 && log(hi / lo) / 2 <= log(1 + SPEEDUP_TIGHT);
+}
+
 /* One timing run: warm-up + trials, eager and the pass alternating on the
  * same fresh rotation of the public inputs (see the top of this file). */
 static int time_variant(struct ctx *c, struct worker *ew, struct worker *pw, struct eval_shared *es,
@@ -1523,12 +1573,16 @@ static int time_variant(struct ctx *c, struct worker *ew, struct worker *pw, str
 	struct reply r;
 	double t1[MAX_BATCH];
 	int step, poisoned, out = 0;
-	/* the timed trials, then (cuda with CUPTI) a few traced ones for the
-	 * GPU's view, checked alike but not in the medians */
-	int timed_n = c->warmup + c->trials, total = timed_n + c->traced_trials;
-	double *te = calloc((size_t)total, sizeof(double)), *tp = calloc((size_t)total, sizeof(double));
-	double *we = calloc((size_t)total, sizeof(double)), *wp = calloc((size_t)total, sizeof(double));
-	struct trial_gpu *ge = calloc((size_t)total, sizeof(*ge)), *gp = calloc((size_t)total, sizeof(*gp));
+	/* The timed trials, then (cuda with CUPTI) a few traced ones for the
+	 * GPU's view, checked alike but not in the medians.  The timed trials
+	 * go on past c->trials, up to TRIALS_CAP times as many, while the
+	 * speedup's interval is wider than SPEEDUP_TIGHT (timed_n shrinks to
+	 * where it is tight). */
+	int timed_max = c->warmup + (c->trials >= ADAPT_MIN_TRIALS ? c->trials * TRIALS_CAP : c->trials);
+	int timed_n = timed_max, alloc = timed_max + c->traced_trials;
+	double *te = calloc((size_t)alloc, sizeof(double)), *tp = calloc((size_t)alloc, sizeof(double));
+	double *we = calloc((size_t)alloc, sizeof(double)), *wp = calloc((size_t)alloc, sizeof(double));
+	struct trial_gpu *ge = calloc((size_t)alloc, sizeof(*ge)), *gp = calloc((size_t)alloc, sizeof(*gp));
 	uint64_t rng = rng_seed();
 	int check_min_t = vr->close_t;
 	if (te == NULL || tp == NULL || we == NULL || wp == NULL || ge == NULL || gp == NULL) {
@@ -1536,7 +1590,8 @@ static int time_variant(struct ctx *c, struct worker *ew, struct worker *pw, str
 		out = -1;
 		goto end;
 	}
-	for (int k = 0; k < total; k++) {
+	for (int k = 0; k < timed_n + c->traced_trials; k++) {
+		int total = timed_n + c->traced_trials;
 		struct cmd cm = {.op = CMD_TIME, .set = 0, .count = 1, .trace = k >= timed_n};
 		for (int i = 0; i < c->v->n_inputs; i++) {
 			long long n = graph_shape_numel(&c->v->values[i].shape);
@@ -1574,6 +1629,13 @@ static int time_variant(struct ctx *c, struct worker *ew, struct worker *pw, str
 				     "took %.4f ms: the pass tampered with the timer", k + 1, total, tp[k], wp[k]);
 			out = TIME_STOP;
 			goto end;
+		}
+		/* Enough timed trials once the speedup's interval is tight:
+		 * this one is then the last timed trial. */
+		if (k < timed_n - 1 && k + 1 >= c->warmup + c->trials &&
+		    speedup_tight(te + c->warmup, tp + c->warmup, k + 1 - c->warmup)) {
+			timed_n = k + 1;
+			total = timed_n + c->traced_trials;
 		}
 		/* Every trial: no poison left.  A random quarter (drawn now,
 		 * after the trial ran) and the last: every value, and the
@@ -1643,7 +1705,7 @@ static int time_variant(struct ctx *c, struct worker *ew, struct worker *pw, str
 		if (k == c->warmup || eo < emin)
 			emin = eo;
 	}
-	double *est = calloc((size_t)total, sizeof(double));
+	double *est = calloc((size_t)alloc, sizeof(double));
 	double dummy;
 
 	vr->timing_suspect = 0;
@@ -1653,14 +1715,25 @@ static int time_variant(struct ctx *c, struct worker *ew, struct worker *pw, str
 			est[k] = wp[k] - emin;
 		we[k] -= te[k];
 	}
-	vr->overhead_ms = median_of(we + c->warmup, c->trials, &dummy);
-	vr->eager_ms = median_of(te + c->warmup, c->trials, &vr->eager_iqr);
-	vr->pass_ms = median_of(tp + c->warmup, c->trials, &vr->pass_iqr);
+	int n_t = timed_n - c->warmup;
+	if (c->trial_times) {
+		json_decref(vr->trial_ms);
+		vr->trial_ms = json_pack("{s:o, s:o}", "eager", json_array(), "pass", json_array());
+		for (int k = c->warmup; k < timed_n && vr->trial_ms; k++) {
+			json_array_append_new(json_object_get(vr->trial_ms, "eager"), json_real(te[k]));
+			json_array_append_new(json_object_get(vr->trial_ms, "pass"), json_real(tp[k]));
+		}
+	}
+	/* the paired estimate first: the medians below sort the arrays */
+	paired_speedup(te + c->warmup, tp + c->warmup, n_t, &vr->speedup_paired, &vr->speedup_lo, &vr->speedup_hi);
+	vr->overhead_ms = median_of(we + c->warmup, n_t, &dummy);
+	vr->eager_ms = median_of(te + c->warmup, n_t, &vr->eager_iqr);
+	vr->pass_ms = median_of(tp + c->warmup, n_t, &vr->pass_iqr);
 	vr->unexplained_ms = pmin - emin;
 	if (est && vr->unexplained_ms > 0.02 && vr->unexplained_ms > vr->pass_ms) {
 		vr->timing_suspect = 1;
 		vr->pass_ms_reported = vr->pass_ms;
-		vr->pass_ms = median_of(est + c->warmup, c->trials, &vr->pass_iqr);
+		vr->pass_ms = median_of(est + c->warmup, n_t, &vr->pass_iqr);
 		snprintf(vr->note, sizeof(vr->note),
 			 "even the quickest pass trial's round trip took %.3f ms more than eager's quickest beyond the "
 			 "%.3f ms the worker reported: the reported times do not cover the pass's work, so pass_ms "
@@ -1709,7 +1782,7 @@ static int time_variant(struct ctx *c, struct worker *ew, struct worker *pw, str
 				vr->pass_ms = vr->pass_span_ms;
 		}
 	}
-	vr->trials = c->trials;
+	vr->trials = n_t;
 end:
 	free(te), free(tp), free(we), free(wp), free(ge), free(gp);
 	return out;
@@ -1869,7 +1942,11 @@ static int eval_variant(struct ctx *c, int k, struct worker *ew, struct worker *
 		}
 		break;
 	}
-	vr->speedup = vr->pass_ms > 0 ? vr->eager_ms / vr->pass_ms : 1e9;
+	/* The paired estimate, unless the pass's own times were replaced by
+	 * the parent's estimate or the GPU's span (timing_suspect): then the
+	 * ratio of medians of what the parent trusts. */
+	vr->speedup_of_medians = vr->pass_ms > 0 ? vr->eager_ms / vr->pass_ms : 1e9;
+	vr->speedup = vr->timing_suspect || !(vr->speedup_paired > 0) ? vr->speedup_of_medians : vr->speedup_paired;
 	/* Plausibility: the least data the variant moves, at the fastest this
 	 * machine moves data. */
 	if (c->bytes_per_ms > 0) {
@@ -1960,7 +2037,7 @@ static int batch_open(struct batch *b, const struct eval_job *job, int first, in
 	const struct graph_task *t = job->task;
 	memset(b, 0, sizeof(*b));
 	struct ctx *c = &b->c;
-	*c = (struct ctx){.job = job, .first = first, .warmup = warmup, .trials = trials, .cold = job->opts.cold,
+	*c = (struct ctx){.job = job, .first = first, .warmup = warmup, .trials = trials, .cold = job->opts.cold, .trial_times = job->opts.trial_times,
 			  .cuda = cuda};
 	b->ew = (struct worker){.pid = -1, .sock = -1, .out_fd = -1, .report_fd = -1};
 	b->pw = b->ew;
@@ -2283,6 +2360,10 @@ static json_t *variant_json(const struct graph_variant *v, const struct vresult 
 		json_object_set_new(j, "eager_iqr_ratio", json_real(eval_round(vr->eager_iqr, 3)));
 		json_object_set_new(j, "pass_iqr_ratio", json_real(eval_round(vr->pass_iqr, 3)));
 		json_object_set_new(j, "trials", json_integer(vr->trials));
+		json_object_set_new(j, "speedup_of_medians", json_real(eval_round(vr->speedup_of_medians, 4)));
+		if (vr->speedup_lo > 0 && !vr->timing_suspect)
+			json_object_set_new(j, "speedup_ci95", json_pack("[f, f]", eval_round(vr->speedup_lo, 4),
+									 eval_round(vr->speedup_hi, 4)));
 		json_object_set_new(j, "max_abs_err", json_real(vr->max_abs_err));
 		json_object_set_new(j, "max_rel_err", json_real(vr->max_rel_err));
 		json_object_set_new(j, "close_from_t", vr->close_t == SCORE_T_NEVER ? json_null()
@@ -2308,6 +2389,8 @@ static json_t *variant_json(const struct graph_variant *v, const struct vresult 
 			if (vr->pass_gpu_kernels)
 				json_object_set(j, "pass_gpu_kernels", vr->pass_gpu_kernels);
 		}
+		if (vr->trial_ms)
+			json_object_set(j, "trial_ms", vr->trial_ms);
 		if (vr->lock_wait_ms >= 1)
 			json_object_set_new(j, "lock_wait_ms", json_real(eval_round(vr->lock_wait_ms, 1)));
 		json_object_set_new(j, "timed_checks", json_integer(vr->timed_checked));
@@ -2710,6 +2793,7 @@ out:
 		free(vr[i].log);
 		json_decref(vr[i].eager_gpu_kernels);
 		json_decref(vr[i].pass_gpu_kernels);
+		json_decref(vr[i].trial_ms);
 	}
 	free(vr);
 	free(sv);

@@ -26,6 +26,9 @@ struct eval_opts {
 	int cold;                   /* flush the L2 before every timed trial (cuda) */
 	double lock_timeout_s;      /* wait for the GPU's benchmark lock; 0: 600 s */
 	int quiet;                  /* no progress lines on stderr */
+	int trial_times;            /* result.json: every timed trial's ms per side
+				     * (trial_ms; `passfs eval --trial-times`,
+				     * for bench/rescore.sh's estimator study) */
 	/* Called when the evaluation moves on: phase "compiling" (before the
 	 * pass compile), "running" (after it, before the first variant).  May be
 	 * NULL.  Runs on the evaluating thread. */

@@ -34,7 +34,7 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: passfs eval --task ID [--tasks DIR] [--pass FILE] [--backend auto|cpu|cuda] [--json]\n"
 		"                   [--warmup N] [--trials N] [--timeout S] [--secret-seed N] [--cold]\n"
-		"                   [--lock-timeout S]\n\n"
+		"                   [--lock-timeout S] [--trial-times]\n\n"
 		"Compiles FILE (default: the task's template pass.c), runs it against the eager\n"
 		"baseline on every variant of task ID (outputs checked on the public and a secret\n"
 		"input set, timed, integrity rules enforced) and prints a summary, or with --json\n"
@@ -45,14 +45,18 @@ static void usage(FILE *f)
 		"  --pass FILE       the pass source; '-' reads standard input\n"
 		"  --backend B       auto (default: cuda when a GPU exists), cpu or cuda\n"
 		"  --warmup N        warm-up calls per variant (default: 25 on cuda, 2 on cpu)\n"
-		"  --trials N        timed calls per variant (default: 100 on cuda, 10 on cpu)\n"
+		"  --trials N        timed calls per variant (default: 100 on cuda, 10 on cpu); from\n"
+		"                    6 on, up to 4 times as many while the speedup's 95%% interval is\n"
+		"                    wider than +-3%%\n"
 		"  --timeout S       wall-clock limit of one worker step in seconds (default 20;\n"
 		"                    once a variant timed out, a tenth of it, at least 1 s)\n"
 		"  --secret-seed N   fix the secret input seed (for reproducing a result)\n"
 		"  --cold            flush the caches before every timed call (the GPU's L2 on cuda,\n"
 		"                    the CPU caches on cpu); inputs are rotated every call either way\n"
 		"  --lock-timeout S  wait at most S seconds for the GPU's benchmark lock, held by\n"
-		"                    another evaluation on the same GPU (default 600)\n");
+		"                    another evaluation on the same GPU (default 600)\n"
+		"  --trial-times     add every timed call's time per side to result.json (trial_ms;\n"
+		"                    for studying the timing, bench/rescore.sh)\n");
 }
 
 static char *read_all(const char *path, size_t *len, char *err, size_t errlen)
@@ -113,8 +117,11 @@ static void print_summary(json_t *r)
 	json_array_foreach(json_object_get(r, "variants"), i, v) {
 		json_t *mt = json_object_get(v, "min_t");
 		char mts[16] = "-";
+		json_t *ct = json_object_get(v, "close_from_t");
 		if (json_is_integer(mt))
 			snprintf(mts, sizeof(mts), "%lld", (long long)json_integer_value(mt));
+		else if (json_is_integer(ct))   /* close, but at a level that does not count */
+			snprintf(mts, sizeof(mts), "(%lld)", (long long)json_integer_value(ct));
 		if (json_is_number(json_object_get(v, "speedup")))
 			printf("%-14s %-9s %-15s %9.3f %10.3f %10.3f %6s\n", json_string_value(json_object_get(v, "name")),
 			       json_string_value(json_object_get(v, "dtype")),
@@ -164,7 +171,7 @@ int cmd_eval(int argc, char **argv)
 		{"trials", required_argument, NULL, 'n'}, {"timeout", required_argument, NULL, 'T'},
 		{"secret-seed", required_argument, NULL, 's'}, {"help", no_argument, NULL, 'h'},
 		{"cold", no_argument, NULL, 'C'},         {"lock-timeout", required_argument, NULL, 'L'},
-		{NULL, 0, NULL, 0}};
+		{"trial-times", no_argument, NULL, 'X'},  {NULL, 0, NULL, 0}};
 	const char *dir = NULL, *id = NULL, *pass = NULL;
 	struct eval_opts eo = {.backend = "auto"};
 	int as_json = 0, c;
@@ -212,6 +219,7 @@ int cmd_eval(int argc, char **argv)
 			}
 			break;
 		case 'C': eo.cold = 1; break;
+		case 'X': eo.trial_times = 1; break;
 		case 'L':
 			eo.lock_timeout_s = strtod(optarg, &end);
 			if (*end || !(eo.lock_timeout_s > 0)) {
