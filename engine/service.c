@@ -983,6 +983,16 @@ static int busy_locked(const struct task *t)
 	return t->st == SVC_PENDING || t->st == SVC_COMPILING || t->st == SVC_RUNNING;
 }
 
+uint64_t svc_busy_seq(struct svc *s, int task)
+{
+	pthread_mutex_lock(&s->mu);
+	const struct task *t = &s->t[task];
+	/* marked: a save flushed, its fire (and seq) still to come */
+	uint64_t q = !busy_locked(t) ? 0 : t->marked ? t->last_seq + 1 : t->want_seq;
+	pthread_mutex_unlock(&s->mu);
+	return q;
+}
+
 int svc_busy(struct svc *s, int task)
 {
 	pthread_mutex_lock(&s->mu);
@@ -1093,16 +1103,20 @@ char *svc_es_t(struct svc *s, int task, size_t *len)
 	char *out = NULL;
 	pthread_mutex_lock(&s->mu);
 	json_t *sc = t->result ? json_object_get(t->result, "score") : NULL;
-	if (current_locked(t) && json_is_number(sc)) {
-		int n = asprintf(&out, "%.6f\n", json_number_value(sc));
-		if (n < 0)
-			out = NULL;
-		else if (len)
-			*len = (size_t)n;
-	}
+	int n;
+	/* empty, never an error, until there is a score for the current pass.c:
+	 * agents' editor tools crash on ENODATA */
+	if (current_locked(t) && json_is_number(sc))
+		n = asprintf(&out, "%.6f\n", json_number_value(sc));
+	else
+		n = (out = strdup("")) ? 0 : -1;
+	if (n < 0)
+		out = NULL;
+	else if (len)
+		*len = (size_t)n;
 	pthread_mutex_unlock(&s->mu);
 	if (out == NULL)
-		errno = ENODATA;
+		errno = ENOMEM;
 	return out;
 }
 

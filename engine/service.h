@@ -101,6 +101,10 @@ const char *svc_state_name(enum svc_state st);   /* "idle", "pending", ... */
 /* True while an evaluation of the current pass.c is pending or running
  * (reads of result.json and es_t wait while this holds). */
 int svc_busy(struct svc *s, int task);
+/* Which evaluation the task is busy with: the seq its current pass.c has or
+ * will have; 0 when not busy.  The mount answers a process that already
+ * waited the whole --wait-timeout for that evaluation at once. */
+uint64_t svc_busy_seq(struct svc *s, int task);
 /* The result.json text (malloc'd, ends with a newline; *len set): the
  * latest result, with "state" showing the current state, or before any
  * evaluation a document with state "idle" and no verdict.  While the
@@ -110,7 +114,9 @@ int svc_busy(struct svc *s, int task);
  * "error" says why (docs/service.md). */
 char *svc_result_json(struct svc *s, int task, size_t *len);
 /* The es_t file: the task score and a newline once an evaluation of the
- * current pass.c is done; NULL (ENODATA) before any evaluation. */
+ * current pass.c is done; until then "" (an empty file, never an error:
+ * agents' editor tools crash on a read error).  NULL (ENOMEM) only when out
+ * of memory. */
 char *svc_es_t(struct svc *s, int task, size_t *len);
 /* summary.json: every task's latest score, and the benchmark aggregate:
  * {"tasks": [{"id", "state", "verdict", "score", "seq"}, ...], "evaluated",

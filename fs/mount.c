@@ -119,7 +119,7 @@ struct row {
 	mode_t mode;                    /* permission bits shown by stat */
 	int waits;                      /* opens wait while the task is busy */
 	/* FIXED and COMPUTED: the text (malloc'd, *len set), or NULL with errno
-	 * set (ENODATA: es_t before an evaluation). */
+	 * set (ENOMEM). */
 	char *(*text)(struct mnt *m, int task, size_t *len);
 	const struct io *io;            /* PASS and SCRATCH */
 };
@@ -234,6 +234,8 @@ struct mtask {
 	struct cache cache[NROWS];
 };
 
+#define WAITED_MAX 64           /* processes remembered as having waited once */
+
 /* A parked open of result.json or es_t. */
 struct waiter {
 	struct waiter *prev, *next;
@@ -241,6 +243,8 @@ struct waiter {
 	struct node *node;              /* a fixed node: never freed */
 	int flags;
 	struct timespec deadline;       /* CLOCK_MONOTONIC */
+	pid_t pid;                      /* the opening process */
+	uint64_t seq;                   /* the evaluation it waits for (svc_busy_seq) */
 	int claimed;                    /* taken off the list by exactly one party */
 	int registered;                 /* the interrupt callback is installed */
 	int interrupted;                /* the claim came from an interrupt */
@@ -270,6 +274,16 @@ struct mnt {
 	pthread_mutex_t wlock;          /* the waiting list */
 	pthread_cond_t wcond;           /* a waiter was added, or stop */
 	struct waiter waiting;          /* list head */
+	/* Processes that waited the whole --wait-timeout, and for which
+	 * evaluation (under wlock): their next opens of that task's result.json
+	 * or es_t answer at once until it is done.  An editor's view opens a
+	 * file about six times; one wait per evaluation, not six. */
+	struct waited {
+		pid_t pid;
+		int task;
+		uint64_t seq;
+	} waited[WAITED_MAX];
+	int waited_next;
 	int ready;                      /* svc set: notifications may act */
 	int stopping;                   /* answer everything now, accept no waits */
 	pthread_t timer;
@@ -417,11 +431,7 @@ static char *text_result(struct mnt *m, int task, size_t *len)
 
 static char *text_es_t(struct mnt *m, int task, size_t *len)
 {
-	errno = ENODATA;
-	char *s = svc_es_t(m->svc, task, len);
-	if (s == NULL)
-		errno = ENODATA;
-	return s;
+	return svc_es_t(m->svc, task, len);
 }
 
 static char *text_status(struct mnt *m, int task, size_t *len)
@@ -1036,10 +1046,16 @@ static int wait_begin(struct mnt *m, fuse_req_t req, struct node *n, int flags)
 		w->deadline.tv_sec++;
 		w->deadline.tv_nsec -= 1000000000L;
 	}
+	const struct fuse_ctx *fc = fuse_req_ctx(req);
+	w->pid = fc ? fc->pid : 0;
 	pthread_mutex_lock(&m->wlock);
 	/* Checked under wlock: a notification that makes the task idle after
 	 * this check finds the waiter on the list. */
-	if (m->stopping || !svc_busy(m->svc, n->task)) {
+	w->seq = svc_busy_seq(m->svc, n->task);
+	int waited_once = 0;
+	for (int i = 0; i < WAITED_MAX && w->pid > 0 && w->seq; i++)
+		waited_once |= m->waited[i].pid == w->pid && m->waited[i].task == n->task && m->waited[i].seq == w->seq;
+	if (m->stopping || w->seq == 0 || waited_once) {
 		pthread_mutex_unlock(&m->wlock);
 		free(w);
 		return 0;
@@ -1076,10 +1092,15 @@ static void wake_due(struct mnt *m, int task)
 	pthread_mutex_lock(&m->wlock);
 	for (struct waiter *w = m->waiting.next, *nx; w != &m->waiting; w = nx) {
 		nx = w->next;
-		int go = m->stopping || !ts_before(&now, &w->deadline) ||
+		int late = !ts_before(&now, &w->deadline);
+		int go = m->stopping || late ||
 			 ((task < 0 || w->node->task == task) && !svc_busy(m->svc, w->node->task));
 		if (!go)
 			continue;
+		if (late && !m->stopping && w->pid > 0 && svc_busy_seq(m->svc, w->node->task) == w->seq) {
+			m->waited[m->waited_next] = (struct waited){w->pid, w->node->task, w->seq};
+			m->waited_next = (m->waited_next + 1) % WAITED_MAX;
+		}
 		w->claimed = 1;
 		list_del(w);
 		if (w->registered) {

@@ -150,9 +150,9 @@ char *readme_root(const struct graph_task *const *tasks, int n_tasks, enum readm
 	  "| `<task>/graph.json` | the same graph as data (read-only) |\n"
 	  "| `<task>/pass.c` | your pass (writable; at first a template that answers \"not implemented\") |\n"
 	  "| `<task>/result.json` | the latest result: `state`, `verdict`, `message`, `score`, per-variant `speedup` and `min_t`, the compile log |\n"
-	  "| `<task>/es_t` | the score of the current pass.c, one number; absent%s until an evaluation of it is done |\n"
+	  "| `<task>/es_t` | the score of the current pass.c, one number; an empty file until an evaluation of it is done |\n"
 	  "| `<task>/status` | one word, never waits: `idle`, `pending`, `compiling`, `running`, `done` |\n\n",
-	  b, watch ? "" : " (ENODATA)");
+	  b);
 	if (watch)
 		A("Other files in a task directory (editor swap and backup files, temporaries) are\n"
 		  "fine and ignored.\n\n");
@@ -161,7 +161,9 @@ char *readme_root(const struct graph_task *const *tasks, int n_tasks, enum readm
 		  "read-only, also for root. Other files in a task directory (editor swap and\n"
 		  "backup files, temporaries) are allowed. Reading `result.json` or `es_t` while an\n"
 		  "evaluation is pending or running waits for it, at most %g s; then it answers with\n"
-		  "the state as it is. Opened with O_NONBLOCK it never waits.\n\n",
+		  "the state as it is. A process waits once per evaluation: after a full wait, its\n"
+		  "next opens of that task's files answer at once until the evaluation is done.\n"
+		  "Opened with O_NONBLOCK it never waits.\n\n",
 		  wait_timeout_s);
 
 	A("### result.json\n\n"

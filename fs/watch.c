@@ -114,13 +114,8 @@ static void write_task(struct watch *w, int i)
 	free(res);
 	char *es = svc_es_t(w->s, i, &len);
 	if (es) {
-		put_or_warn(t->dir, "es_t", es, len, 0444);
+		put_or_warn(t->dir, "es_t", es, len, 0444);   /* empty until scored */
 		free(es);
-	} else {
-		char p[PATH_MAX];
-		snprintf(p, sizeof(p), "%s/es_t", t->dir);
-		if (unlink(p) != 0 && errno != ENOENT)
-			fprintf(stderr, "passfs watch: %s: %s\n", p, strerror(errno));
 	}
 	char st[16];
 	int n = snprintf(st, sizeof(st), "%s\n", svc_state_name(svc_state(w->s, i)));
