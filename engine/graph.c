@@ -861,12 +861,25 @@ static int render_node(const struct graph_variant *v, const struct graph_node *n
 		json_t *val;
 		int first = n->n_operands == 0;
 		json_object_foreach(n->attrs, key, val) {
-			if (strcmp(key, "sizes") == 0 || graph_attr_is_default(n->op, key, val))
-				continue;       /* derived (shown in the result), or the default */
+			if (strcmp(key, "sizes") == 0 || json_is_null(val) ||
+			    (graph_attr_is_default(n->op, key, val) && !graph_attr_semantic(key)))
+				continue;       /* derived (shown in the result), or a default that says nothing */
 			char *s = json_dumps(val, JSON_COMPACT | JSON_ENCODE_ANY | JSON_REAL_PRECISION(9));
 			int bad = s == NULL || sbuf_printf(&line, &ll, "%s%s=%s", first ? "" : ", ", key, s);
 			free(s);
 			if (bad)
+				goto out;
+			first = 0;
+		}
+		/* attributes that change the meaning, left out of graph.json:
+		 * their defaults, spelled out (dropout(x, p=0.1, training=false)) */
+		const char *an;
+		for (int i = 0; (an = graph_attr_name(n->op, i)) != NULL; i++) {
+			const char *d = graph_attr_default(n->op, an);
+			if (!graph_attr_semantic(an) || d == NULL || json_object_get(n->attrs, an) != NULL ||
+			    strcmp(d, "null") == 0)
+				continue;
+			if (sbuf_printf(&line, &ll, "%s%s=%s", first ? "" : ", ", an, d))
 				goto out;
 			first = 0;
 		}

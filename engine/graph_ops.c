@@ -1390,6 +1390,32 @@ void graph_op_arity(enum graph_op op, int *min_in, int *max_in, int *scalars_ok)
 	*scalars_ok = ops[op].scalars_ok;
 }
 
+int graph_attr_semantic(const char *key)
+{
+	static const char *const keys[] = {"training", "dim", "dtype", "is_causal", "dropout_p", "approximate",
+					   "keepdim", "eps", "align_corners", "mode", "scale", "correction", NULL};
+	for (int i = 0; keys[i]; i++)
+		if (strcmp(keys[i], key) == 0)
+			return 1;
+	return 0;
+}
+
+const char *graph_attr_default(enum graph_op op, const char *key)
+{
+	for (const struct aspec *a = ops[op].attrs; a->name; a++)
+		if (strcmp(a->name, key) == 0)
+			return a->dflt;
+	return NULL;
+}
+
+const char *graph_attr_name(enum graph_op op, int i)
+{
+	for (const struct aspec *a = ops[op].attrs; a->name; a++, i--)
+		if (i == 0)
+			return a->name;
+	return NULL;
+}
+
 int graph_attr_is_default(enum graph_op op, const char *key, json_t *val)
 {
 	for (const struct aspec *a = ops[op].attrs; a->name; a++) {

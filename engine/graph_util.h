@@ -40,6 +40,16 @@ int graph_infer_node(struct gctx *c, const struct graph_variant *v, struct graph
 /* True when attribute `key` of op holds its default value (the rendering
  * leaves those out). */
 int graph_attr_is_default(enum graph_op op, const char *key, json_t *val);
+/* Whether an attribute changes what the op computes in a way a reader must
+ * not have to guess (dropout's and batch_norm's training flag, softmax's dim
+ * and dtype, gelu's approximate, eps, is_causal, ...): the README's graph shows
+ * these even at their defaults, and even when graph.json leaves them out. */
+int graph_attr_semantic(const char *key);
+/* The JSON text of op's default for attribute key, or NULL (no such
+ * attribute, or it is required). */
+const char *graph_attr_default(enum graph_op op, const char *key);
+/* The i-th attribute name op accepts, or NULL past the last. */
+const char *graph_attr_name(enum graph_op op, int i);
 
 /* Minimum/maximum operand counts (max -1 = any) and whether number literals
  * may stand for operands. */

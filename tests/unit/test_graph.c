@@ -318,6 +318,27 @@ static void test_render(void)
 	free(seq);
 	free(buf);
 	graph_task_free(t);
+
+	/* Attributes that change the meaning are shown even at their defaults
+	 * and even when graph.json leaves them out: dropout's training flag
+	 * (an agent must not wonder whether to implement random dropout),
+	 * softmax's dim; a default that says nothing (inplace) is not. */
+	const char *doc2 = "{\"id\":\"t\",\"summary\":\"s\",\"variants\":[{\"name\":\"v\",\"inputs\":["
+			   "{\"name\":\"x\",\"shape\":[2,4],\"dtype\":\"float32\"}],\"nodes\":["
+			   "{\"name\":\"a\",\"op\":\"dropout\",\"inputs\":[\"x\"],\"attrs\":{\"p\":0.1,\"inplace\":false}},"
+			   "{\"name\":\"b\",\"op\":\"softmax\",\"inputs\":[\"a\"],\"attrs\":{\"dim\":-1}}],"
+			   "\"outputs\":[\"b\"]}]}";
+	buf = NULL;
+	len = 0;
+	CHECK(graph_load_buffer("g.json", doc2, strlen(doc2), &t, err, sizeof(err)) == 0, "render load: %s", err);
+	if (t == NULL)
+		return;
+	CHECK(graph_render_variant(&t->variants[0], &buf, &len, "") == 0, "render");
+	CHECK(strstr(buf, "a = dropout(x, p=0.1, training=false)") != NULL, "render dropout: %s", buf);
+	CHECK(strstr(buf, "b = softmax(a, dim=1)") != NULL, "render softmax: %s", buf);
+	CHECK(strstr(buf, "inplace") == NULL, "render hides inplace: %s", buf);
+	free(buf);
+	graph_task_free(t);
 }
 
 int main(void)
