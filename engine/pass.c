@@ -309,6 +309,124 @@ static int launch_kernel_arg(const char *m, size_t len, size_t i, size_t *kb, si
 	return 0;
 }
 
+/* GNU attributes whose string argument g++ copies verbatim into its assembly
+ * output (a newline in it starts a directive of the author's choosing, such
+ * as `.incbin "/any/file"`) or that make the loader run code (ifunc,
+ * target_clones).  pf_emu.h poisons the same names for the host compile, so
+ * a name made by token pasting fails there; this check names the line. */
+static const char *const smuggling_attr[] = {
+	"section", "alias", "weakref", "ifunc", "symver", "target_clones", NULL
+};
+
+/* Whether m[b, b + n) names one of smuggling_attr, bare or as __name__. */
+static int smuggling_attr_name(const char *w, size_t n)
+{
+	if (n > 4 && memcmp(w, "__", 2) == 0 && memcmp(w + n - 2, "__", 2) == 0) {
+		w += 2;
+		n -= 4;
+	}
+	return in_list(smuggling_attr, w, n);
+}
+
+/* Offset just past the bracket that closes the one at m[i] ('(' or '['),
+ * or len when it does not close. */
+static size_t close_of(const char *m, size_t len, size_t i)
+{
+	int depth = 0;
+	for (; i < len; i++) {
+		if (m[i] == '(' || m[i] == '[')
+			depth++;
+		else if ((m[i] == ')' || m[i] == ']') && --depth == 0)
+			return i + 1;
+	}
+	return len;
+}
+
+/* The checks that keep the author's strings out of the host compiler's
+ * assembly output, on the masked text m (src: the text itself):
+ *   - the attributes in smuggling_attr inside __attribute__((...)),
+ *     __attribute((...)), __declspec(...) and [[...]];
+ *   - #ident and #sccs, whose string g++ also copies into the assembly;
+ *   - a backslash-newline between two characters of one identifier or of
+ *     a directive's '#' / '%:': the scan reads the physical text, the
+ *     compilers the spliced one, so `#inc\<newline>lude` would be an
+ *     #include the scan never saw.
+ * Returns 0, or -1 with diag (compile_error, the line). */
+static int check_asm_strings(const char *label, const char *src, const char *m, size_t len,
+			     struct pass_diag *diag)
+{
+	size_t cursor = 0;
+	int cur_line = 1, line_start = 1;
+	for (size_t i = 0; i < len; i++) {
+		char c = m[i];
+		if (c == '\\' && i + 1 < len && m[i + 1] == '\n' && i > 0 && i + 2 < len &&
+		    ((is_ident(m[i - 1]) && is_ident(m[i + 2])) ||
+		     (strchr("#%:<", m[i - 1]) != NULL && strchr("#%:<", m[i + 2]) != NULL))) {
+			int line = line_at(m, i, &cursor, &cur_line);
+			return fail(diag, PASS_COMPILE_ERROR, line, "%s:%d: a backslash-newline inside a word or "
+				    "an operator; join the two lines", label, line);
+		}
+		if (c == '\n') {
+			line_start = 1;
+			continue;
+		}
+		if (is_space(c))
+			continue;
+		if (line_start && (c == '#' || (c == '%' && i + 1 < len && m[i + 1] == ':'))) {
+			size_t d = i + (c == '#' ? 1 : 2);
+			while (d < len && is_space(m[d]))
+				d++;
+			size_t w = d;
+			while (d < len && is_ident(m[d]))
+				d++;
+			if ((d - w == 5 && memcmp(m + w, "ident", 5) == 0) ||
+			    (d - w == 4 && memcmp(m + w, "sccs", 4) == 0)) {
+				int line = line_at(m, i, &cursor, &cur_line);
+				return fail(diag, PASS_COMPILE_ERROR, line, "%s:%d: #%.*s copies its string into "
+					    "the host assembly; a pass may not use it", label, line,
+					    (int)(d - w), m + w);
+			}
+		}
+		line_start = 0;
+		size_t b = i, e;
+		if (is_ident(c) && (i == 0 || !is_ident(m[i - 1]))) {
+			while (i + 1 < len && is_ident(m[i + 1]))
+				i++;
+			size_t n = i + 1 - b;
+			int attr = (n == 13 && memcmp(m + b, "__attribute__", 13) == 0) ||
+				   (n == 11 && memcmp(m + b, "__attribute", 11) == 0) ||
+				   (n == 10 && memcmp(m + b, "__declspec", 10) == 0);
+			if (!attr)
+				continue;
+			e = i + 1;
+			while (e < len && (is_space(m[e]) || m[e] == '\n'))
+				e++;
+			if (e >= len || m[e] != '(')
+				continue;
+			b = e;
+		} else if (c == '[' && i + 1 < len && m[i + 1] == '[') {
+			b = i;
+		} else {
+			continue;
+		}
+		e = close_of(m, len, b);
+		for (size_t k = b; k < e; k++) {
+			if (!is_ident(m[k]) || is_ident(m[k - 1]))
+				continue;
+			size_t w = k;
+			while (k < e && is_ident(m[k]))
+				k++;
+			if (smuggling_attr_name(m + w, k - w)) {
+				int line = line_at(m, w, &cursor, &cur_line);
+				return fail(diag, PASS_COMPILE_ERROR, line, "%s:%d: the attribute '%.*s' is not "
+					    "allowed in a pass: its string goes into the host assembly or the "
+					    "loader", label, line, (int)(k - w), src + w);
+			}
+		}
+	}
+	return 0;
+}
+
 int pass_scan(const char *label, const char *src, size_t len, int allow_device_only,
 	      struct pass_names *names, struct pass_diag *diag)
 {
@@ -429,6 +547,8 @@ int pass_scan(const char *label, const char *src, size_t len, int allow_device_o
 			i = p + 1;
 		}
 	}
+	if (rc == 0)
+		rc = check_asm_strings(label, src, m, len, diag);
 	free(m);
 	if (rc == 0 && !has_replacement)
 		rc = fail(diag, PASS_COMPILE_ERROR, 0,
