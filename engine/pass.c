@@ -347,32 +347,80 @@ static size_t close_of(const char *m, size_t len, size_t i)
  *   - the attributes in smuggling_attr inside __attribute__((...)),
  *     __attribute((...)), __declspec(...) and [[...]];
  *   - #ident and #sccs, whose string g++ also copies into the assembly;
- *   - a backslash-newline between two characters of one identifier or of
- *     a directive's '#' / '%:': the scan reads the physical text, the
- *     compilers the spliced one, so `#inc\<newline>lude` would be an
- *     #include the scan never saw.
+ *   - what the lexers read differently from the physical text the scan
+ *     sees: a backslash-newline between two characters of code (g++ joins
+ *     them: `#inc\<newline>lude` is an #include), a lone carriage return
+ *     (a newline to g++), a non-ASCII character in code, a word touching
+ *     a literal's closing quote (a suffix or a macro, so `"x"LR"(` lexes
+ *     two ways), a raw string in a directive (g++ ends it with the line
+ *     after #define, not after #pragma or #if).
  * Returns 0, or -1 with diag (compile_error, the line). */
 static int check_asm_strings(const char *label, const char *src, const char *m, size_t len,
 			     struct pass_diag *diag)
 {
 	size_t cursor = 0;
-	int cur_line = 1, line_start = 1;
+	int cur_line = 1, line_start = 1, in_directive = 0;
+	/* g++ ends a line at a lone carriage return, which the scan would
+	 * read as a blank (in a // comment: the rest of the line) */
+	for (size_t i = 0; i < len; i++)
+		if (src[i] == '\r' && (i + 1 >= len || src[i + 1] != '\n')) {
+			int line = line_at(m, i, &cursor, &cur_line);
+			return fail(diag, PASS_COMPILE_ERROR, line, "%s:%d: a carriage return that does not end "
+				    "a line (CR LF); save the file with LF or CR LF line ends", label, line);
+		}
 	for (size_t i = 0; i < len; i++) {
 		char c = m[i];
-		if (c == '\\' && i + 1 < len && m[i + 1] == '\n' && i > 0 && i + 2 < len &&
-		    ((is_ident(m[i - 1]) && is_ident(m[i + 2])) ||
-		     (strchr("#%:<", m[i - 1]) != NULL && strchr("#%:<", m[i + 2]) != NULL))) {
+		if ((unsigned char)c >= 0x80) {
 			int line = line_at(m, i, &cursor, &cur_line);
-			return fail(diag, PASS_COMPILE_ERROR, line, "%s:%d: a backslash-newline inside a word or "
-				    "an operator; join the two lines", label, line);
+			return fail(diag, PASS_COMPILE_ERROR, line, "%s:%d: a non-ASCII character outside comments "
+				    "and strings", label, line);
+		}
+		if ((c == '"' || (c == '\'' && (i == 0 || !is_ident(m[i - 1])))) && i + 1 < len &&
+		    ((m[i + 1] >= 'a' && m[i + 1] <= 'z') || (m[i + 1] >= 'A' && m[i + 1] <= 'Z') ||
+		     m[i + 1] == '_' || m[i + 1] == '$')) {
+			/* a literal's closing quote touching a word: g++ reads the
+			 * word as the literal's suffix unless it names a macro, so
+			 * `"x"LR"(` is a raw string or not depending on a #define */
+			int line = line_at(m, i, &cursor, &cur_line);
+			return fail(diag, PASS_COMPILE_ERROR, line, "%s:%d: a word touching a string or character "
+				    "literal; put a space between them", label, line);
+		}
+		if (c == '"' && in_directive && i > 0 && m[i - 1] == 'R' &&
+		    (i < 2 || !is_ident(m[i - 2]) || (strchr("LuU8", m[i - 2]) != NULL &&
+		     (i < 3 || !is_ident(m[i - 3]) || (m[i - 2] == '8' && m[i - 3] == 'u' &&
+							(i < 4 || !is_ident(m[i - 4]))))))) {
+			/* g++ ends such a literal with the line after #define but
+			 * not after #pragma or #if: no lexer can be sure of it */
+			int line = line_at(m, i, &cursor, &cur_line);
+			return fail(diag, PASS_COMPILE_ERROR, line, "%s:%d: a raw string literal in a preprocessor "
+				    "directive", label, line);
+		}
+		if (c == '\\' && i > 0 && !is_space(m[i - 1]) && m[i - 1] != '\n') {
+			/* g++ splices a backslash, blanks and a newline away before
+			 * it forms tokens; the scan reads the lines as they are */
+			size_t j = i + 1;
+			while (j < len && is_space(m[j]))
+				j++;
+			if (j + 1 < len && m[j] == '\n' && !is_space(m[j + 1]) && m[j + 1] != '\n') {
+				int line = line_at(m, i, &cursor, &cur_line);
+				return fail(diag, PASS_COMPILE_ERROR, line, "%s:%d: a backslash-newline between two "
+					    "characters of code; join the two lines, or leave a blank before the "
+					    "backslash", label, line);
+			}
 		}
 		if (c == '\n') {
+			size_t b = i;
+			while (b > 0 && (is_space(m[b - 1])))
+				b--;
+			if (b == 0 || m[b - 1] != '\\')
+				in_directive = 0;
 			line_start = 1;
 			continue;
 		}
 		if (is_space(c))
 			continue;
 		if (line_start && (c == '#' || (c == '%' && i + 1 < len && m[i + 1] == ':'))) {
+			in_directive = 1;
 			size_t d = i + (c == '#' ? 1 : 2);
 			while (d < len && is_space(m[d]))
 				d++;

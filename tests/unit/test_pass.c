@@ -1034,9 +1034,35 @@ static void test_asm_strings(void)
 	expect_refused(__LINE__, "#include <passfs.h>\n\n  %: sccs \"x\"\n" REPL, PASS_COMPILE_ERROR, 3, "#sccs");
 	/* a splice the compilers join and the scan would read as two words */
 	expect_refused(__LINE__, "#include <passfs.h>\n#inc\\\nlude \"/etc/passwd\"\n" REPL, PASS_COMPILE_ERROR, 2,
-		       "a backslash-newline inside a word");
+		       "a backslash-newline between two characters of code");
 	expect_refused(__LINE__, "#include <passfs.h>\n#id\\\nent \"x\"\n" REPL, PASS_COMPILE_ERROR, 2,
 		       "backslash-newline");
+	/* the masker reads the text as g++ does: an identifier that merely
+	 * ends in L/u/U/8 before R"( starts no raw string, so nothing is
+	 * hidden from the include allow-list */
+	expect_refused(__LINE__, "#include <passfs.h>\n#define xLR\nstatic const char *s = xLR\"(\";\n"
+		       "#include \"/etc/passwd\"\n// )\"\n" REPL, PASS_UNSUPPORTED, 4,
+		       "#include \"/etc/passwd\" is not allowed");
+	expect_refused(__LINE__, "#include <passfs.h>\nstatic const char *s = $R\"(\";\n#include <stdio.h>\n// )\"\n" REPL,
+		       PASS_UNSUPPORTED, 3, "<stdio.h>");
+	/* a comment continued by backslash, blank, newline; a string continued
+	 * by a splice; a raw string that a directive's line ends */
+	expect_refused(__LINE__, "#include <passfs.h>\n// x \\ \nR\"(\n#include <stdio.h>\n)\"\n" REPL,
+		       PASS_UNSUPPORTED, 4, "<stdio.h>");
+	expect_refused(__LINE__, "#include <passfs.h>\n#define X R\"(\n#include <stdio.h>\n)\"\n" REPL,
+		       PASS_UNSUPPORTED, 3, "<stdio.h>");
+	expect_refused(__LINE__, "#include <passfs.h>\n#pragma message R\"(\nint a;\n)\"\n" REPL,
+		       PASS_COMPILE_ERROR, 2, "a raw string literal in a preprocessor directive");
+	expect_refused(__LINE__, "#include <passfs.h>\nint v = 0x1'e+'a', w = 'a'b;\n" REPL, PASS_COMPILE_ERROR, 2,
+		       "a word touching a string or character literal");
+	expect_refused(__LINE__, "#include <passfs.h>\nconst char *s = \"x\"LR\"(\";\n" REPL, PASS_COMPILE_ERROR, 2,
+		       "a word touching");
+	expect_refused(__LINE__, "#include <passfs.h>\nint x;\r#include <stdio.h>\n" REPL, PASS_COMPILE_ERROR, 2,
+		       "a carriage return that does not end a line");
+	expect_refused(__LINE__, "#include <passfs.h>\nint \xc3\xa9R = 1;\n" REPL, PASS_COMPILE_ERROR, 2,
+		       "a non-ASCII character outside comments and strings");
+	expect_ok(__LINE__, "#include <passfs.h>\r\n// caf\xc3\xa9\r\nconst char *s = \"\xc3\xa9\";\r\n"
+		  "static const long e = 1'000'000, f = 0x1'0p-3;\r\nconst char *r = u8R\"x(a)\"b)x\" \"c\";\r\n" REPL, 0);
 	expect_ok(__LINE__,
 		  "#include <passfs.h>\n"
 		  "__attribute__((noinline, aligned(16))) static int section_size(int section) { return section; }\n"
