@@ -3,7 +3,8 @@
 # the compilers or to speak for the evaluator (tests/leaks/s*.c,
 # docs/integrity.md): assembly smuggled in a section attribute (s01), the
 # source scan blinded by a fake raw string (s02), a forged sandbox report
-# (s03), a token-pasted section attribute (s04), #ident's string (s05).
+# (s03), a token-pasted section attribute (s04), #ident's string (s05), a
+# report line that makes a violation look like a crash (s06).
 #
 # Every run makes a canary file of random content in a fresh directory; each
 # pass is generated from its template with the canary's path (@CANARY@).
@@ -120,6 +121,7 @@ check s02_raw_string_blind unsupported "'is not allowed' in r['message'] and 'se
 check s03_forged_report rejected "'forbidden system call' in r['message'] and 'pass code had run' in r['message']"
 check s04_paste_section compile_error "'poisoned' in r['message'] and 'section' in r['message']"
 check s05_ident_incbin compile_error "'#ident' in r['message']"
+check s06_report_hides_violation rejected "'forbidden system call' in r['message'] and 'Segmentation fault' in r['message']"
 
 # The same passes through `passfs watch`: the result, the history and the
 # logs kept in the state directory hold nothing of the canary either.
@@ -131,7 +133,8 @@ for _ in $(seq 1 200); do
 	[ -s "$W/$TASK/status" ] && break
 	sleep 0.05
 done
-for name in s01_section_incbin s02_raw_string_blind s03_forged_report s04_paste_section s05_ident_incbin; do
+for name in s01_section_incbin s02_raw_string_blind s03_forged_report s04_paste_section s05_ident_incbin \
+	s06_report_hides_violation; do
 	file=$tmp/$name.c
 	[ -f "$file" ] || continue
 	cp "$file" "$W/$TASK/pass.c"
