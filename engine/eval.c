@@ -165,6 +165,9 @@ struct worker {
 	pid_t pid;
 	int variant;            /* the variant it is bound to */
 	int early;              /* a pass worker started before the compile, not yet sent the pass */
+	int pass_ran;           /* it said it was ready: pass code may have run in it since, so its
+				 * reports are the pass's word */
+	int status;             /* waitpid's status once worker_stop reaped it */
 	int sock;               /* parent's end */
 	int out_fd;             /* the child's stdout+stderr, read end */
 	int report_fd;          /* sandbox report, read end */
@@ -1110,6 +1113,7 @@ static void worker_stop(struct worker *wk, int kill_it, char *msg, size_t len)
 		waitpid(wk->pid, &st, 0);
 		killed = 1;
 	}
+	wk->status = killed ? 0 : st;
 	worker_drain(wk);
 	worker_log_finish(wk);
 	ssize_t n = read(wk->report_fd, wk->report, sizeof(wk->report) - 1);
@@ -1430,11 +1434,29 @@ static void pass_step_failed(struct worker *pw, int step, const struct reply *r,
 	}
 	if (step == STEP_DIED) {
 		worker_stop(pw, 1, how, sizeof(how));
-		if (strstr(how, "made by the GPU driver"))
+		/* The kernel's word (the exit status the SIGSYS handler sets, or
+		 * death by SIGSYS) says the sandbox stopped it; the report line
+		 * only says which call.  The line comes from inside the worker,
+		 * where pass code can write it too, so once pass code may have
+		 * run it can make the verdict worse, never better: "made by the
+		 * GPU driver" is believed only from a worker that had not yet
+		 * said it was ready (no pass code had been called). */
+		int sandboxed = (WIFEXITED(pw->status) && WEXITSTATUS(pw->status) == SANDBOX_EXIT_STATUS) ||
+				(WIFSIGNALED(pw->status) && WTERMSIG(pw->status) == SIGSYS);
+		int reported = strstr(how, "forbidden system call") != NULL;
+		if ((sandboxed || reported) && !pw->pass_ran && strstr(how, "made by the GPU driver"))
 			fail_variant(vr, SCORE_RUNTIME_ERROR, "%s (a limit of passfs's sandbox, not the pass's doing: "
 				     "PASSFS_SANDBOX_AUDIT lists what the driver needs)", how);
-		else if (strstr(how, "forbidden system call"))
+		else if ((sandboxed || reported) && strstr(how, "made by the GPU driver"))
+			fail_variant(vr, SCORE_REJECTED, "%s: a pass may not use files, the network or processes "
+				     "(the worker says the GPU driver made the call, but pass code had run in it and "
+				     "can write that line too; PASSFS_SANDBOX_AUDIT lists what the driver needs)", how);
+		else if (reported)
 			fail_variant(vr, SCORE_REJECTED, "%s: a pass may not use files, the network or processes", how);
+		else if (sandboxed)
+			fail_variant(vr, SCORE_REJECTED, "sandbox: a forbidden system call (the worker exited with the "
+				     "sandbox's status %d%s%.200s): a pass may not use files, the network or processes",
+				     SANDBOX_EXIT_STATUS, how[0] ? "; its report: " : "", how);
 		else
 			fail_variant(vr, SCORE_RUNTIME_ERROR, "the pass crashed: %s", how[0] ? how : "the worker died");
 		return;
@@ -1803,6 +1825,7 @@ static int pass_ready(struct worker *pw, int step, const struct reply *r, struct
 		}
 		return -1;
 	}
+	pw->pass_ran = 1;
 	if (es->kernels == NULL && pw->payload_len > 0 && (es->kernels = malloc((size_t)pw->payload_len + 1))) {
 		memcpy(es->kernels, pw->payload, (size_t)pw->payload_len);
 		es->kernels[pw->payload_len] = 0;

@@ -309,6 +309,172 @@ static int launch_kernel_arg(const char *m, size_t len, size_t i, size_t *kb, si
 	return 0;
 }
 
+/* GNU attributes whose string argument g++ copies verbatim into its assembly
+ * output (a newline in it starts a directive of the author's choosing, such
+ * as `.incbin "/any/file"`) or that make the loader run code (ifunc,
+ * target_clones).  pf_emu.h poisons the same names for the host compile, so
+ * a name made by token pasting fails there; this check names the line. */
+static const char *const smuggling_attr[] = {
+	"section", "alias", "weakref", "ifunc", "symver", "target_clones", NULL
+};
+
+/* Whether m[b, b + n) names one of smuggling_attr, bare or as __name__. */
+static int smuggling_attr_name(const char *w, size_t n)
+{
+	if (n > 4 && memcmp(w, "__", 2) == 0 && memcmp(w + n - 2, "__", 2) == 0) {
+		w += 2;
+		n -= 4;
+	}
+	return in_list(smuggling_attr, w, n);
+}
+
+/* Offset just past the bracket that closes the one at m[i] ('(' or '['),
+ * or len when it does not close. */
+static size_t close_of(const char *m, size_t len, size_t i)
+{
+	int depth = 0;
+	for (; i < len; i++) {
+		if (m[i] == '(' || m[i] == '[')
+			depth++;
+		else if ((m[i] == ')' || m[i] == ']') && --depth == 0)
+			return i + 1;
+	}
+	return len;
+}
+
+/* The checks that keep the author's strings out of the host compiler's
+ * assembly output, on the masked text m (src: the text itself):
+ *   - the attributes in smuggling_attr inside __attribute__((...)),
+ *     __attribute((...)), __declspec(...) and [[...]];
+ *   - #ident and #sccs, whose string g++ also copies into the assembly;
+ *   - what the lexers read differently from the physical text the scan
+ *     sees: a backslash-newline between two characters of code (g++ joins
+ *     them: `#inc\<newline>lude` is an #include), a lone carriage return
+ *     (a newline to g++), a non-ASCII character in code, a word touching
+ *     a literal's closing quote (a suffix or a macro, so `"x"LR"(` lexes
+ *     two ways), a raw string in a directive (g++ ends it with the line
+ *     after #define, not after #pragma or #if).
+ * Returns 0, or -1 with diag (compile_error, the line). */
+static int check_asm_strings(const char *label, const char *src, const char *m, size_t len,
+			     struct pass_diag *diag)
+{
+	size_t cursor = 0;
+	int cur_line = 1, line_start = 1, in_directive = 0;
+	/* g++ ends a line at a lone carriage return, which the scan would
+	 * read as a blank (in a // comment: the rest of the line) */
+	for (size_t i = 0; i < len; i++)
+		if (src[i] == '\r' && (i + 1 >= len || src[i + 1] != '\n')) {
+			int line = line_at(m, i, &cursor, &cur_line);
+			return fail(diag, PASS_COMPILE_ERROR, line, "%s:%d: a carriage return that does not end "
+				    "a line (CR LF); save the file with LF or CR LF line ends", label, line);
+		}
+	for (size_t i = 0; i < len; i++) {
+		char c = m[i];
+		if ((unsigned char)c >= 0x80) {
+			int line = line_at(m, i, &cursor, &cur_line);
+			return fail(diag, PASS_COMPILE_ERROR, line, "%s:%d: a non-ASCII character outside comments "
+				    "and strings", label, line);
+		}
+		if ((c == '"' || (c == '\'' && (i == 0 || !is_ident(m[i - 1])))) && i + 1 < len &&
+		    ((m[i + 1] >= 'a' && m[i + 1] <= 'z') || (m[i + 1] >= 'A' && m[i + 1] <= 'Z') ||
+		     m[i + 1] == '_' || m[i + 1] == '$')) {
+			/* a literal's closing quote touching a word: g++ reads the
+			 * word as the literal's suffix unless it names a macro, so
+			 * `"x"LR"(` is a raw string or not depending on a #define */
+			int line = line_at(m, i, &cursor, &cur_line);
+			return fail(diag, PASS_COMPILE_ERROR, line, "%s:%d: a word touching a string or character "
+				    "literal; put a space between them", label, line);
+		}
+		if (c == '"' && in_directive && i > 0 && m[i - 1] == 'R' &&
+		    (i < 2 || !is_ident(m[i - 2]) || (strchr("LuU8", m[i - 2]) != NULL &&
+		     (i < 3 || !is_ident(m[i - 3]) || (m[i - 2] == '8' && m[i - 3] == 'u' &&
+							(i < 4 || !is_ident(m[i - 4]))))))) {
+			/* g++ ends such a literal with the line after #define but
+			 * not after #pragma or #if: no lexer can be sure of it */
+			int line = line_at(m, i, &cursor, &cur_line);
+			return fail(diag, PASS_COMPILE_ERROR, line, "%s:%d: a raw string literal in a preprocessor "
+				    "directive", label, line);
+		}
+		if (c == '\\' && i > 0 && !is_space(m[i - 1]) && m[i - 1] != '\n') {
+			/* g++ splices a backslash, blanks and a newline away before
+			 * it forms tokens; the scan reads the lines as they are */
+			size_t j = i + 1;
+			while (j < len && is_space(m[j]))
+				j++;
+			if (j + 1 < len && m[j] == '\n' && !is_space(m[j + 1]) && m[j + 1] != '\n') {
+				int line = line_at(m, i, &cursor, &cur_line);
+				return fail(diag, PASS_COMPILE_ERROR, line, "%s:%d: a backslash-newline between two "
+					    "characters of code; join the two lines, or leave a blank before the "
+					    "backslash", label, line);
+			}
+		}
+		if (c == '\n') {
+			size_t b = i;
+			while (b > 0 && (is_space(m[b - 1])))
+				b--;
+			if (b == 0 || m[b - 1] != '\\')
+				in_directive = 0;
+			line_start = 1;
+			continue;
+		}
+		if (is_space(c))
+			continue;
+		if (line_start && (c == '#' || (c == '%' && i + 1 < len && m[i + 1] == ':'))) {
+			in_directive = 1;
+			size_t d = i + (c == '#' ? 1 : 2);
+			while (d < len && is_space(m[d]))
+				d++;
+			size_t w = d;
+			while (d < len && is_ident(m[d]))
+				d++;
+			if ((d - w == 5 && memcmp(m + w, "ident", 5) == 0) ||
+			    (d - w == 4 && memcmp(m + w, "sccs", 4) == 0)) {
+				int line = line_at(m, i, &cursor, &cur_line);
+				return fail(diag, PASS_COMPILE_ERROR, line, "%s:%d: #%.*s copies its string into "
+					    "the host assembly; a pass may not use it", label, line,
+					    (int)(d - w), m + w);
+			}
+		}
+		line_start = 0;
+		size_t b = i, e;
+		if (is_ident(c) && (i == 0 || !is_ident(m[i - 1]))) {
+			while (i + 1 < len && is_ident(m[i + 1]))
+				i++;
+			size_t n = i + 1 - b;
+			int attr = (n == 13 && memcmp(m + b, "__attribute__", 13) == 0) ||
+				   (n == 11 && memcmp(m + b, "__attribute", 11) == 0) ||
+				   (n == 10 && memcmp(m + b, "__declspec", 10) == 0);
+			if (!attr)
+				continue;
+			e = i + 1;
+			while (e < len && (is_space(m[e]) || m[e] == '\n'))
+				e++;
+			if (e >= len || m[e] != '(')
+				continue;
+			b = e;
+		} else if (c == '[' && i + 1 < len && m[i + 1] == '[') {
+			b = i;
+		} else {
+			continue;
+		}
+		e = close_of(m, len, b);
+		for (size_t k = b; k < e; k++) {
+			if (!is_ident(m[k]) || is_ident(m[k - 1]))
+				continue;
+			size_t w = k;
+			while (k < e && is_ident(m[k]))
+				k++;
+			if (smuggling_attr_name(m + w, k - w)) {
+				int line = line_at(m, w, &cursor, &cur_line);
+				return fail(diag, PASS_COMPILE_ERROR, line, "%s:%d: the attribute '%.*s' is not "
+					    "allowed in a pass: its string goes into the host assembly or the "
+					    "loader", label, line, (int)(k - w), src + w);
+			}
+		}
+	}
+	return 0;
+}
+
 int pass_scan(const char *label, const char *src, size_t len, int allow_device_only,
 	      struct pass_names *names, struct pass_diag *diag)
 {
@@ -429,6 +595,8 @@ int pass_scan(const char *label, const char *src, size_t len, int allow_device_o
 			i = p + 1;
 		}
 	}
+	if (rc == 0)
+		rc = check_asm_strings(label, src, m, len, diag);
 	free(m);
 	if (rc == 0 && !has_replacement)
 		rc = fail(diag, PASS_COMPILE_ERROR, 0,

@@ -6,7 +6,11 @@
  *       NUL bytes, constructs the backend cannot run (inline PTX `asm`,
  *       wmma/mma, cooperative groups; allowed where the backend has a GPU),
  *       `<<<` launches, #include outside the allow-list, a missing
- *       PASS_REPLACEMENT;
+ *       PASS_REPLACEMENT; attributes and directives whose strings g++ copies
+ *       into its assembly (section, alias, weakref, symver, ifunc,
+ *       target_clones; #ident, #sccs); text the lexers could read two ways
+ *       (a splice inside code, a lone CR, non-ASCII code, a word touching a
+ *       literal, a raw string in a directive);
  *   (b) the kernel name expressions: the second argument of every
  *       `pf_launch(call, KERNEL, ...)`, whitespace normalised, deduplicated;
  *   (c) the NVRTC device gate with those names (skipped, with a note, when

@@ -349,7 +349,7 @@ __attribute__((no_sanitize_address)) static void on_sigsys(int sig, siginfo_t *s
 	put(&l, "\n");
 	if (report_fd >= 0)
 		(void)!write(report_fd, l.b, l.n);
-	syscall(SYS_exit_group, 159);
+	syscall(SYS_exit_group, SANDBOX_EXIT_STATUS);
 }
 
 /* ---- descriptors the driver opens after entry --------------------------- */
@@ -584,6 +584,12 @@ int sandbox_enter(const struct sandbox_limits *lim, char *err, size_t errlen)
 		goto fail;
 
 	report_fd = lim->report_fd;
+	/* The pass can write to the report pipe too: filled to the brim, it
+	 * would block the handler's write, and a refused call would become a
+	 * hang (a timeout) instead of a SIGSYS exit.  Non-blocking, the
+	 * handler's line is lost at worst; the exit status still tells. */
+	if (report_fd >= 0 && fcntl(report_fd, F_SETFL, fcntl(report_fd, F_GETFL) | O_NONBLOCK) != 0)
+		goto fail;
 	/* stdio allocates a stream's buffer on first use and sizes it with
 	 * fstat, which the filter refuses: give stdout its buffer now, so a
 	 * pass's printf works (setvbuf with NULL would only defer the fstat). */

@@ -54,6 +54,12 @@ struct sandbox_limits {
 	int audit_fd;
 };
 
+/* The exit status of a process the SIGSYS handler ended (a refused call).
+ * The parent classifies by it (or by death from SIGSYS, when the filter
+ * kills outright), not by the report line: the line is written from inside
+ * the confined process, where the pass's code could have written it too. */
+#define SANDBOX_EXIT_STATUS 159
+
 /* Applies the rlimits and installs the seccomp filter.  Returns 0, or -1 with
  * a message (the caller must then exit: running unconfined is not an option). */
 int sandbox_enter(const struct sandbox_limits *lim, char *err, size_t errlen);

@@ -397,6 +397,56 @@ static enum elfcheck_result check_symbols(struct img *im)
 		      "small part of libc/libm)", list, because);
 }
 
+/* The sections g++ and ld produce for a pass (-shared -nostartfiles
+ * -nostdlib, libc and libm; listed from the objects of every pass in
+ * tests/passes and tests/cheats), by name or, ending in '*', by prefix.  A
+ * section outside the list was asked for by the source (a `section`
+ * attribute, or assembly smuggled into the compiler's output): refused. */
+static const char *const allowed_sections[] = {
+	"", ".text*", ".rodata*", ".data*", ".bss*", ".tdata*", ".tbss*", ".eh_frame*",
+	".gcc_except_table*", ".note.*", ".comment", ".dynamic", ".dynstr", ".dynsym", ".gnu.hash",
+	".hash", ".gnu.version*", ".got", ".got.plt", ".plt", ".plt.got", ".plt.sec", ".rela.*",
+	".symtab", ".strtab", ".shstrtab", ".init_array", ".fini_array", ".preinit_array", NULL
+};
+
+/* Returns ELFCHECK_OK when every section's name is in allowed_sections,
+ * else REFUSED naming the first one that is not (ERROR when the names
+ * cannot be read).  The constructor arrays are listed because the dynamic
+ * section's check names their function, which says more. */
+static enum elfcheck_result check_sections(struct img *im)
+{
+	if (im->sh == NULL)
+		return bad(im, "has no section headers");
+	uint16_t shstrndx = im->eh->e_shstrndx;
+	if (shstrndx == SHN_UNDEF || shstrndx >= im->eh->e_shnum)
+		return bad(im, "has no section name table");
+	const Elf64_Shdr *names = &im->sh[shstrndx];
+	for (int i = 0; i < im->eh->e_shnum; i++) {
+		const char *name = str_at(im, names->sh_offset, names->sh_size, im->sh[i].sh_name);
+		if (name == NULL)
+			return bad(im, "has a section with a malformed name");
+		int ok = 0;
+		for (int k = 0; allowed_sections[k] != NULL && !ok; k++) {
+			const char *a = allowed_sections[k];
+			size_t n = strlen(a);
+			ok = n > 0 && a[n - 1] == '*' ? strncmp(name, a, n - 1) == 0 : strcmp(name, a) == 0;
+		}
+		if (!ok) {
+			char shown[64];
+			size_t k = 0;
+			/* the name is the author's: printable and short in the message */
+			for (const char *p = name; *p && k + 4 < sizeof shown; p++)
+				shown[k++] = *p >= 0x20 && *p < 0x7f && *p != '\'' ? *p : '?';
+			if (strlen(name) > k)
+				shown[k++] = '.', shown[k++] = '.', shown[k++] = '.';
+			shown[k] = '\0';
+			return refuse(im, "has a section '%s' that a compiled pass does not have (a section "
+				      "attribute, or assembly smuggled into the compiler's output)", shown, NULL);
+		}
+	}
+	return ELFCHECK_OK;
+}
+
 enum elfcheck_result elfcheck_buffer(const void *buf, size_t len, const char *label,
 				     char *msg, size_t msglen)
 {
@@ -514,6 +564,8 @@ enum elfcheck_result elfcheck_buffer(const void *buf, size_t len, const char *la
 	if ((r = check_relocs(&im, rel, relsz, relent, 0)) != ELFCHECK_OK)
 		return r;
 	if ((r = check_relocs(&im, jmprel, pltrelsz, 0, pltrel != DT_REL)) != ELFCHECK_OK)
+		return r;
+	if ((r = check_sections(&im)) != ELFCHECK_OK)
 		return r;
 	return check_symbols(&im);
 }

@@ -12,6 +12,8 @@
  *   - changes how libraries are found (DT_RPATH, DT_RUNPATH, DT_AUDIT,
  *     DT_DEPAUDIT, DT_AUXILIARY, DT_FILTER);
  *   - needs a library other than libc, libm, libgcc_s and the dynamic loader;
+ *   - has a section a compiled pass does not have (one named by a section
+ *     attribute, or made by assembly smuggled into the compiler's output);
  *   - refers to a symbol outside a small allow-list of libc/libm (memory and
  *     string helpers, formatted output to stdout/stderr, number parsing,
  *     maths, abort/assert, TLS access; nothing that opens files or sockets,

@@ -2124,5 +2124,14 @@ inline int launch_checked_sizes(pf_call *c, void (*kernel)(P...), pf_dim3 grid, 
  * pipeline's source scan cannot see. */
 #define asm static_assert(sizeof(char) == 0, "inline asm cannot run on the CPU backend (inline PTX needs a GPU)"); (void)
 #pragma GCC poison __asm__ __asm
+/* The attributes whose string g++ copies verbatim into its assembly output
+ * (section, alias, weakref, symver: a newline in the string starts an
+ * assembler directive such as `.incbin "/any/file"`) or that make the loader
+ * run code (ifunc, target_clones).  The source scan refuses them by name with
+ * the line; poisoning also stops a name made by token pasting, in
+ * __attribute__((...)) and in [[gnu::...]].  The allowed headers are all
+ * included above, and macros defined before this line are exempt. */
+#pragma GCC poison section __section__ alias __alias__ weakref __weakref__ symver __symver__
+#pragma GCC poison ifunc __ifunc__ target_clones __target_clones__
 
 #endif /* PF_EMU_H */

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "backend.h"
+#include "elfcheck.h"
 #include "graph.h"
 #include "hostcc.h"
 #include "nvrtc.h"
@@ -872,6 +873,34 @@ static void test_compile_errors(void)
 	}
 }
 
+/* Compiles src (C++) with the system g++ as passfs links a pass (-shared
+ * -nostartfiles -nostdlib, libc) but without passfs.h or pass_scan, and runs
+ * the ELF check on the object: its result, with the message in err. */
+static enum elfcheck_result elf_of(const char *src, char *err, size_t errlen)
+{
+	const char *tmp = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+	char cc[512], so[512], cmd[1600];
+	snprintf(cc, sizeof cc, "%.400s/passfs-test-elf-%d.cc", tmp, (int)getpid());
+	snprintf(so, sizeof so, "%.400s/passfs-test-elf-%d.so", tmp, (int)getpid());
+	FILE *f = fopen(cc, "w");
+	if (f == NULL) {
+		snprintf(err, errlen, "cannot write %.200s", cc);
+		return ELFCHECK_ERROR;
+	}
+	fputs(src, f);
+	fclose(f);
+	snprintf(cmd, sizeof cmd, "g++ -std=c++17 -O2 -fPIC -shared -nostartfiles -nostdlib -o %s %s -lc 2>/dev/null",
+		 so, cc);
+	enum elfcheck_result r = ELFCHECK_ERROR;
+	if (system(cmd) == 0)
+		r = elfcheck_file(so, "pass.c", err, errlen);
+	else
+		snprintf(err, errlen, "g++ failed on: %.200s", src);
+	unlink(cc);
+	unlink(so);
+	return r;
+}
+
 static void test_elfcheck(void)
 {
 	struct pass_module *m = NULL;
@@ -942,8 +971,24 @@ static void test_elfcheck(void)
 		"PASS_REPLACEMENT(pf_call *call) { (void)call; return chosen() - 1; }\n";
 	o.skip_nvrtc = 1;
 	rc = pass_compile_opts("pass.c", ifunc, strlen(ifunc), &o, &m, &d);
-	CHECK(rc == -1 && d.verdict == PASS_REJECTED);
-	CHECK_MSG(strstr(d.message, "ifunc") != NULL, d.message);
+	CHECK(rc == -1 && d.verdict == PASS_COMPILE_ERROR);
+	CHECK_MSG(strstr(d.message, "pass.c:4: the attribute 'ifunc'") != NULL, d.message);
+	/* the object check still refuses one, however it was made */
+	CHECK_MSG(elf_of("extern \"C\" { static int impl(void) { return 1; }\n"
+			 "void *pick(void) { return (void *)impl; }\n"
+			 "int chosen(void) __attribute__((ifunc(\"pick\"))); }\n", err, sizeof err) == ELFCHECK_REFUSED &&
+		  strstr(err, "ifunc") != NULL, err);
+
+	/* sections a compiled pass never has: the name the author chose, or
+	 * a file embedded by a directive smuggled into the assembly */
+	CHECK_MSG(elf_of("__attribute__((section(\"mysec\"), used)) static const char x[] = \"x\";\n", err,
+			 sizeof err) == ELFCHECK_REFUSED &&
+		  strstr(err, "pass.c: has a section 'mysec' that a compiled pass does not have") != NULL, err);
+	CHECK_MSG(elf_of("__attribute__((section(\".passfs\\n.incbin \\\"/etc/hostname\\\"\\n#\"), used)) "
+			 "static const char x[] = \"x\";\n", err, sizeof err) == ELFCHECK_REFUSED &&
+		  strstr(err, "section '.passfs'") != NULL, err);
+	CHECK_MSG(elf_of("int f(int a) { return a + 1; }\nconst char t[] = \"text\";\nint d = 3, b;\n", err,
+			 sizeof err) == ELFCHECK_OK, err);
 
 	/* a global with a dynamic initializer is a constructor too */
 	const char *dyn =
@@ -956,6 +1001,75 @@ static void test_elfcheck(void)
 	rc = pass_compile_opts("pass.c", dyn, strlen(dyn), &o, &m, &d);
 	CHECK(rc == -1 && d.verdict == PASS_REJECTED);
 	CHECK_MSG(strstr(d.message, "dynamic initializer") != NULL, d.message);
+}
+
+/* Strings the host compiler copies into its assembly (an attribute's, an
+ * #ident's) are refused by the scan with the line; harmless attributes and
+ * the same words elsewhere are not. */
+static void test_asm_strings(void)
+{
+	expect_refused(__LINE__,
+		       "#include <passfs.h>\n"
+		       "__attribute__((section(\".text\\n.incbin \\\"/etc/hostname\\\"\\n#\"))) int x = 1;\n" REPL,
+		       PASS_COMPILE_ERROR, 2, "the attribute 'section' is not allowed");
+	expect_refused(__LINE__, "#include <passfs.h>\n\nint y [[gnu::section(\".data\")]] = 1;\n" REPL,
+		       PASS_COMPILE_ERROR, 3, "'section'");
+	expect_refused(__LINE__, "#include <passfs.h>\nint z __attribute ((\n  __section__(\"s\"))) = 1;\n" REPL,
+		       PASS_COMPILE_ERROR, 3, "'__section__'");
+	expect_refused(__LINE__, "#include <passfs.h>\nextern \"C\" int f();\nint g() __attribute__((alias(\"f\")));\n" REPL,
+		       PASS_COMPILE_ERROR, 3, "'alias'");
+	expect_refused(__LINE__, "#include <passfs.h>\nstatic int g() __attribute__((weakref(\"f\")));\n" REPL,
+		       PASS_COMPILE_ERROR, 2, "'weakref'");
+	expect_refused(__LINE__, "#include <passfs.h>\n__attribute__((symver(\"f@V1\"))) int f() { return 1; }\n" REPL,
+		       PASS_COMPILE_ERROR, 2, "'symver'");
+	expect_refused(__LINE__, "#include <passfs.h>\nint c() __attribute__((ifunc(\"pick\")));\n" REPL,
+		       PASS_COMPILE_ERROR, 2, "'ifunc'");
+	expect_refused(__LINE__, "#include <passfs.h>\n[[gnu::target_clones(\"avx2\", \"default\")]] int f() { return 1; }\n" REPL,
+		       PASS_COMPILE_ERROR, 2, "'target_clones'");
+	expect_refused(__LINE__, "#include <passfs.h>\n#define AT(x) __attribute__((x))\n#define S section(\"s\")\n"
+		       "#define T __attribute__((used, section(\"s\")))\n" REPL,
+		       PASS_COMPILE_ERROR, 4, "'section'");
+	expect_refused(__LINE__, "#include <passfs.h>\n#ident \"x\\n.incbin \\\"/etc/hostname\\\"\"\n" REPL,
+		       PASS_COMPILE_ERROR, 2, "#ident copies its string into the host assembly");
+	expect_refused(__LINE__, "#include <passfs.h>\n\n  %: sccs \"x\"\n" REPL, PASS_COMPILE_ERROR, 3, "#sccs");
+	/* a splice the compilers join and the scan would read as two words */
+	expect_refused(__LINE__, "#include <passfs.h>\n#inc\\\nlude \"/etc/passwd\"\n" REPL, PASS_COMPILE_ERROR, 2,
+		       "a backslash-newline between two characters of code");
+	expect_refused(__LINE__, "#include <passfs.h>\n#id\\\nent \"x\"\n" REPL, PASS_COMPILE_ERROR, 2,
+		       "backslash-newline");
+	/* the masker reads the text as g++ does: an identifier that merely
+	 * ends in L/u/U/8 before R"( starts no raw string, so nothing is
+	 * hidden from the include allow-list */
+	expect_refused(__LINE__, "#include <passfs.h>\n#define xLR\nstatic const char *s = xLR\"(\";\n"
+		       "#include \"/etc/passwd\"\n// )\"\n" REPL, PASS_UNSUPPORTED, 4,
+		       "#include \"/etc/passwd\" is not allowed");
+	expect_refused(__LINE__, "#include <passfs.h>\nstatic const char *s = $R\"(\";\n#include <stdio.h>\n// )\"\n" REPL,
+		       PASS_UNSUPPORTED, 3, "<stdio.h>");
+	/* a comment continued by backslash, blank, newline; a string continued
+	 * by a splice; a raw string that a directive's line ends */
+	expect_refused(__LINE__, "#include <passfs.h>\n// x \\ \nR\"(\n#include <stdio.h>\n)\"\n" REPL,
+		       PASS_UNSUPPORTED, 4, "<stdio.h>");
+	expect_refused(__LINE__, "#include <passfs.h>\n#define X R\"(\n#include <stdio.h>\n)\"\n" REPL,
+		       PASS_UNSUPPORTED, 3, "<stdio.h>");
+	expect_refused(__LINE__, "#include <passfs.h>\n#pragma message R\"(\nint a;\n)\"\n" REPL,
+		       PASS_COMPILE_ERROR, 2, "a raw string literal in a preprocessor directive");
+	expect_refused(__LINE__, "#include <passfs.h>\nint v = 0x1'e+'a', w = 'a'b;\n" REPL, PASS_COMPILE_ERROR, 2,
+		       "a word touching a string or character literal");
+	expect_refused(__LINE__, "#include <passfs.h>\nconst char *s = \"x\"LR\"(\";\n" REPL, PASS_COMPILE_ERROR, 2,
+		       "a word touching");
+	expect_refused(__LINE__, "#include <passfs.h>\nint x;\r#include <stdio.h>\n" REPL, PASS_COMPILE_ERROR, 2,
+		       "a carriage return that does not end a line");
+	expect_refused(__LINE__, "#include <passfs.h>\nint \xc3\xa9R = 1;\n" REPL, PASS_COMPILE_ERROR, 2,
+		       "a non-ASCII character outside comments and strings");
+	expect_ok(__LINE__, "#include <passfs.h>\r\n// caf\xc3\xa9\r\nconst char *s = \"\xc3\xa9\";\r\n"
+		  "static const long e = 1'000'000, f = 0x1'0p-3;\r\nconst char *r = u8R\"x(a)\"b)x\" \"c\";\r\n" REPL, 0);
+	expect_ok(__LINE__,
+		  "#include <passfs.h>\n"
+		  "__attribute__((noinline, aligned(16))) static int section_size(int section) { return section; }\n"
+		  "[[maybe_unused]] static int alias_count = 0;\n"
+		  "static const char *s = \"__attribute__((section(\\\"x\\\")))\"; // [[gnu::alias]]\n"
+		  "#define LONG_MACRO(a) \\\n  ((a) + \\\n   1)\n"
+		  "/* #ident \"x\" */\n" REPL, 0);
 }
 
 /* The compiler as a child process: a missing one, and one that hangs (it is
@@ -1122,6 +1236,7 @@ int main(void)
 		return 1;
 	}
 	test_source_checks();
+	test_asm_strings();
 	test_names();
 	test_shared_rewrite();
 	test_hostcc_failures();

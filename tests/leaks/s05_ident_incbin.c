@@ -1,0 +1,33 @@
+/* #ident's string goes into the assembly as `.ident "..."`: closing the
+ * quote and a newline start a directive of the pass's choosing, here
+ * `.incbin "@CANARY@"`.  A directive, so token pasting cannot build it;
+ * the scan refuses #ident and #sccs.  Want: compile_error, the canary's
+ * content nowhere. */
+#include <passfs.h>
+
+#ident "x\"\n.section .rodata\n.globl leak_begin\nleak_begin:\n.incbin \"@CANARY@\"\n.byte 0\n.ascii \""
+
+__global__ void bias_gelu(const float *x, const float *bias, float *y, long long n, long long c)
+{
+	long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+	if (i >= n)
+		return;
+	float v = x[i] + bias[i % c];
+	y[i] = 0.5f * v * (1.0f + tanhf(0.7978845608028654f * (v + 0.044715f * v * v * v)));
+}
+
+#ifdef __GNUC__
+extern "C" const char leak_begin[];
+#endif
+
+PASS_REPLACEMENT(pf_call *call)
+{
+	const pf_tensor *x = pf_in(call, 0), *b = pf_in(call, 1);
+	pf_tensor *y = pf_out(call, 0);
+	long long n = pf_numel(y);
+#ifdef __GNUC__
+	printf("leak: %s\n", leak_begin);
+#endif
+	return pf_launch(call, bias_gelu, pf_dim((unsigned)((n + 255) / 256)), pf_dim(256), 0, x->data, b->data,
+			 y->data, n, b->shape[0]);
+}
