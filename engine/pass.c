@@ -14,6 +14,9 @@
 #include "nvrtc.h"
 #include "state.h"
 
+/* The address space of each host compiler process for a pass. */
+#define PASS_HOST_AS_LIMIT (2ull << 30)
+
 /* What a pass may #include: the pass API, the CUDA half/bfloat16 types, and
  * C headers whose content both compilers provide (NVRTC gets passfs.h's
  * stand-ins).  No file system, no libraries. */
@@ -611,6 +614,8 @@ int pass_compile_opts(const char *label, const char *src, size_t len, const stru
 			/* a GPU runs the kernels: the host object needs only their
 			 * signatures (inline PTX and wmma stay out of g++'s way) */
 			.device_stubs = opt->allow_device_only,
+			/* a pass's host code is small: cc1plus needs ~0.3 GiB */
+			.as_limit = PASS_HOST_AS_LIMIT,
 		},
 	};
 	pthread_t host_tid;
