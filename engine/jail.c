@@ -574,12 +574,12 @@ struct probe_answer {
 };
 
 /* In the jailed process: what must and must not be visible. */
-static void probe_inside(struct probe_answer *a, const char *compiler, const char *home)
+static void probe_inside(struct probe_answer *a, const char *compiler, const char *canary)
 {
 	char inc[PATH_MAX];
 	snprintf(inc, sizeof inc, "%s/passfs.h", hostcc_include_dir());
 	const char *must[] = {compiler, inc};
-	const char *never[] = {"/etc/passwd", "/proc/self/environ", home, NULL};
+	const char *never[] = {"/etc/passwd", "/proc/self/environ", canary, NULL};
 	for (int i = 0; i < 2; i++) {
 		if (must[i][0] && access(must[i], R_OK) != 0) {
 			say(a->line, sizeof a->line, "%s is not visible inside: %s", must[i], strerror(errno));
@@ -602,7 +602,7 @@ static void probe_inside(struct probe_answer *a, const char *compiler, const cha
 int jail_probe(struct jail_info *info, char *out, size_t outlen)
 {
 	const char *tmp = getenv("TMPDIR");
-	char dir[PATH_MAX], compiler[PATH_MAX] = "", home[PATH_MAX] = "";
+	char dir[PATH_MAX], compiler[PATH_MAX] = "", canary[PATH_MAX + 16];
 	snprintf(dir, sizeof dir, "%s/passfs-jail-probe-XXXXXX", tmp && *tmp == '/' ? tmp : "/tmp");
 	memset(info, 0, sizeof *info);
 	if (mkdtemp(dir) == NULL) {
@@ -611,15 +611,20 @@ int jail_probe(struct jail_info *info, char *out, size_t outlen)
 	}
 	if (hostcc_compiler_path(compiler, sizeof compiler) != 0)
 		compiler[0] = '\0';
-	const char *h = getenv("HOME");
-	if (h != NULL && h[0] == '/' && strcmp(h, "/") != 0 && realpath(h, home) == NULL)
-		home[0] = '\0';
+	/* a file beside the compile directory: what any other task's is */
+	snprintf(canary, sizeof canary, "%s.canary", dir);
+	int cfd = open(canary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
 	int pfd[2];
-	if (pipe2(pfd, O_CLOEXEC) != 0) {
-		say(out, outlen, "pipe: %s", strerror(errno));
+	if (cfd < 0 || pipe2(pfd, O_CLOEXEC) != 0) {
+		say(out, outlen, "%s: %s", cfd < 0 ? canary : "pipe", strerror(errno));
+		if (cfd >= 0) {
+			close(cfd);
+			unlink(canary);
+		}
 		rmdir(dir);
 		return -1;
 	}
+	close(cfd);
 	fflush(stdout);
 	fflush(stderr);
 	pid_t pid = fork();
@@ -631,7 +636,7 @@ int jail_probe(struct jail_info *info, char *out, size_t outlen)
 		if (jail_compile(dir, 0, 10, &a.info, err, sizeof err) != 0)
 			say(a.line, sizeof a.line, "%s", err);
 		else
-			probe_inside(&a, compiler, home);
+			probe_inside(&a, compiler, canary);
 		ssize_t w = write(pfd[1], &a, sizeof a);
 		_exit(w == (ssize_t)sizeof a ? 0 : 1);
 	}
@@ -646,6 +651,7 @@ int jail_probe(struct jail_info *info, char *out, size_t outlen)
 	snprintf(jd, sizeof jd, "%s/.jail", dir);
 	rmdir(jd);
 	rmdir(dir);
+	unlink(canary);
 	if (n != (ssize_t)sizeof a) {
 		say(out, outlen, "the probe child gave no answer%s", pid < 0 ? " (fork failed)" : "");
 		return -1;
