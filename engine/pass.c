@@ -136,6 +136,110 @@ static int in_list(const char *const *list, const char *s, size_t n)
 	return 0;
 }
 
+/* Skips blanks and line continuations from m[i]; returns the next offset. */
+static size_t skip_blank(const char *m, size_t len, size_t i)
+{
+	while (i < len && (is_space(m[i]) || (m[i] == '\\' && i + 1 < len && m[i + 1] == '\n')))
+		i += m[i] == '\\' ? 2 : 1;
+	return i;
+}
+
+/* A #line directive (or GCC's line marker `# 12 "file"`) whose argument
+ * starts at m[i]: a line number alone, or one followed by the pass's own
+ * label, nothing else.  A #line naming another file makes g++ quote that
+ * file's lines under every error (a file reader); a computed argument
+ * (macros) could expand to such a name.  Returns 0 or -1 with diag. */
+static int check_line(const char *label, const char *src, const char *m, size_t len, size_t i, int line,
+		      struct pass_diag *diag)
+{
+	size_t d = i;
+	while (i < len && m[i] >= '0' && m[i] <= '9')
+		i++;
+	if (i == d || (i < len && is_ident(m[i])))
+		return fail(diag, PASS_COMPILE_ERROR, line,
+			    "%s:%d: #line with a computed argument is not allowed (a pass may write #line N or "
+			    "#line N \"%s\")", label, line, label);
+	i = skip_blank(m, len, i);
+	if (i >= len || m[i] == '\n')
+		return 0;
+	if (m[i] != '"')
+		return fail(diag, PASS_COMPILE_ERROR, line,
+			    "%s:%d: #line with a computed file name is not allowed (a pass may write #line N or "
+			    "#line N \"%s\")", label, line, label);
+	size_t b = i + 1, e = b;
+	while (e < len && m[e] != '"' && m[e] != '\n')
+		e++;
+	if (e - b == strlen(label) && memcmp(src + b, label, e - b) == 0) {
+		/* the flags of a line marker (# 1 "f" 3), nothing else */
+		size_t k = e + 1;
+		while (k < len && ((m[k] >= '0' && m[k] <= '9') || is_space(m[k]) ||
+				   (m[k] == '\\' && k + 1 < len && m[k + 1] == '\n')))
+			k += m[k] == '\\' ? 2 : 1;
+		if (k >= len || m[k] == '\n')
+			return 0;
+	}
+	return fail(diag, PASS_COMPILE_ERROR, line,
+		    "%s:%d: #line names the file \"%.*s\"; a pass's #line may name only its own file \"%s\" "
+		    "(or no file)", label, line, (int)(e - b > 200 ? 200 : e - b), src + b, label);
+}
+
+/* __has_include / __has_include_next (the identifier ends at m[i]): the
+ * argument must be a header a pass may include, spelled out; any other
+ * answers whether a path exists on the compiling machine.  Returns 0 or
+ * -1 with diag. */
+static int check_has_include(const char *label, const char *src, const char *m, size_t len, size_t i, int line,
+			     int allow_device_only, struct pass_diag *diag)
+{
+	while (i < len && (is_space(m[i]) || m[i] == '\n' || m[i] == '\\'))
+		i++;
+	if (i < len && m[i] == '(') {
+		i++;
+		while (i < len && (is_space(m[i]) || m[i] == '\n' || m[i] == '\\'))
+			i++;
+		char close = i < len && src[i] == '<' ? '>' : i < len && src[i] == '"' ? '"' : 0;
+		size_t b = i + 1, e = b;
+		while (close && e < len && src[e] != close && src[e] != '\n')
+			e++;
+		if (close && e < len && src[e] == close &&
+		    (in_list(include_allow, src + b, e - b) ||
+		     (allow_device_only && in_list(include_allow_gpu, src + b, e - b))))
+			return 0;
+		if (close && e < len && src[e] == close)
+			return fail(diag, PASS_COMPILE_ERROR, line,
+				    "%s:%d: __has_include(%c%.*s%c) asks about a header a pass may not include (a pass "
+				    "may ask only about " INCLUDE_ALLOW_TEXT ")", label, line, src[i],
+				    (int)(e - b > 200 ? 200 : e - b), src + b, close);
+	}
+	return fail(diag, PASS_COMPILE_ERROR, line,
+		    "%s:%d: __has_include with a computed argument is not allowed (a pass may ask only about "
+		    INCLUDE_ALLOW_TEXT ")", label, line);
+}
+
+/* _Pragma("GCC dependency \"file\"") (the identifier ends at m[i]): the
+ * same file probe as the directive.  Returns 0 or -1 with diag. */
+static int check_pragma_op(const char *label, const char *src, const char *m, size_t len, size_t i, int line,
+			   struct pass_diag *diag)
+{
+	while (i < len && (is_space(m[i]) || m[i] == '\n' || m[i] == '(' || m[i] == '\\'))
+		i++;
+	if (i >= len || m[i] != '"')
+		return 0;
+	size_t e = i + 1;
+	while (e < len && m[e] != '"' && m[e] != '\n')
+		e++;
+	if (memmem(src + i, e - i, "dependency", 10) != NULL)
+		return fail(diag, PASS_COMPILE_ERROR, line,
+			    "%s:%d: _Pragma(\"GCC dependency ...\") is not allowed (it asks about a file)", label, line);
+	return 0;
+}
+
+/* Whether m[b, e) is __has_include or __has_include_next. */
+static int is_has_include(const char *m, size_t b, size_t e)
+{
+	return (e - b == 13 && memcmp(m + b, "__has_include", 13) == 0) ||
+	       (e - b == 18 && memcmp(m + b, "__has_include_next", 18) == 0);
+}
+
 /* Checks a preprocessor directive starting at m[i] ('#' or the digraph
  * '%:'); src holds the unmasked text (the header name is inside quotes,
  * which the mask blanks).  Returns 0 or -1 with diag. */
@@ -143,12 +247,31 @@ static int check_directive(const char *label, const char *src, const char *m, si
 			   int line, int allow_device_only, struct pass_diag *diag)
 {
 	i += m[i] == '#' ? 1 : 2;
-	while (i < len && (is_space(m[i]) || (m[i] == '\\' && i + 1 < len && m[i + 1] == '\n')))
-		i += m[i] == '\\' ? 2 : 1;
+	i = skip_blank(m, len, i);
 	size_t w = i;
 	while (i < len && is_ident(m[i]))
 		i++;
 	size_t wl = i - w;
+	if (wl > 0 && m[w] >= '0' && m[w] <= '9')
+		return check_line(label, src, m, len, w, line, diag);
+	if (wl == 4 && memcmp(m + w, "line", 4) == 0)
+		return check_line(label, src, m, len, skip_blank(m, len, i), line, diag);
+	if (wl == 6 && memcmp(m + w, "pragma", 6) == 0) {
+		/* #pragma GCC dependency "file": whether a path exists, and its age */
+		size_t k = skip_blank(m, len, i), b = k;
+		while (k < len && is_ident(m[k]))
+			k++;
+		if (k - b == 3 && memcmp(m + b, "GCC", 3) == 0) {
+			b = k = skip_blank(m, len, k);
+			while (k < len && is_ident(m[k]))
+				k++;
+			if (k - b == 10 && memcmp(m + b, "dependency", 10) == 0)
+				return fail(diag, PASS_COMPILE_ERROR, line,
+					    "%s:%d: #pragma GCC dependency is not allowed (it asks about a file)", label,
+					    line);
+		}
+		return 0;
+	}
 	int is_include = (wl == 7 && memcmp(m + w, "include", 7) == 0) ||
 			 (wl == 12 && memcmp(m + w, "include_next", 12) == 0) ||
 			 (wl == 6 && memcmp(m + w, "import", 6) == 0) ||
@@ -365,6 +488,12 @@ int pass_scan(const char *label, const char *src, size_t len, int allow_device_o
 				size_t b = i;
 				while (i < len && is_ident(m[i]))
 					i++;
+				if (is_has_include(m, b, i) || (i - b == 7 && memcmp(m + b, "_Pragma", 7) == 0)) {
+					int l = line_at(m, b, &cursor, &cur_line);
+					rc = m[b + 1] == '_' ? check_has_include(label, src, m, len, i, l, allow_device_only, diag)
+							     : check_pragma_op(label, src, m, len, i, l, diag);
+					continue;
+				}
 				const char *what = allow_device_only ? NULL : device_only_word(m + b, i - b);
 				if (what != NULL) {
 					int l = line_at(m, b, &cursor, &cur_line);
@@ -392,6 +521,14 @@ int pass_scan(const char *label, const char *src, size_t len, int allow_device_o
 		size_t n = i - b;
 		if (c >= '0' && c <= '9')
 			continue;
+		if (is_has_include(m, b, i) || (n == 7 && memcmp(m + b, "_Pragma", 7) == 0)) {
+			int line = line_at(m, b, &cursor, &cur_line);
+			rc = m[b + 1] == '_' ? check_has_include(label, src, m, len, i, line, allow_device_only, diag)
+					     : check_pragma_op(label, src, m, len, i, line, diag);
+			if (rc != 0)
+				break;
+			continue;
+		}
 		const char *what = allow_device_only ? NULL : device_only_word(m + b, n);
 		if (what != NULL) {
 			int line = line_at(m, b, &cursor, &cur_line);

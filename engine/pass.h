@@ -6,7 +6,10 @@
  *       NUL bytes, constructs the backend cannot run (inline PTX `asm`,
  *       wmma/mma, cooperative groups; allowed where the backend has a GPU),
  *       `<<<` launches, #include outside the allow-list, a missing
- *       PASS_REPLACEMENT;
+ *       PASS_REPLACEMENT; what makes a compiler read or probe another
+ *       file: a #line naming any file but the pass's own label (bare
+ *       `#line N` is fine), __has_include(_next) of anything but the
+ *       allow-list, #pragma GCC dependency;
  *   (b) the kernel name expressions: the second argument of every
  *       `pf_launch(call, KERNEL, ...)`, whitespace normalised, deduplicated;
  *   (c) the NVRTC device gate with those names (skipped, with a note, when

@@ -171,6 +171,67 @@ static void test_source_checks(void)
 	}
 }
 
+/* What makes a compiler read or probe another file: #line naming a file
+ * (g++ quotes its lines under every error), __has_include of a path (one
+ * bit per compile), #pragma GCC dependency.  Each is refused with its line;
+ * the harmless spellings stay allowed. */
+static void test_file_probes(void)
+{
+	expect_refused(__LINE__, "#include <passfs.h>\n#ifndef __CUDACC_RTC__\n#line 1 \"/etc/shadow\"\nint a = x;\n#endif\n" REPL,
+		       PASS_COMPILE_ERROR, 3, "#line names the file \"/etc/shadow\"; a pass's #line may name only its own file \"pass.c\"");
+	expect_refused(__LINE__, "#include <passfs.h>\n\n  #  line 7 \"/proc/self/environ\"\n" REPL, PASS_COMPILE_ERROR, 3,
+		       "\"/proc/self/environ\"");
+	/* GCC's line marker is the same directive */
+	expect_refused(__LINE__, "#include <passfs.h>\n# 1 \"/etc/passwd\"\n" REPL, PASS_COMPILE_ERROR, 2,
+		       "#line names the file \"/etc/passwd\"");
+	expect_refused(__LINE__, "#include <passfs.h>\n%:line 1 \"x.c\"\n" REPL, PASS_COMPILE_ERROR, 2, "\"x.c\"");
+	/* a continuation does not hide the name */
+	expect_refused(__LINE__, "#include <passfs.h>\n#line \\\n 4 \\\n \"/etc/hosts\"\n" REPL, PASS_COMPILE_ERROR, 2,
+		       "\"/etc/hosts\"");
+	/* macros could expand to a name */
+	expect_refused(__LINE__, "#include <passfs.h>\n#define F 1 \"/etc/shadow\"\n#line F\n" REPL, PASS_COMPILE_ERROR, 3,
+		       "#line with a computed argument");
+	expect_refused(__LINE__, "#include <passfs.h>\n#define F \"/etc/shadow\"\n#line 3 F\n" REPL, PASS_COMPILE_ERROR, 3,
+		       "#line with a computed file name");
+	expect_refused(__LINE__, "#include <passfs.h>\n#line 3 \"pass.c\" junk\n" REPL, PASS_COMPILE_ERROR, 2,
+		       "#line names the file");
+	/* the pass's own name, and no name at all, are fine */
+	expect_ok(__LINE__, "#include <passfs.h>\n#line 40\nint a;\n#line 50 \"pass.c\"\n# 60 \"pass.c\" 2\n"
+		  "// #line 1 \"/etc/shadow\" in a comment\nconst char *s = \"#line 1 \\\"/etc/x\\\"\";\n" REPL, 0);
+
+	expect_refused(__LINE__, "#include <passfs.h>\n#if __has_include(\"/etc/shadow\")\n#error yes\n#endif\n" REPL,
+		       PASS_COMPILE_ERROR, 2, "__has_include(\"/etc/shadow\") asks about a header a pass may not include");
+	expect_refused(__LINE__, "#include <passfs.h>\n#if defined(X) || __has_include_next(<stdio.h>)\n#endif\n" REPL,
+		       PASS_COMPILE_ERROR, 2, "__has_include(<stdio.h>)");
+	expect_refused(__LINE__, "#include <passfs.h>\n#define P \"/canary\"\n#if __has_include(P)\n#endif\n" REPL,
+		       PASS_COMPILE_ERROR, 3, "__has_include with a computed argument");
+	expect_refused(__LINE__, "#include <passfs.h>\n#define H(x) __has_include(x)\n#if H(\"/canary\")\n#endif\n" REPL,
+		       PASS_COMPILE_ERROR, 2, "computed argument");
+	/* outside a directive too (C++17 allows it in any #if, and a macro
+	 * body is code here) */
+	expect_refused(__LINE__, "#include <passfs.h>\nbool b = __has_include(\n\"/x\");\n" REPL, PASS_COMPILE_ERROR, 2,
+		       "__has_include(\"/x\")");
+	expect_ok(__LINE__, "#include <passfs.h>\n#if __has_include(<cuda_fp16.h>) && __has_include(\"passfs.h\")\n#endif\n"
+		  "// __has_include(\"/etc/shadow\")\n" REPL, 0);
+
+	expect_refused(__LINE__, "#include <passfs.h>\n#pragma GCC dependency \"/etc/shadow\"\n" REPL, PASS_COMPILE_ERROR, 2,
+		       "#pragma GCC dependency is not allowed");
+	expect_refused(__LINE__, "#include <passfs.h>\n\n_Pragma(\"GCC dependency \\\"/etc/shadow\\\"\")\n" REPL,
+		       PASS_COMPILE_ERROR, 3, "_Pragma(\"GCC dependency ...\") is not allowed");
+	expect_ok(__LINE__, "#include <passfs.h>\n#pragma GCC diagnostic ignored \"-Wunused\"\n_Pragma(\"unroll\")\n" REPL, 0);
+
+	/* a label other than pass.c: its own name is the one allowed */
+	struct pass_diag d;
+	struct pass_names nm;
+	const char own[] = "#include <passfs.h>\n#line 9 \"tasks/x/pass.c\"\n" REPL;
+	CHECK_MSG(pass_scan("tasks/x/pass.c", own, strlen(own), 0, &nm, &d) == 0, d.message);
+	pass_names_free(&nm);
+	const char other[] = "#include <passfs.h>\n#line 9 \"pass.c\"\n" REPL;
+	CHECK(pass_scan("tasks/x/pass.c", other, strlen(other), 0, &nm, &d) != 0 && d.verdict == PASS_COMPILE_ERROR &&
+	      strstr(d.message, "tasks/x/pass.c:2: #line names the file \"pass.c\"") != NULL);
+	pass_names_free(&nm);
+}
+
 static void test_names(void)
 {
 	const char *src =
@@ -1122,6 +1183,7 @@ int main(void)
 		return 1;
 	}
 	test_source_checks();
+	test_file_probes();
 	test_names();
 	test_shared_rewrite();
 	test_hostcc_failures();
