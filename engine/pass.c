@@ -576,6 +576,136 @@ int pass_scan(const char *label, const char *src, size_t len, int allow_device_o
 	return rc;
 }
 
+/* --- what the author sees of a compiler log ------------------------------ */
+
+/* The file a diagnostic line names, as [*b, *e), or 0 when the line is not
+ * one: "f:12:5: error: ...", "f:12: ...", "f(12): error: ..." (NVRTC),
+ * "f: In function ...", "f: At global scope:", "In file included from f:3,"
+ * and its "                 from f:1:" continuations. */
+static int diag_file(const char *l, size_t n, size_t *b, size_t *e)
+{
+	size_t i = 0;
+	if (n > 22 && memcmp(l, "In file included from ", 22) == 0)
+		i = 22;
+	else if (n > 0 && l[0] == ' ') {
+		while (i < n && l[i] == ' ')
+			i++;
+		if (n - i < 6 || memcmp(l + i, "from ", 5) != 0)
+			return 0;
+		i += 5;
+	}
+	*b = i;
+	for (; i < n; i++) {
+		if (l[i] == '(' && i + 1 < n && l[i + 1] >= '0' && l[i + 1] <= '9') {
+			size_t k = i + 1;
+			while (k < n && l[k] >= '0' && l[k] <= '9')
+				k++;
+			if (k + 1 < n && l[k] == ')' && l[k + 1] == ':')
+				break;
+		}
+		if (l[i] == ':' && i + 1 < n && ((l[i + 1] >= '0' && l[i + 1] <= '9') || l[i + 1] == ' '))
+			break;
+	}
+	if (i >= n || i == *b)
+		return 0;
+	if (l[i] == ':' && l[i + 1] == ' ' && !(i + 4 < n && (memcmp(l + i + 2, "In ", 3) == 0 ||
+							     memcmp(l + i + 2, "At ", 3) == 0)))
+		return 0;
+	*e = i;
+	return 1;
+}
+
+/* Whether a file a diagnostic names is public: the toolchain's (/usr),
+ * the API headers' (their directory is cut from the log: a bare name), the
+ * stand-ins (include/...), passfs's own glue and the compilers' pseudo
+ * files. */
+static int public_file(const char *f, size_t n)
+{
+	if (n >= 5 && memcmp(f, "/usr/", 5) == 0 && memmem(f, n, "/../", 4) == NULL)
+		return 1;
+	if (n >= 8 && memcmp(f, "include/", 8) == 0 && memmem(f, n, "..", 2) == NULL)
+		return 1;
+	if (n > 0 && (f[0] == '<' || f[0] == '{'))
+		return 1;       /* <passfs: ...>, <command-line>, {standard input} */
+	return memchr(f, '/', n) == NULL && n < 64 && n > 2 && memcmp(f + n - 2, ".h", 2) == 0;
+}
+
+/* The compiler log as the author may read it: diagnostics about the pass
+ * itself with their quoted source lines; diagnostics in public files
+ * (passfs.h, the toolchain's headers) without the quoted lines; and of any
+ * other file only its name, line and kind: its text, quoted lines and
+ * carets are what would carry that file's bytes (a #line naming a file,
+ * an assembler .include).  Lines that name no file ("collect2: error: ld
+ * returned 1 exit status") are kept.  malloc'd; NULL when out of memory. */
+char *pass_log_for_author(const char *label, const char *log)
+{
+	size_t ll = strlen(label), k = 0, cap = (log ? strlen(log) : 0) + 1;
+	char *out = malloc(cap);
+	if (out == NULL)
+		return NULL;
+	enum { NONE, OWN, PUBLIC, OTHER } cur = NONE;
+	for (const char *l = log; l && *l;) {
+		const char *nl = strchr(l, '\n');
+		size_t len = nl ? (size_t)(nl - l) + 1 : strlen(l), body = nl ? len - 1 : len;
+		size_t fb, fe;
+		const char *add = l;
+		size_t addn = len;
+		char repl[400];
+		if (diag_file(l, body, &fb, &fe)) {
+			if (fe - fb == ll && memcmp(l + fb, label, ll) == 0)
+				cur = OWN;
+			else if (public_file(l + fb, fe - fb))
+				cur = PUBLIC;
+			else
+				cur = OTHER;
+			if (cur == OTHER) {
+				/* the name and the line, and the kind of message */
+				size_t pos = fe;
+				while (pos < body && l[pos] != ' ')
+					pos++;
+				const char *kind = memmem(l + pos, body - pos, "error", 5) != NULL ? "error"
+						   : memmem(l + pos, body - pos, "warning", 7) != NULL ? "warning" : "note";
+				int w = snprintf(repl, sizeof repl, "%.*s %s: (a message about a file other than %.100s, "
+						 "not shown)\n", (int)(pos > 200 ? 200 : pos), l, kind, label);
+				add = repl;
+				addn = w > 0 ? ((size_t)w < sizeof repl ? (size_t)w : sizeof repl - 1) : 0;
+			}
+		} else if (body == 0 || l[0] == ' ' || l[0] == '\t') {
+			/* a quoted line, a caret line, a fix-it, NVRTC's context */
+			if (cur != OWN && cur != NONE)
+				addn = 0;
+		} else {
+			cur = NONE;
+		}
+		if (k + addn + 1 > cap) {
+			size_t nc = (k + addn + 1) * 2;
+			char *o = realloc(out, nc);
+			if (o == NULL) {
+				free(out);
+				return NULL;
+			}
+			out = o;
+			cap = nc;
+		}
+		memcpy(out + k, add, addn);
+		k += addn;
+		l += len;
+	}
+	out[k] = '\0';
+	return out;
+}
+
+/* Replaces *log (malloc'd, or NULL) with what the author may read of it;
+ * "" when memory runs out (nothing unfiltered is kept). */
+static void author_log(const char *label, char **log)
+{
+	if (*log == NULL)
+		return;
+	char *f = pass_log_for_author(label, *log);
+	free(*log);
+	*log = f != NULL ? f : strdup("");
+}
+
 /* --- compiling --------------------------------------------------------------- */
 
 /* g++ says why an overload or a template did not fit in a note after the
@@ -784,6 +914,7 @@ int pass_compile_opts(const char *label, const char *src, size_t len, const stru
 		struct nvrtc_output no;
 		enum nvrtc_status st = nvrtc_compile(&nr, &no, err, sizeof err);
 		free(copy);
+		author_log(label, &no.log);
 		m->nvrtc_ms = no.ms;
 		if (st == NVRTC_GATE_COMPILE_ERROR || st == NVRTC_GATE_FAILED) {
 			char msg[512];
@@ -821,6 +952,7 @@ int pass_compile_opts(const char *label, const char *src, size_t len, const stru
 		host_job_run(&hj);
 	struct hostcc_output ho = hj.ho;
 	enum hostcc_status hs = hj.hs;
+	author_log(label, &ho.log);
 	snprintf(err, sizeof err, "%s", hj.err);
 	m->host_ms = ho.ms;
 	m->dir = ho.dir;

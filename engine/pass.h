@@ -107,6 +107,14 @@ int pass_compile(const char *label, const char *src, size_t len, struct gpu_dev 
 int pass_compile_opts(const char *label, const char *src, size_t len, const struct pass_options *opt,
 		      struct pass_module **out, struct pass_diag *diag);
 
+/* A compiler log (g++'s or NVRTC's) as the author of the pass labelled
+ * label may read it: diagnostics about the pass with their quoted lines;
+ * in public files (passfs.h, the toolchain's headers) without quoted
+ * lines; of any other file only "name:line: error: (...not shown)" - the
+ * text, quotes and carets would carry that file's bytes.  Lines naming no
+ * file stay.  malloc'd; NULL when out of memory. */
+char *pass_log_for_author(const char *label, const char *log);
+
 /* Removes the temporary directory and frees everything. NULL is ignored. */
 void pass_module_free(struct pass_module *m);
 

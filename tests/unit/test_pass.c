@@ -232,6 +232,59 @@ static void test_file_probes(void)
 	pass_names_free(&nm);
 }
 
+/* The compiler log an author reads: quoted lines of any file but the pass
+ * are dropped, other files' messages withheld; the pass's own diagnostics
+ * and passfs.h's notes stay. */
+static void test_author_log(void)
+{
+	const char gxx[] =
+		"/tmp/canary.txt:1:9: error: 'x1' was not declared in this scope; did you mean 'y1'?\n"
+		"    1 | SECRET-LINE-ONE\n"
+		"      |         ^~\n"
+		"      |         y1\n"
+		"/etc/passwd:2:1: error: 'root' does not name a type\n"
+		"    2 | root:x:0:0:SECRET\n"
+		"pass.c: In function 'int pf_pass_replacement(pf_call*)':\n"
+		"pass.c:12:5: error: 'z' was not declared in this scope\n"
+		"   12 |     z = 1;\n"
+		"      |     ^\n"
+		"In file included from pass.c:1:\n"
+		"passfs.h:228:19: note: declared here\n"
+		"  228 | static inline int pf_launch(...)\n"
+		"{standard input}: Assembler messages:\n"
+		"/home/u/key.pem:3: Error: no such instruction: `SECRET-ASM'\n"
+		"compilation terminated.\n";
+	char *f = pass_log_for_author("pass.c", gxx);
+	CHECK(f != NULL);
+	if (f != NULL) {
+		CHECK_MSG(strstr(f, "SECRET") == NULL && strstr(f, "root") == NULL, f);
+		CHECK_MSG(strstr(f, "/tmp/canary.txt:1:9: error: (a message about a file other than pass.c, not shown)\n") != NULL, f);
+		CHECK_MSG(strstr(f, "pass.c:12:5: error: 'z' was not declared in this scope\n   12 |     z = 1;\n      |     ^\n") != NULL, f);
+		CHECK_MSG(strstr(f, "passfs.h:228:19: note: declared here\n{standard input}") != NULL, f);
+		CHECK_MSG(strstr(f, "In function 'int pf_pass_replacement(pf_call*)'") != NULL, f);
+		CHECK_MSG(strstr(f, "compilation terminated.\n") != NULL, f);
+	}
+	free(f);
+	const char nv[] =
+		"/proc/self/environ(1): error: identifier \"x1\" is undefined\n"
+		"  int a = SECRET;\n"
+		"          ^\n"
+		"\n"
+		"pass.c(7): error: identifier \"q\" is undefined\n"
+		"  q = 2;\n"
+		"  ^\n"
+		"\n"
+		"2 errors detected in the compilation of \"pass.c\".\n";
+	f = pass_log_for_author("pass.c", nv);
+	CHECK(f != NULL);
+	if (f != NULL) {
+		CHECK_MSG(strstr(f, "SECRET") == NULL, f);
+		CHECK_MSG(strstr(f, "pass.c(7): error: identifier \"q\" is undefined\n  q = 2;\n  ^\n") != NULL, f);
+		CHECK_MSG(strstr(f, "2 errors detected") != NULL, f);
+	}
+	free(f);
+}
+
 static void test_names(void)
 {
 	const char *src =
@@ -1184,6 +1237,7 @@ int main(void)
 	}
 	test_source_checks();
 	test_file_probes();
+	test_author_log();
 	test_names();
 	test_shared_rewrite();
 	test_hostcc_failures();
