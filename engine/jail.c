@@ -135,11 +135,17 @@ static void view_build(struct view *v, const char *rw, const char *pch)
 		view_add(v, p);
 	}
 	if (hostcc_compiler_path(p, sizeof p) == 0 && realpath(p, q) != NULL) {
-		/* prefix/bin/g++: the prefix holds its libexec and headers */
-		parent_of(q, p, sizeof p);
-		parent_of(p, q, sizeof q);
-		if (q[0] != '\0')
+		/* prefix/bin/g++: the prefix holds its libexec and headers;
+		 * a compiler anywhere else (a wrapper script): that file */
+		char bin[PATH_MAX];
+		parent_of(q, bin, sizeof bin);
+		const char *base = strrchr(bin, '/');
+		if (base != NULL && strcmp(base, "/bin") == 0) {
+			parent_of(bin, p, sizeof p);
+			view_add(v, p[0] ? p : q);      /* never all of / */
+		} else {
 			view_add(v, q);
+		}
 	}
 	if (pch != NULL && pch[0])
 		view_add(v, pch);
