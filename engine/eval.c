@@ -79,8 +79,8 @@
 #define PASS_AS_SCRATCH ((size_t)4 << 30)
 #define PASS_AS_PER_THREAD ((size_t)256 << 20)
 #define PASS_AS_SLACK ((size_t)1 << 30)
-/* The compile child: wall clock (NVRTC, then the host compiler's own 60 s)
- * and address space added to what it inherits. */
+/* The compile child's wall clock (NVRTC, then the host compiler's own 60
+ * s); its other limits are the compile jail's (jail.h). */
 #define COMPILE_TIMEOUT_S 120
 
 enum { CMD_CHECK = 1, CMD_TIME, CMD_VARIANT, CMD_MAP, CMD_MODULE, CMD_QUIT };
@@ -2269,10 +2269,11 @@ static void __attribute__((noreturn)) compile_child(const struct eval_job *job, 
 }
 
 /* Runs pass_compile_opts and the device-code scan in a child process with
- * a wall-clock limit and an address-space limit.  Returns 0 with *mod (or
- * NULL) and *diag exactly as pass_compile_opts would, the scan's result in
- * scan_* (scan_rc 2: not run); -1 with err when passfs itself failed (no
- * fork, no temporary directory).  *tmpdir receives a directory the caller
+ * a wall-clock limit, in the compile jail (jail.h: its kind in
+ * scan->jail_*).  Returns 0 with *mod (or NULL) and *diag exactly as
+ * pass_compile_opts would (PASS_INTERNAL_ERROR when the jail could not be
+ * entered), the device-code scan's result in scan (rc 2: not run); -1 with
+ * err when passfs itself failed (no fork, no temporary directory).  *tmpdir receives a directory the caller
  * removes (rm_tree) after pass_module_free. */
 static int compile_isolated(const struct eval_job *job, const struct pass_options *po, struct pass_module **mod,
 			    struct pass_diag *diag, struct scan_result *scan, char *tmpdir, size_t tmplen, char *err,

@@ -166,11 +166,13 @@ static unsigned long long vm_now(void)
 	return pages * (unsigned long long)sysconf(_SC_PAGESIZE);
 }
 
+/* Sets a limit, never above what the process has: without capabilities a
+ * raise would fail anyway, and a caller's tighter limit stays.  Failures
+ * leave the old limit. */
 static void set_limit(int what, unsigned long long soft, unsigned long long hard)
 {
 	struct rlimit rl = {.rlim_cur = soft, .rlim_max = hard};
 	struct rlimit old;
-	/* never above what the caller already had */
 	if (getrlimit(what, &old) == 0) {
 		if (old.rlim_max != RLIM_INFINITY && rl.rlim_max > old.rlim_max)
 			rl.rlim_max = old.rlim_max;
@@ -180,6 +182,8 @@ static void set_limit(int what, unsigned long long soft, unsigned long long hard
 	setrlimit(what, &rl);
 }
 
+/* The compile's limits (jail.h), given the address space vm mapped now;
+ * inherited by every compiler. */
 static void set_limits(unsigned long long vm, int cpu_s)
 {
 	set_limit(RLIMIT_AS, vm + JAIL_AS_EXTRA, vm + JAIL_AS_EXTRA);
@@ -240,14 +244,21 @@ static void scrub_environ(void)
 	if (copy == NULL)
 		return;
 	for (int i = 0; i < count; i++)
-		if ((copy[i] = strdup(environ[i])) == NULL)
-			return;         /* leave it: the strings are still needed */
+		if ((copy[i] = strdup(environ[i])) == NULL) {
+			/* leave it: the strings are still needed */
+			while (i-- > 0)
+				free(copy[i]);
+			free(copy);
+			return;
+		}
 	environ = copy;
 	memset((void *)(uintptr_t)start, 0, (size_t)(end - start));
 }
 
 /* --- namespaces ---------------------------------------------------------- */
 
+/* Writes text to an existing file (a /proc control file): 0, or -1 with
+ * errno. */
 static int write_file(const char *path, const char *text)
 {
 	int fd = open(path, O_WRONLY | O_CLOEXEC);
@@ -430,6 +441,9 @@ static int enter_namespaces(const struct view *v, char *why, size_t whylen, int 
 #define LANDLOCK_ACCESS_FS_TRUNCATE (1ULL << 14)
 #endif
 
+/* Allows access (within handled; file rights only for a file) beneath
+ * path in the ruleset: 0 (also when path does not exist), or -1 with
+ * errno. */
 static int ll_allow(int ruleset, const char *path, unsigned long long access, unsigned long long handled)
 {
 	int fd = open(path, O_PATH | O_CLOEXEC);

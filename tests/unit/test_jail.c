@@ -23,6 +23,8 @@
 
 #include "hostcc.h"
 #include "jail.h"
+#include "nvrtc.h"
+#include "pass.h"
 
 #include "check.h"
 
@@ -36,6 +38,7 @@ struct seen {
 	int environ_holds_secret;       /* /proc/self/environ (when readable) holds the variable's value */
 	int getenv_ok;                  /* getenv still works after the jail */
 	unsigned long long as_cur, fsize_cur;
+	unsigned long long vm_before;   /* VmSize before entering */
 	int pid;                        /* getpid() inside: 1 in a pid namespace */
 };
 
@@ -86,6 +89,13 @@ static struct seen look(const char *dir, const char *beside, const char *force, 
 			_exit(2);
 		struct seen in;
 		memset(&in, 0, sizeof in);
+		FILE *st = fopen("/proc/self/statm", "re");
+		if (st != NULL) {
+			if (fscanf(st, "%llu", &in.vm_before) != 1)
+				in.vm_before = 0;
+			fclose(st);
+			in.vm_before *= (unsigned long long)sysconf(_SC_PAGESIZE);
+		}
 		if (jail_compile(dir, 0, 10, &in.info, in.err, sizeof in.err) == 0) {
 			char p[4200];
 			in.entered = 1;
@@ -127,6 +137,66 @@ static struct seen look(const char *dir, const char *beside, const char *force, 
 	if (n != (ssize_t)sizeof s)
 		memset(&s, 0, sizeof s);
 	return s;
+}
+
+static const char honest[] =
+	"#include <passfs.h>\n"
+	"__global__ void k(float *y, long long n)\n"
+	"{\n"
+	"\tlong long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;\n"
+	"\tif (i < n)\n"
+	"\t\ty[i] = 1.0f;\n"
+	"}\n"
+	"PASS_REPLACEMENT(pf_call *call)\n"
+	"{\n"
+	"\tpf_tensor *y = pf_out(call, 0);\n"
+	"\treturn pf_launch(call, k, pf_dim(1), pf_dim(256), 0, y->data, pf_numel(y));\n"
+	"}\n";
+
+/* A whole pass compile inside the jail, as the evaluator's compile child
+ * runs it (device: the cuda backend's, with a cubin and device stubs).
+ * Returns the verdict; *ptx, *cubin: whether NVRTC made them. */
+static enum pass_verdict compile_inside(const char *dir, int device, int *ptx, int *cubin, char *msg, size_t len)
+{
+	int pfd[2];
+	struct {
+		enum pass_verdict v;
+		int ptx, cubin;
+		char msg[512];
+	} r = {.v = PASS_INTERNAL_ERROR};
+	if (pipe(pfd) != 0)
+		return PASS_INTERNAL_ERROR;
+	fflush(stdout);
+	fflush(stderr);
+	pid_t pid = fork();
+	if (pid == 0) {
+		close(pfd[0]);
+		struct jail_info ji;
+		setenv("TMPDIR", dir, 1);
+		if (jail_compile(dir, device, 30, &ji, r.msg, sizeof r.msg) == 0) {
+			struct pass_options o = {.arch = "sm_90", .allow_device_only = device};
+			struct pass_module *m = NULL;
+			struct pass_diag d;
+			pass_compile_opts("pass.c", honest, strlen(honest), &o, &m, &d);
+			r.v = d.verdict;
+			snprintf(r.msg, sizeof r.msg, "%s", d.message);
+			r.ptx = m != NULL && m->ptx != NULL;
+			r.cubin = m != NULL && m->cubin_path != NULL && access(m->cubin_path, R_OK) == 0;
+			pass_module_free(m);
+		}
+		ssize_t w = write(pfd[1], &r, sizeof r);
+		_exit(w == (ssize_t)sizeof r ? 0 : 1);
+	}
+	close(pfd[1]);
+	if (pid > 0 && read(pfd[0], &r, sizeof r) != (ssize_t)sizeof r)
+		r.v = PASS_INTERNAL_ERROR;
+	close(pfd[0]);
+	if (pid > 0)
+		waitpid(pid, NULL, 0);
+	*ptx = r.ptx;
+	*cubin = r.cubin;
+	snprintf(msg, len, "%s", r.msg);
+	return r.v;
 }
 
 /* Removes what a look left in dir. */
@@ -181,7 +251,9 @@ int main(void)
 	CHECK(!s.passwd && !s.environ_ && !s.beside);
 	CHECK(s.getenv_ok);
 	CHECK(s.fsize_cur == JAIL_FSIZE);
-	CHECK(s.as_cur > JAIL_AS_EXTRA && s.as_cur < JAIL_AS_EXTRA + (8ull << 30));
+	/* what it mapped at entry + 2 GiB (the sanitizer's shadow maps
+	 * terabytes: relative, not absolute) */
+	CHECK(s.as_cur >= s.vm_before + JAIL_AS_EXTRA && s.as_cur < s.vm_before + JAIL_AS_EXTRA + (256ull << 20));
 	clean(dir);
 
 	/* unshare refused, as in a container: Landlock, named, with the reason */
@@ -217,6 +289,21 @@ int main(void)
 	CHECK(s.getenv_ok);
 	CHECK(s.fsize_cur == JAIL_FSIZE);
 	clean(dir);
+
+	/* a pass compiles inside, for either backend: NVRTC (its builtins,
+	 * the CUDA headers, a cubin for sm_90) and g++ with the precompiled
+	 * header, device stubs or not */
+	int have_nvrtc = nvrtc_available(NULL, 0);
+	for (int device = 0; device <= 1; device++) {
+		int ptx = 0, cubin = 0;
+		char msg[512];
+		enum pass_verdict v = compile_inside(dir, device, &ptx, &cubin, msg, sizeof msg);
+		CHECK_MSG(v == PASS_OK, msg);
+		CHECK(ptx == have_nvrtc);
+		if (device)
+			CHECK(cubin == have_nvrtc);
+		clean(dir);
+	}
 
 	/* doctor's probe */
 	struct jail_info ji;
