@@ -2098,9 +2098,12 @@ static int eval_finish(const struct eval_job *job, const struct graph_task *t, s
 	}
 	if (diag->line > 0)
 		json_object_set_new(compile, "line", json_integer(diag->line));
-	/* Which compile jail held, and when it was not the full one, why. */
-	json_object_set_new(compile, "jail", json_string(jail_kind_name((enum jail_kind)scan->jail_kind)));
-	json_object_set_new(compile, "jail_ms", json_real(eval_round(scan->jail_ms, 3)));
+	/* Which compile jail held, and when it was not the full one, why
+	 * (unknown when the compile child never answered: a timeout). */
+	if (scan->jail_ms > 0) {
+		json_object_set_new(compile, "jail", json_string(jail_kind_name((enum jail_kind)scan->jail_kind)));
+		json_object_set_new(compile, "jail_ms", json_real(eval_round(scan->jail_ms, 3)));
+	}
 	if (scan->jail_note[0])
 		json_object_set_new(compile, "jail_note", json_string(scan->jail_note));
 	*result = json_pack("{s:s, s:i, s:s, s:s, s:s, s:s, s:f, s:o, s:s, s:s, s:f, s:f, s:o, s:o, s:f, s:s}",
