@@ -54,6 +54,7 @@
 #include "gpu.h"
 #include "inputs.h"
 #include "integrity.h"
+#include "jail.h"
 #include "nvrtc.h"
 #include "pass.h"
 #include "pass_run.h"
@@ -83,10 +84,9 @@
 #define PASS_AS_SCRATCH ((size_t)4 << 30)
 #define PASS_AS_PER_THREAD ((size_t)256 << 20)
 #define PASS_AS_SLACK ((size_t)1 << 30)
-/* The compile child: wall clock (NVRTC, then the host compiler's own 60 s)
- * and address space added to what it inherits. */
+/* The compile child's wall clock (NVRTC, then the host compiler's own 60
+ * s); its other limits are the compile jail's (jail.h). */
 #define COMPILE_TIMEOUT_S 120
-#define COMPILE_AS_EXTRA ((size_t)4 << 30)
 
 enum { CMD_CHECK = 1, CMD_TIME, CMD_VARIANT, CMD_MAP, CMD_MODULE, CMD_QUIT };
 
@@ -2194,6 +2194,9 @@ struct scan_result {
 	int rc, line;
 	double ms;
 	char msg[512];
+	int jail_kind;                  /* the compile jail that held (enum jail_kind) */
+	double jail_ms;
+	char jail_note[400];
 };
 
 /* How the evaluation timed (result.json: timing), and the pass's kernels
@@ -2323,6 +2326,14 @@ static int eval_finish(const struct eval_job *job, const struct graph_task *t, s
 	}
 	if (diag->line > 0)
 		json_object_set_new(compile, "line", json_integer(diag->line));
+	/* Which compile jail held, and when it was not the full one, why
+	 * (unknown when the compile child never answered: a timeout). */
+	if (scan->jail_ms > 0) {
+		json_object_set_new(compile, "jail", json_string(jail_kind_name((enum jail_kind)scan->jail_kind)));
+		json_object_set_new(compile, "jail_ms", json_real(eval_round(scan->jail_ms, 3)));
+	}
+	if (scan->jail_note[0])
+		json_object_set_new(compile, "jail_note", json_string(scan->jail_note));
 	*result = json_pack("{s:s, s:i, s:s, s:s, s:s, s:s, s:f, s:o, s:s, s:s, s:f, s:f, s:o, s:o, s:f, s:s}",
 			    "task", t->id, "seq", 0, "pass_sha256", hex, "state", "done", "verdict",
 			    eval_verdict_name(worst, 0), "message", msg, "score", eval_round(sr.score, 7), "es_t", curve,
@@ -2451,6 +2462,9 @@ struct compile_head {
 	int scan_rc, scan_line;         /* integrity_scan_ptx: 0 clean, 1 refused, -1 failed; 2 not run */
 	double scan_ms;
 	char scan_msg[512];
+	int jail_kind;                  /* enum jail_kind that held */
+	double jail_ms;
+	char jail_note[400];            /* why not the full jail; "" */
 };
 
 
@@ -2484,16 +2498,21 @@ static void __attribute__((noreturn)) compile_child(const struct eval_job *job, 
 	/* The compilers' scratch directory: the parent removes it whatever
 	 * happens here. */
 	setenv("TMPDIR", tmp, 1);
-	size_t vm = vm_size_now();
-	if (vm > 0) {
-		/* Soft limit only: the host compiler's own limits may differ. */
-		struct rlimit rl;
-		getrlimit(RLIMIT_AS, &rl);
-		rl.rlim_cur = vm + COMPILE_AS_EXTRA;
-		if (rl.rlim_max != RLIM_INFINITY && rl.rlim_cur > rl.rlim_max)
-			rl.rlim_cur = rl.rlim_max;
-		setrlimit(RLIMIT_AS, &rl);
+	/* The compilers read what the pass names (#line, __has_include,
+	 * .incbin): from here on they see the toolchain, the API headers and
+	 * tmp, within the jail's limits (jail.h). */
+	struct jail_info ji;
+	char jerr[300];
+	if (jail_compile(tmp, po->allow_device_only, (int)compile_timeout_s() + 5, &ji, jerr, sizeof(jerr)) != 0) {
+		h.rc = -1;
+		h.scan_rc = 2;
+		h.diag.verdict = PASS_INTERNAL_ERROR;
+		snprintf(h.diag.message, sizeof(h.diag.message), "%s", jerr);
+		_exit(eval_send_all(fd, &h, sizeof(h)) ? 3 : 0);
 	}
+	h.jail_kind = (int)ji.kind;
+	h.jail_ms = ji.ms;
+	snprintf(h.jail_note, sizeof(h.jail_note), "%s", ji.note);
 	h.rc = pass_compile_opts(job->pass_label, job->pass_src, job->pass_len, po, &m, &h.diag);
 	h.scan_rc = 2;
 	if (h.rc == 0 && m != NULL) {
@@ -2515,19 +2534,20 @@ static void __attribute__((noreturn)) compile_child(const struct eval_job *job, 
 }
 
 /* Runs pass_compile_opts and the device-code scan in a child process with
- * a wall-clock limit and an address-space limit.  Returns 0 with *mod (or
- * NULL) and *diag exactly as pass_compile_opts would, the scan's result in
- * scan_* (scan_rc 2: not run); -1 with err when passfs itself failed (no
- * fork, no temporary directory).  *tmpdir receives a directory the caller
+ * a wall-clock limit, in the compile jail (jail.h: its kind in
+ * scan->jail_*).  Returns 0 with *mod (or NULL) and *diag exactly as
+ * pass_compile_opts would (PASS_INTERNAL_ERROR when the jail could not be
+ * entered), the device-code scan's result in scan (rc 2: not run); -1 with
+ * err when passfs itself failed (no fork, no temporary directory).  *tmpdir receives a directory the caller
  * removes (rm_tree) after pass_module_free. */
 static int compile_isolated(const struct eval_job *job, const struct pass_options *po, struct pass_module **mod,
-			    struct pass_diag *diag, int *scan_rc, char *scan_msg, size_t scan_len, int *scan_line,
-			    double *scan_ms, char *tmpdir, size_t tmplen, char *err, size_t errlen)
+			    struct pass_diag *diag, struct scan_result *scan, char *tmpdir, size_t tmplen, char *err,
+			    size_t errlen)
 {
 	const char *label = job->pass_label ? job->pass_label : "pass.c";
 	const char *root = getenv("TMPDIR");
 	*mod = NULL;
-	*scan_rc = 2;
+	scan->rc = 2;
 	memset(diag, 0, sizeof(*diag));
 	snprintf(tmpdir, tmplen, "%s/passfs-compile-XXXXXX", root && *root ? root : "/tmp");
 	if (mkdtemp(tmpdir) == NULL) {
@@ -2609,7 +2629,7 @@ static int compile_isolated(const struct eval_job *job, const struct pass_option
 		else if (WIFSIGNALED(st))
 			snprintf(diag->message, sizeof(diag->message),
 				 "%s: the compiler died (%s) - out of memory (a compile may add %zu GiB)?", label,
-				 strsignal(WTERMSIG(st)), COMPILE_AS_EXTRA >> 30);
+				 strsignal(WTERMSIG(st)), (size_t)(JAIL_AS_EXTRA >> 30));
 		else
 			snprintf(diag->message, sizeof(diag->message), "%s: the compiler failed (status %d)", label,
 				 WIFEXITED(st) ? WEXITSTATUS(st) : -1);
@@ -2618,10 +2638,13 @@ static int compile_isolated(const struct eval_job *job, const struct pass_option
 		return 0;
 	}
 	*diag = h.diag;
-	*scan_rc = h.scan_rc;
-	*scan_line = h.scan_line;
-	*scan_ms = h.scan_ms;
-	snprintf(scan_msg, scan_len, "%s", h.scan_msg);
+	scan->rc = h.scan_rc;
+	scan->line = h.scan_line;
+	scan->ms = h.scan_ms;
+	snprintf(scan->msg, sizeof(scan->msg), "%s", h.scan_msg);
+	scan->jail_kind = h.jail_kind;
+	scan->jail_ms = h.jail_ms;
+	snprintf(scan->jail_note, sizeof(scan->jail_note), "%s", h.jail_note);
 	if (h.rc != 0 || !h.has_mod) {
 		free(buf);
 		return 0;
@@ -2694,8 +2717,7 @@ int eval_run(const struct eval_job *job, json_t **result, char *err, size_t errl
 		goto out;
 	}
 	open_batch = t->n_variants > 0;
-	if (compile_isolated(job, &po, &mod, &diag, &scan.rc, scan.msg, sizeof(scan.msg), &scan.line, &scan.ms, tmpdir,
-			     sizeof(tmpdir), err, errlen))
+	if (compile_isolated(job, &po, &mod, &diag, &scan, tmpdir, sizeof(tmpdir), err, errlen))
 		goto out;
 	if (is_cancelled(job->opts.cancel)) {
 		snprintf(err, errlen, "cancelled");

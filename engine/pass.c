@@ -14,6 +14,9 @@
 #include "nvrtc.h"
 #include "state.h"
 
+/* The address space of each host compiler process for a pass. */
+#define PASS_HOST_AS_LIMIT (2ull << 30)
+
 /* What a pass may #include: the pass API, the CUDA half/bfloat16 types, and
  * C headers whose content both compilers provide (NVRTC gets passfs.h's
  * stand-ins).  No file system, no libraries. */
@@ -133,6 +136,110 @@ static int in_list(const char *const *list, const char *s, size_t n)
 	return 0;
 }
 
+/* Skips blanks and line continuations from m[i]; returns the next offset. */
+static size_t skip_blank(const char *m, size_t len, size_t i)
+{
+	while (i < len && (is_space(m[i]) || (m[i] == '\\' && i + 1 < len && m[i + 1] == '\n')))
+		i += m[i] == '\\' ? 2 : 1;
+	return i;
+}
+
+/* A #line directive (or GCC's line marker `# 12 "file"`) whose argument
+ * starts at m[i]: a line number alone, or one followed by the pass's own
+ * label, nothing else.  A #line naming another file makes g++ quote that
+ * file's lines under every error (a file reader); a computed argument
+ * (macros) could expand to such a name.  Returns 0 or -1 with diag. */
+static int check_line(const char *label, const char *src, const char *m, size_t len, size_t i, int line,
+		      struct pass_diag *diag)
+{
+	size_t d = i;
+	while (i < len && m[i] >= '0' && m[i] <= '9')
+		i++;
+	if (i == d || (i < len && is_ident(m[i])))
+		return fail(diag, PASS_COMPILE_ERROR, line,
+			    "%s:%d: #line with a computed argument is not allowed (a pass may write #line N or "
+			    "#line N \"%s\")", label, line, label);
+	i = skip_blank(m, len, i);
+	if (i >= len || m[i] == '\n')
+		return 0;
+	if (m[i] != '"')
+		return fail(diag, PASS_COMPILE_ERROR, line,
+			    "%s:%d: #line with a computed file name is not allowed (a pass may write #line N or "
+			    "#line N \"%s\")", label, line, label);
+	size_t b = i + 1, e = b;
+	while (e < len && m[e] != '"' && m[e] != '\n')
+		e++;
+	if (e - b == strlen(label) && memcmp(src + b, label, e - b) == 0) {
+		/* the flags of a line marker (# 1 "f" 3), nothing else */
+		size_t k = e + 1;
+		while (k < len && ((m[k] >= '0' && m[k] <= '9') || is_space(m[k]) ||
+				   (m[k] == '\\' && k + 1 < len && m[k + 1] == '\n')))
+			k += m[k] == '\\' ? 2 : 1;
+		if (k >= len || m[k] == '\n')
+			return 0;
+	}
+	return fail(diag, PASS_COMPILE_ERROR, line,
+		    "%s:%d: #line names the file \"%.*s\"; a pass's #line may name only its own file \"%s\" "
+		    "(or no file)", label, line, (int)(e - b > 200 ? 200 : e - b), src + b, label);
+}
+
+/* __has_include / __has_include_next (the identifier ends at m[i]): the
+ * argument must be a header a pass may include, spelled out; any other
+ * answers whether a path exists on the compiling machine.  Returns 0 or
+ * -1 with diag. */
+static int check_has_include(const char *label, const char *src, const char *m, size_t len, size_t i, int line,
+			     int allow_device_only, struct pass_diag *diag)
+{
+	while (i < len && (is_space(m[i]) || m[i] == '\n' || m[i] == '\\'))
+		i++;
+	if (i < len && m[i] == '(') {
+		i++;
+		while (i < len && (is_space(m[i]) || m[i] == '\n' || m[i] == '\\'))
+			i++;
+		char close = i < len && src[i] == '<' ? '>' : i < len && src[i] == '"' ? '"' : 0;
+		size_t b = i + 1, e = b;
+		while (close && e < len && src[e] != close && src[e] != '\n')
+			e++;
+		if (close && e < len && src[e] == close &&
+		    (in_list(include_allow, src + b, e - b) ||
+		     (allow_device_only && in_list(include_allow_gpu, src + b, e - b))))
+			return 0;
+		if (close && e < len && src[e] == close)
+			return fail(diag, PASS_COMPILE_ERROR, line,
+				    "%s:%d: __has_include(%c%.*s%c) asks about a header a pass may not include (a pass "
+				    "may ask only about " INCLUDE_ALLOW_TEXT ")", label, line, src[i],
+				    (int)(e - b > 200 ? 200 : e - b), src + b, close);
+	}
+	return fail(diag, PASS_COMPILE_ERROR, line,
+		    "%s:%d: __has_include with a computed argument is not allowed (a pass may ask only about "
+		    INCLUDE_ALLOW_TEXT ")", label, line);
+}
+
+/* _Pragma("GCC dependency \"file\"") (the identifier ends at m[i]): the
+ * same file probe as the directive.  Returns 0 or -1 with diag. */
+static int check_pragma_op(const char *label, const char *src, const char *m, size_t len, size_t i, int line,
+			   struct pass_diag *diag)
+{
+	while (i < len && (is_space(m[i]) || m[i] == '\n' || m[i] == '(' || m[i] == '\\'))
+		i++;
+	if (i >= len || m[i] != '"')
+		return 0;
+	size_t e = i + 1;
+	while (e < len && m[e] != '"' && m[e] != '\n')
+		e++;
+	if (memmem(src + i, e - i, "dependency", 10) != NULL)
+		return fail(diag, PASS_COMPILE_ERROR, line,
+			    "%s:%d: _Pragma(\"GCC dependency ...\") is not allowed (it asks about a file)", label, line);
+	return 0;
+}
+
+/* Whether m[b, e) is __has_include or __has_include_next. */
+static int is_has_include(const char *m, size_t b, size_t e)
+{
+	return (e - b == 13 && memcmp(m + b, "__has_include", 13) == 0) ||
+	       (e - b == 18 && memcmp(m + b, "__has_include_next", 18) == 0);
+}
+
 /* Checks a preprocessor directive starting at m[i] ('#' or the digraph
  * '%:'); src holds the unmasked text (the header name is inside quotes,
  * which the mask blanks).  Returns 0 or -1 with diag. */
@@ -140,12 +247,31 @@ static int check_directive(const char *label, const char *src, const char *m, si
 			   int line, int allow_device_only, struct pass_diag *diag)
 {
 	i += m[i] == '#' ? 1 : 2;
-	while (i < len && (is_space(m[i]) || (m[i] == '\\' && i + 1 < len && m[i + 1] == '\n')))
-		i += m[i] == '\\' ? 2 : 1;
+	i = skip_blank(m, len, i);
 	size_t w = i;
 	while (i < len && is_ident(m[i]))
 		i++;
 	size_t wl = i - w;
+	if (wl > 0 && m[w] >= '0' && m[w] <= '9')
+		return check_line(label, src, m, len, w, line, diag);
+	if (wl == 4 && memcmp(m + w, "line", 4) == 0)
+		return check_line(label, src, m, len, skip_blank(m, len, i), line, diag);
+	if (wl == 6 && memcmp(m + w, "pragma", 6) == 0) {
+		/* #pragma GCC dependency "file": whether a path exists, and its age */
+		size_t k = skip_blank(m, len, i), b = k;
+		while (k < len && is_ident(m[k]))
+			k++;
+		if (k - b == 3 && memcmp(m + b, "GCC", 3) == 0) {
+			b = k = skip_blank(m, len, k);
+			while (k < len && is_ident(m[k]))
+				k++;
+			if (k - b == 10 && memcmp(m + b, "dependency", 10) == 0)
+				return fail(diag, PASS_COMPILE_ERROR, line,
+					    "%s:%d: #pragma GCC dependency is not allowed (it asks about a file)", label,
+					    line);
+		}
+		return 0;
+	}
 	int is_include = (wl == 7 && memcmp(m + w, "include", 7) == 0) ||
 			 (wl == 12 && memcmp(m + w, "include_next", 12) == 0) ||
 			 (wl == 6 && memcmp(m + w, "import", 6) == 0) ||
@@ -528,6 +654,12 @@ int pass_scan(const char *label, const char *src, size_t len, int allow_device_o
 				size_t b = i;
 				while (i < len && is_ident(m[i]))
 					i++;
+				if (is_has_include(m, b, i) || (i - b == 7 && memcmp(m + b, "_Pragma", 7) == 0)) {
+					int l = line_at(m, b, &cursor, &cur_line);
+					rc = m[b + 1] == '_' ? check_has_include(label, src, m, len, i, l, allow_device_only, diag)
+							     : check_pragma_op(label, src, m, len, i, l, diag);
+					continue;
+				}
 				const char *what = allow_device_only ? NULL : device_only_word(m + b, i - b);
 				if (what != NULL) {
 					int l = line_at(m, b, &cursor, &cur_line);
@@ -555,6 +687,14 @@ int pass_scan(const char *label, const char *src, size_t len, int allow_device_o
 		size_t n = i - b;
 		if (c >= '0' && c <= '9')
 			continue;
+		if (is_has_include(m, b, i) || (n == 7 && memcmp(m + b, "_Pragma", 7) == 0)) {
+			int line = line_at(m, b, &cursor, &cur_line);
+			rc = m[b + 1] == '_' ? check_has_include(label, src, m, len, i, line, allow_device_only, diag)
+					     : check_pragma_op(label, src, m, len, i, line, diag);
+			if (rc != 0)
+				break;
+			continue;
+		}
 		const char *what = allow_device_only ? NULL : device_only_word(m + b, n);
 		if (what != NULL) {
 			int line = line_at(m, b, &cursor, &cur_line);
@@ -602,6 +742,136 @@ int pass_scan(const char *label, const char *src, size_t len, int allow_device_o
 		rc = fail(diag, PASS_COMPILE_ERROR, 0,
 			  "%s: no replacement: a pass defines PASS_REPLACEMENT(pf_call *call) { ... }", label);
 	return rc;
+}
+
+/* --- what the author sees of a compiler log ------------------------------ */
+
+/* The file a diagnostic line names, as [*b, *e), or 0 when the line is not
+ * one: "f:12:5: error: ...", "f:12: ...", "f(12): error: ..." (NVRTC),
+ * "f: In function ...", "f: At global scope:", "In file included from f:3,"
+ * and its "                 from f:1:" continuations. */
+static int diag_file(const char *l, size_t n, size_t *b, size_t *e)
+{
+	size_t i = 0;
+	if (n > 22 && memcmp(l, "In file included from ", 22) == 0)
+		i = 22;
+	else if (n > 0 && l[0] == ' ') {
+		while (i < n && l[i] == ' ')
+			i++;
+		if (n - i < 6 || memcmp(l + i, "from ", 5) != 0)
+			return 0;
+		i += 5;
+	}
+	*b = i;
+	for (; i < n; i++) {
+		if (l[i] == '(' && i + 1 < n && l[i + 1] >= '0' && l[i + 1] <= '9') {
+			size_t k = i + 1;
+			while (k < n && l[k] >= '0' && l[k] <= '9')
+				k++;
+			if (k + 1 < n && l[k] == ')' && l[k + 1] == ':')
+				break;
+		}
+		if (l[i] == ':' && i + 1 < n && ((l[i + 1] >= '0' && l[i + 1] <= '9') || l[i + 1] == ' '))
+			break;
+	}
+	if (i >= n || i == *b)
+		return 0;
+	if (l[i] == ':' && l[i + 1] == ' ' && !(i + 4 < n && (memcmp(l + i + 2, "In ", 3) == 0 ||
+							     memcmp(l + i + 2, "At ", 3) == 0)))
+		return 0;
+	*e = i;
+	return 1;
+}
+
+/* Whether a file a diagnostic names is public: the toolchain's (/usr),
+ * the API headers' (their directory is cut from the log: a bare name), the
+ * stand-ins (include/...), passfs's own glue and the compilers' pseudo
+ * files. */
+static int public_file(const char *f, size_t n)
+{
+	if (n >= 5 && memcmp(f, "/usr/", 5) == 0 && memmem(f, n, "/../", 4) == NULL)
+		return 1;
+	if (n >= 8 && memcmp(f, "include/", 8) == 0 && memmem(f, n, "..", 2) == NULL)
+		return 1;
+	if (n > 0 && (f[0] == '<' || f[0] == '{'))
+		return 1;       /* <passfs: ...>, <command-line>, {standard input} */
+	return memchr(f, '/', n) == NULL && n < 64 && n > 2 && memcmp(f + n - 2, ".h", 2) == 0;
+}
+
+/* The compiler log as the author may read it: diagnostics about the pass
+ * itself with their quoted source lines; diagnostics in public files
+ * (passfs.h, the toolchain's headers) without the quoted lines; and of any
+ * other file only its name, line and kind: its text, quoted lines and
+ * carets are what would carry that file's bytes (a #line naming a file,
+ * an assembler .include).  Lines that name no file ("collect2: error: ld
+ * returned 1 exit status") are kept.  malloc'd; NULL when out of memory. */
+char *pass_log_for_author(const char *label, const char *log)
+{
+	size_t ll = strlen(label), k = 0, cap = (log ? strlen(log) : 0) + 1;
+	char *out = malloc(cap);
+	if (out == NULL)
+		return NULL;
+	enum { NONE, OWN, PUBLIC, OTHER } cur = NONE;
+	for (const char *l = log; l && *l;) {
+		const char *nl = strchr(l, '\n');
+		size_t len = nl ? (size_t)(nl - l) + 1 : strlen(l), body = nl ? len - 1 : len;
+		size_t fb, fe;
+		const char *add = l;
+		size_t addn = len;
+		char repl[400];
+		if (diag_file(l, body, &fb, &fe)) {
+			if (fe - fb == ll && memcmp(l + fb, label, ll) == 0)
+				cur = OWN;
+			else if (public_file(l + fb, fe - fb))
+				cur = PUBLIC;
+			else
+				cur = OTHER;
+			if (cur == OTHER) {
+				/* the name and the line, and the kind of message */
+				size_t pos = fe;
+				while (pos < body && l[pos] != ' ')
+					pos++;
+				const char *kind = memmem(l + pos, body - pos, "error", 5) != NULL ? "error"
+						   : memmem(l + pos, body - pos, "warning", 7) != NULL ? "warning" : "note";
+				int w = snprintf(repl, sizeof repl, "%.*s %s: (a message about a file other than %.100s, "
+						 "not shown)\n", (int)(pos > 200 ? 200 : pos), l, kind, label);
+				add = repl;
+				addn = w > 0 ? ((size_t)w < sizeof repl ? (size_t)w : sizeof repl - 1) : 0;
+			}
+		} else if (body == 0 || l[0] == ' ' || l[0] == '\t') {
+			/* a quoted line, a caret line, a fix-it, NVRTC's context */
+			if (cur != OWN && cur != NONE)
+				addn = 0;
+		} else {
+			cur = NONE;
+		}
+		if (k + addn + 1 > cap) {
+			size_t nc = (k + addn + 1) * 2;
+			char *o = realloc(out, nc);
+			if (o == NULL) {
+				free(out);
+				return NULL;
+			}
+			out = o;
+			cap = nc;
+		}
+		memcpy(out + k, add, addn);
+		k += addn;
+		l += len;
+	}
+	out[k] = '\0';
+	return out;
+}
+
+/* Replaces *log (malloc'd, or NULL) with what the author may read of it;
+ * "" when memory runs out (nothing unfiltered is kept). */
+static void author_log(const char *label, char **log)
+{
+	if (*log == NULL)
+		return;
+	char *f = pass_log_for_author(label, *log);
+	free(*log);
+	*log = f != NULL ? f : strdup("");
 }
 
 /* --- compiling --------------------------------------------------------------- */
@@ -779,6 +1049,8 @@ int pass_compile_opts(const char *label, const char *src, size_t len, const stru
 			/* a GPU runs the kernels: the host object needs only their
 			 * signatures (inline PTX and wmma stay out of g++'s way) */
 			.device_stubs = opt->allow_device_only,
+			/* a pass's host code is small: cc1plus needs ~0.3 GiB */
+			.as_limit = PASS_HOST_AS_LIMIT,
 		},
 	};
 	pthread_t host_tid;
@@ -810,6 +1082,7 @@ int pass_compile_opts(const char *label, const char *src, size_t len, const stru
 		struct nvrtc_output no;
 		enum nvrtc_status st = nvrtc_compile(&nr, &no, err, sizeof err);
 		free(copy);
+		author_log(label, &no.log);
 		m->nvrtc_ms = no.ms;
 		if (st == NVRTC_GATE_COMPILE_ERROR || st == NVRTC_GATE_FAILED) {
 			char msg[512];
@@ -847,6 +1120,7 @@ int pass_compile_opts(const char *label, const char *src, size_t len, const stru
 		host_job_run(&hj);
 	struct hostcc_output ho = hj.ho;
 	enum hostcc_status hs = hj.hs;
+	author_log(label, &ho.log);
 	snprintf(err, sizeof err, "%s", hj.err);
 	m->host_ms = ho.ms;
 	m->dir = ho.dir;

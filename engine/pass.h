@@ -10,7 +10,10 @@
  *       into its assembly (section, alias, weakref, symver, ifunc,
  *       target_clones; #ident, #sccs); text the lexers could read two ways
  *       (a splice inside code, a lone CR, non-ASCII code, a word touching a
- *       literal, a raw string in a directive);
+ *       literal, a raw string in a directive); what makes a compiler read or
+ *       probe another file: a #line naming any file but the pass's own label
+ *       (bare `#line N` is fine), __has_include(_next) of anything but the
+ *       allow-list, #pragma GCC dependency;
  *   (b) the kernel name expressions: the second argument of every
  *       `pf_launch(call, KERNEL, ...)`, whitespace normalised, deduplicated;
  *   (c) the NVRTC device gate with those names (skipped, with a note, when
@@ -107,6 +110,14 @@ int pass_compile(const char *label, const char *src, size_t len, struct gpu_dev 
 /* Same, with explicit options. */
 int pass_compile_opts(const char *label, const char *src, size_t len, const struct pass_options *opt,
 		      struct pass_module **out, struct pass_diag *diag);
+
+/* A compiler log (g++'s or NVRTC's) as the author of the pass labelled
+ * label may read it: diagnostics about the pass with their quoted lines;
+ * in public files (passfs.h, the toolchain's headers) without quoted
+ * lines; of any other file only "name:line: error: (...not shown)" - the
+ * text, quotes and carets would carry that file's bytes.  Lines naming no
+ * file stay.  malloc'd; NULL when out of memory. */
+char *pass_log_for_author(const char *label, const char *log);
 
 /* Removes the temporary directory and frees everything. NULL is ignored. */
 void pass_module_free(struct pass_module *m);

@@ -2,7 +2,8 @@
  * what is missing, checked for real: the backend `auto` picks and the GPU
  * the probe found, NVRTC, the host compiler (run with --version), the pass
  * API headers, the op library, the tasks, the seccomp sandbox (a child
- * enters it and must be stopped at an openat), CUPTI, cuBLAS, cuDNN, FUSE,
+ * enters it and must be stopped at an openat), the compile jail (a child
+ * enters it and looks around), CUPTI, cuBLAS, cuDNN, FUSE,
  * the cache and the GPU lock directory.  Exit 0 when passes can be
  * evaluated here, 1 when something they need is missing. */
 #define _GNU_SOURCE
@@ -32,6 +33,7 @@
 #include "graph.h"
 #include "hostcc.h"
 #include "integrity.h"
+#include "jail.h"
 #include "nvrtc.h"
 #include "sandbox.h"
 #include "task.h"
@@ -119,6 +121,23 @@ static void check_sandbox(struct report *r)
 	else
 		add(r, FAIL, "sandbox", "a sandboxed test worker was not stopped (status %d%s%s)", st, rep[0] ? ": " : "",
 		    rep);
+}
+
+/* A child enters the compile jail and looks around from inside: the
+ * compiler and passfs.h must be there, /etc/passwd, /proc/self/environ and
+ * a file beside its compile directory not.  A weaker jail than namespaces is a note that
+ * says what holds instead, never silence. */
+static void check_jail(struct report *r)
+{
+	struct jail_info ji;
+	char line[700];
+	if (jail_probe(&ji, line, sizeof line) != 0)
+		add(r, FAIL, "jail", "the compile jail does not hold: %s", line);
+	else if (ji.kind == JAIL_NAMESPACES)
+		add(r, OK, "jail", "compilers run in namespaces + pivot_root: the compile directory, the toolchain and "
+				   "the API headers only (set up in %.1f ms)", ji.ms);
+	else
+		add(r, NOTE, "jail", "%s (fallback: %s)", ji.note, jail_kind_name(ji.kind));
 }
 
 /* The last check: a built-in pass on a built-in one-variant task (bias add
@@ -293,6 +312,7 @@ int cmd_doctor(int argc, char **argv)
 	task_ids_free(ids, n_ids);
 
 	check_sandbox(&r);
+	check_jail(&r);
 
 	char e2[400];
 	enum level gpu_only = ci.count > 0 ? NOTE : OK;

@@ -28,8 +28,6 @@
 #define HOSTCC_AS_LIMIT (8ull << 30)
 #define HOSTCC_FSIZE_LIMIT (1ull << 30)
 
-extern char **environ;
-
 /* --- include directory --------------------------------------------------- */
 
 static int has_passfs_h(const char *dir)
@@ -1146,10 +1144,11 @@ static char *finish_log(struct tail *t, const char *dir, const char *inc, const 
 	return b.oom ? strdup("") : b.p;
 }
 
-/* Runs argv with output captured into *t; returns the wait status, or -1
- * when it could not be started (err set); *timed_out when it was killed. */
-static int run_child(char *const argv[], char *const envp[], int timeout_s, struct tail *t,
-		     int *timed_out, char *err, size_t errlen)
+/* Runs argv with output captured into *t, in an address space of at most
+ * as_limit bytes; returns the wait status, or -1 when it could not be
+ * started (err set); *timed_out when it was killed. */
+static int run_child(char *const argv[], char *const envp[], int timeout_s, unsigned long long as_limit,
+		     struct tail *t, int *timed_out, char *err, size_t errlen)
 {
 	int pfd[2];
 	if (pipe2(pfd, O_CLOEXEC) != 0) {
@@ -1172,7 +1171,9 @@ static int run_child(char *const argv[], char *const envp[], int timeout_s, stru
 		struct rlimit rl;
 		rl.rlim_cur = rl.rlim_max = (rlim_t)timeout_s + 5;
 		setrlimit(RLIMIT_CPU, &rl);
-		rl.rlim_cur = rl.rlim_max = HOSTCC_AS_LIMIT;
+		/* Where the caller holds lower hard limits (the compile jail),
+		 * raising fails and its limits stay. */
+		rl.rlim_cur = rl.rlim_max = as_limit;
 		setrlimit(RLIMIT_AS, &rl);
 		rl.rlim_cur = rl.rlim_max = HOSTCC_FSIZE_LIMIT;
 		setrlimit(RLIMIT_FSIZE, &rl);
@@ -1256,24 +1257,36 @@ static int compiler_words(char **words, int max, char *store, size_t storelen)
 	return n;
 }
 
-/* environ with LC_ALL=C (plain quotes in diagnostics) and no colours. */
+/* The compiler's whole environment: a fixed one, never the caller's (a
+ * daemon's environment holds tokens and keys, and a compiler can be made to
+ * quote /proc/self/environ).  PATH for the driver's helpers, C messages
+ * (plain quotes in diagnostics), and TMPDIR: the caller's scratch directory
+ * (a path, no secret).  NULL when out of memory; free with child_env_free. */
 static char **child_env(void)
 {
-	size_t n = 0;
-	while (environ[n] != NULL)
-		n++;
-	char **env = calloc(n + 2, sizeof(char *));
+	char **env = calloc(5, sizeof(char *));
 	if (env == NULL)
 		return NULL;
-	size_t k = 0;
-	for (size_t i = 0; i < n; i++) {
-		if (strncmp(environ[i], "LC_ALL=", 7) == 0 || strncmp(environ[i], "GCC_COLORS=", 11) == 0)
-			continue;
-		env[k++] = environ[i];
+	const char *tmp = getenv("TMPDIR");
+	env[0] = strdup("PATH=/usr/bin:/bin");
+	env[1] = strdup("LANG=C");
+	env[2] = strdup("LC_ALL=C");
+	if (tmp != NULL && *tmp == '/' && asprintf(&env[3], "TMPDIR=%s", tmp) < 0)
+		env[3] = NULL;
+	if (env[0] == NULL || env[1] == NULL || env[2] == NULL) {
+		for (int i = 0; i < 4; i++)
+			free(env[i]);
+		free(env);
+		return NULL;
 	}
-	env[k++] = "LC_ALL=C";
-	env[k] = NULL;
 	return env;
+}
+
+static void child_env_free(char **env)
+{
+	for (int i = 0; env != NULL && env[i] != NULL; i++)
+		free(env[i]);
+	free(env);
 }
 
 static const char *const stand_in_headers[] = {"cuda_fp16.h", "cuda_bf16.h", "cuda_runtime.h", NULL};
@@ -1521,7 +1534,7 @@ static int pch_dir(const char *prog, char *const *extra, int n_extra, const char
 		struct tail t = {.p = malloc(HOSTCC_LOG_CAP)};
 		int timed_out = 0;
 		char e[256];
-		int status = t.p ? run_child(argv, env, timeout_s, &t, &timed_out, e, sizeof e) : -1;
+		int status = t.p ? run_child(argv, env, timeout_s, HOSTCC_AS_LIMIT, &t, &timed_out, e, sizeof e) : -1;
 		free(t.p);
 		ok = status != -1 && !timed_out && WIFEXITED(status) && WEXITSTATUS(status) == 0;
 	}
@@ -1549,6 +1562,58 @@ uint64_t hostcc_api_hash(const char *inc)
 	return h;
 }
 
+/* The code-generation flags into cg (room for 24, NULL-terminated); a
+ * precompiled header must share them.  Stub bodies are identical: without
+ * -fno-ipa-icf g++ may fold kernels into one address and the kernel table
+ * could not tell them apart. */
+static void code_flags(int device_stubs, const char **cg)
+{
+	static const char *const base[] = {
+		"-std=c++17", "-O2", "-fPIC", "-fno-strict-aliasing", "-fno-math-errno",
+		"-Wno-unknown-pragmas", "-mf16c", "-fno-exceptions", "-fno-rtti", "-fno-stack-protector",
+		"-fno-threadsafe-statics", "-fno-gnu-unique", "-fdiagnostics-color=never", "-pipe", NULL
+	};
+	int k = 0;
+	for (; base[k] != NULL; k++)
+		cg[k] = base[k];
+	if (device_stubs) {
+		cg[k++] = "-fno-ipa-icf";
+		cg[k++] = "-DPF_DEVICE_STUBS=1";
+	}
+	cg[k] = NULL;
+}
+
+int hostcc_pch_prepare(int device_stubs, const char *include_dir, char *out, size_t outlen)
+{
+	char store[1024];
+	char *words[16];
+	const char *cg[24];
+	int nw = compiler_words(words, 16, store, sizeof store);
+	char *prog = nw > 0 ? find_program(words[0]) : NULL;
+	char **env = prog != NULL ? child_env() : NULL;
+	int rc = -1;
+	code_flags(device_stubs, cg);
+	if (env != NULL)
+		rc = pch_dir(prog, words + 1, nw - 1, cg, include_dir ? include_dir : hostcc_include_dir(), env,
+			     HOSTCC_DEFAULT_TIMEOUT_S, out, outlen);
+	child_env_free(env);
+	free(prog);
+	return rc;
+}
+
+int hostcc_compiler_path(char *out, size_t outlen)
+{
+	char store[1024];
+	char *words[16];
+	int nw = compiler_words(words, 16, store, sizeof store);
+	char *prog = nw > 0 ? find_program(words[0]) : NULL;
+	if (prog == NULL)
+		return -1;
+	int n = snprintf(out, outlen, "%s", prog);
+	free(prog);
+	return n > 0 && (size_t)n < outlen ? 0 : -1;
+}
+
 enum hostcc_status hostcc_compile(const struct hostcc_request *req, struct hostcc_output *out,
 				  char *err, size_t errlen)
 {
@@ -1558,6 +1623,8 @@ enum hostcc_status hostcc_compile(const struct hostcc_request *req, struct hostc
 	const char *inc = req->include_dir ? req->include_dir : hostcc_include_dir();
 	enum hostcc_status st = HOSTCC_FAILED;
 	char *prog = NULL, **env = NULL, *src = NULL;
+	unsigned long long as_limit = req->as_limit > 0 && req->as_limit < HOSTCC_AS_LIMIT ? req->as_limit
+											: HOSTCC_AS_LIMIT;
 	struct tail t = {0};
 	char pch[3200] = "";
 	int have_pch = 0;
@@ -1625,23 +1692,8 @@ enum hostcc_status hostcc_compile(const struct hostcc_request *req, struct hostc
 	char inc_opt[4200], incdir_opt[4300], pch_opt[3300];
 	snprintf(inc_opt, sizeof inc_opt, "-I%s", inc);
 	snprintf(incdir_opt, sizeof incdir_opt, "-I%s", incdir);
-	/* The code-generation flags; a precompiled header must share them.
-	 * Stub bodies are identical: without -fno-ipa-icf g++ may fold
-	 * kernels into one address and the kernel table could not tell them
-	 * apart. */
-	const char *cg[24] = {
-		"-std=c++17", "-O2", "-fPIC", "-fno-strict-aliasing", "-fno-math-errno",
-		"-Wno-unknown-pragmas", "-mf16c", "-fno-exceptions", "-fno-rtti", "-fno-stack-protector",
-		"-fno-threadsafe-statics", "-fno-gnu-unique", "-fdiagnostics-color=never", "-pipe", NULL
-	};
-	if (req->device_stubs) {
-		int k = 0;
-		while (cg[k] != NULL)
-			k++;
-		cg[k++] = "-fno-ipa-icf";
-		cg[k++] = "-DPF_DEVICE_STUBS=1";
-		cg[k] = NULL;
-	}
+	const char *cg[24];
+	code_flags(req->device_stubs, cg);
 	const char *fixed[] = {
 		"-shared", "-nostartfiles", "-nostdlib", "-Wl,--no-undefined", "-Wl,-z,noexecstack", incdir_opt,
 		inc_opt, "-include", "passfs.h", "-x", "c++", path, "-x", "none", "-o", so, "-lm", "-lc", "-lgcc", NULL
@@ -1671,7 +1723,7 @@ enum hostcc_status hostcc_compile(const struct hostcc_request *req, struct hostc
 	argv[na] = NULL;
 
 	double t0 = now_ms();
-	int status = run_child(argv, env, timeout_s, &t, &out->timed_out, err, errlen);
+	int status = run_child(argv, env, timeout_s, as_limit, &t, &out->timed_out, err, errlen);
 	out->ms = now_ms() - t0;
 	if (status == -1 && !out->timed_out)
 		goto done;
@@ -1704,7 +1756,7 @@ done:
 	if (out->log == NULL)
 		out->log = strdup("");
 	free(t.p);
-	free(env);
+	child_env_free(env);
 	free(prog);
 	free(src);
 	return st;
@@ -1730,7 +1782,7 @@ int hostcc_compiler_version(char *out, size_t len)
 	struct tail t = {.p = malloc(HOSTCC_LOG_CAP)};
 	int timed_out = 0, rc = -1;
 	char e[256];
-	int status = t.p && env ? run_child(argv, env, 20, &t, &timed_out, e, sizeof e) : -1;
+	int status = t.p && env ? run_child(argv, env, 20, HOSTCC_AS_LIMIT, &t, &timed_out, e, sizeof e) : -1;
 	if (status != -1 && !timed_out && WIFEXITED(status) && WEXITSTATUS(status) == 0 && t.len > 0) {
 		size_t n = strcspn(t.p, "\n");
 		n = n < t.len ? n : t.len;
@@ -1740,7 +1792,7 @@ int hostcc_compiler_version(char *out, size_t len)
 		snprintf(out, len, "%s --version failed%s%s", prog, status == -1 ? ": " : "", status == -1 ? e : "");
 	}
 	free(t.p);
-	free(env);
+	child_env_free(env);
 	free(prog);
 	return rc;
 }

@@ -22,7 +22,8 @@
  * The compiler ($PASSFS_CXX, else g++) runs as a child process in its own
  * process group with a wall-clock timeout (the group is killed), CPU, memory
  * and file-size limits and no core dumps, in a private temporary directory
- * (mkdtemp under $TMPDIR or /tmp, mode 0700).  Flags: -std=c++17 -O2 -fPIC
+ * (mkdtemp under $TMPDIR or /tmp, mode 0700), with a fixed environment
+ * (PATH=/usr/bin:/bin, LANG=C, LC_ALL=C, TMPDIR), never the caller's.  Flags: -std=c++17 -O2 -fPIC
  * -shared -nostartfiles -nostdlib (then -lm -lc -lgcc: only libc and libm are
  * needed at run time) -fno-strict-aliasing -fno-math-errno
  * -Wno-unknown-pragmas -mf16c -fno-exceptions -fno-rtti -fno-stack-protector
@@ -60,6 +61,7 @@ struct hostcc_request {
 	int timeout_s;                  /* wall-clock limit; <= 0: 60 s */
 	int device_stubs;               /* cuda backend: see hostcc_device_stubs */
 	const char *include_dir;        /* NULL: hostcc_include_dir() */
+	unsigned long long as_limit;    /* the compiler's address space, bytes; 0 (or more): 8 GiB */
 };
 
 struct hostcc_output {
@@ -84,6 +86,17 @@ enum hostcc_status {
  * directory and frees *out with hostcc_output_free (also after errors). */
 enum hostcc_status hostcc_compile(const struct hostcc_request *req, struct hostcc_output *out,
 				  char *err, size_t errlen);
+
+/* Finds or builds the precompiled passfs.h that hostcc_compile would use
+ * for a request with this device_stubs and include_dir (NULL: the default),
+ * so that a later compile that cannot write the cache (the compile jail)
+ * finds it.  Returns 0 with its directory in out, or -1 (off, no cache
+ * directory, no compiler, or the build failed: compiles go without it). */
+int hostcc_pch_prepare(int device_stubs, const char *include_dir, char *out, size_t outlen);
+
+/* The host compiler's program ($PASSFS_CXX's first word or g++, found on
+ * PATH) into out: 0, or -1 when there is none (or out is too small). */
+int hostcc_compiler_path(char *out, size_t outlen);
 
 /* Removes out->dir with everything in it and frees the strings. */
 void hostcc_output_free(struct hostcc_output *out);

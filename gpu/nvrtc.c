@@ -1,5 +1,6 @@
 /* nvrtc.c - NVRTC through dlopen (see nvrtc.h).  The few entry points used
  * are declared here with NVRTC's C ABI, so the build needs no CUDA headers. */
+#define _GNU_SOURCE
 #include "nvrtc.h"
 
 #include "gpu.h"
@@ -120,6 +121,15 @@ const char *nvrtc_version(void)
 {
 	pthread_once(&nv_once, nv_load);
 	return nv.version;
+}
+
+int nvrtc_library_path(char *out, size_t outlen)
+{
+	Dl_info info;
+	if (!nvrtc_available(NULL, 0) || dladdr((void *)nv.Version, &info) == 0 || info.dli_fname == NULL)
+		return -1;
+	int n = snprintf(out, outlen, "%s", info.dli_fname);
+	return n > 0 && (size_t)n < outlen ? 0 : -1;
 }
 
 static int is_dir(const char *p)

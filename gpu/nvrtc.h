@@ -36,6 +36,11 @@ const char *nvrtc_version(void);
  * (NVRTC's built-in headers are then all there is). */
 const char *nvrtc_cuda_include_dir(void);
 
+/* The file NVRTC was loaded from (it loads its builtins library from the
+ * same directory at compile time), into out: 0, or -1 when NVRTC is not
+ * loaded or the path is unknown. */
+int nvrtc_library_path(char *out, size_t outlen);
+
 struct nvrtc_request {
 	const char *label;              /* program name: "pass.c" */
 	const char *src;                /* NUL-terminated source */

@@ -13,12 +13,25 @@ else
 	bad "doctor: exit $?: $(cat "$tmp/out" "$tmp/err" | tail -5)"
 fi
 missing=""
-for n in backend nvrtc compiler headers "op library" tasks sandbox cupti cublas cudnn fuse cache "lock dir" evaluation; do
+for n in backend nvrtc compiler headers "op library" tasks sandbox jail cupti cublas cudnn fuse cache "lock dir" evaluation; do
 	grep -qE "^  (ok|note|FAIL) +$n " "$tmp/out" || missing="$missing [$n]"
 done
 [ -z "$missing" ] && ok "every check reports a line" || bad "lines missing:$missing"
 grep -q '^  ok    sandbox     seccomp: a test worker.s openat was refused' "$tmp/out" &&
 	ok "the sandbox check stopped a real test worker" || bad "sandbox line: $(grep sandbox "$tmp/out")"
+# The compile jail: the full one where this machine makes namespaces (as
+# root, or a user namespace), else a note naming the fallback; a forced
+# fallback is a note that says what holds instead, never silence.
+if [ "$(id -u)" = 0 ] && unshare -m -p -n -f true 2>/dev/null || unshare -U -r -m -p -n -f true 2>/dev/null; then
+	grep -qE '^  ok    jail        compilers run in namespaces \+ pivot_root: .* \(set up in [0-9.]+ ms\)$' "$tmp/out" &&
+		ok "the jail check entered the compile jail" || bad "jail line: $(grep jail "$tmp/out")"
+else
+	grep -qE '^  note  jail        compile jail: no namespaces .*\(fallback: (landlock|limits)\)$' "$tmp/out" &&
+		ok "no namespaces here: the jail line names the fallback" || bad "jail line: $(grep jail "$tmp/out")"
+fi
+PASSFS_JAIL=limits "$PASSFS" doctor >"$tmp/out3" 2>&1
+grep -qE '^  note  jail        compile jail: no namespaces and no Landlock .*only limits.* \(fallback: limits\)$' "$tmp/out3" &&
+	ok "a jail without namespaces or Landlock says so" || bad "fallback jail line: $(grep jail "$tmp/out3")"
 grep -qE '^  ok    compiler    .*\((/[^)]*)\)$' "$tmp/out" && ok "the compiler ran and is named with its path" ||
 	bad "compiler line: $(grep compiler "$tmp/out")"
 if ! command -v nvidia-smi >/dev/null 2>&1; then
@@ -34,13 +47,15 @@ if /usr/bin/python3 - "$tmp/j" "$tmp/out" <<'PY'; then
 import json, sys
 d = json.load(open(sys.argv[1]))
 names = [c["name"] for c in d["checks"]]
-want = ["backend", "nvrtc", "compiler", "headers", "op library", "tasks", "sandbox", "cupti", "cublas", "cudnn",
+want = ["backend", "nvrtc", "compiler", "headers", "op library", "tasks", "sandbox", "jail", "cupti", "cublas", "cudnn",
         "fuse", "cache", "lock dir", "evaluation"]
 text = open(sys.argv[2]).read()
 ok = (d["ok"] is True and names == want and d["backend"] in ("cpu", "cuda")
-      # (the evaluation's time and speedup differ from run to run)
+      # (the evaluation's time and speedup, the jail's set-up time differ
+      # from run to run)
       and all(c["status"] in ("ok", "note", "fail") and
-              (c["detail"] if c["name"] != "evaluation" else c["detail"].split(" in ")[0]) in text
+              (c["detail"].split(" in ")[0] if c["name"] == "evaluation" else
+               c["detail"].split(" (set up in ")[0] if c["name"] == "jail" else c["detail"]) in text
               for c in d["checks"])
       and (d["cuda"]["count"] > 0) == (d["backend"] == "cuda"))
 sys.exit(0 if ok else 1)

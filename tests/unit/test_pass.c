@@ -172,6 +172,120 @@ static void test_source_checks(void)
 	}
 }
 
+/* What makes a compiler read or probe another file: #line naming a file
+ * (g++ quotes its lines under every error), __has_include of a path (one
+ * bit per compile), #pragma GCC dependency.  Each is refused with its line;
+ * the harmless spellings stay allowed. */
+static void test_file_probes(void)
+{
+	expect_refused(__LINE__, "#include <passfs.h>\n#ifndef __CUDACC_RTC__\n#line 1 \"/etc/shadow\"\nint a = x;\n#endif\n" REPL,
+		       PASS_COMPILE_ERROR, 3, "#line names the file \"/etc/shadow\"; a pass's #line may name only its own file \"pass.c\"");
+	expect_refused(__LINE__, "#include <passfs.h>\n\n  #  line 7 \"/proc/self/environ\"\n" REPL, PASS_COMPILE_ERROR, 3,
+		       "\"/proc/self/environ\"");
+	/* GCC's line marker is the same directive */
+	expect_refused(__LINE__, "#include <passfs.h>\n# 1 \"/etc/passwd\"\n" REPL, PASS_COMPILE_ERROR, 2,
+		       "#line names the file \"/etc/passwd\"");
+	expect_refused(__LINE__, "#include <passfs.h>\n%:line 1 \"x.c\"\n" REPL, PASS_COMPILE_ERROR, 2, "\"x.c\"");
+	/* a continuation does not hide the name */
+	expect_refused(__LINE__, "#include <passfs.h>\n#line \\\n 4 \\\n \"/etc/hosts\"\n" REPL, PASS_COMPILE_ERROR, 2,
+		       "\"/etc/hosts\"");
+	/* macros could expand to a name */
+	expect_refused(__LINE__, "#include <passfs.h>\n#define F 1 \"/etc/shadow\"\n#line F\n" REPL, PASS_COMPILE_ERROR, 3,
+		       "#line with a computed argument");
+	expect_refused(__LINE__, "#include <passfs.h>\n#define F \"/etc/shadow\"\n#line 3 F\n" REPL, PASS_COMPILE_ERROR, 3,
+		       "#line with a computed file name");
+	expect_refused(__LINE__, "#include <passfs.h>\n#line 3 \"pass.c\" junk\n" REPL, PASS_COMPILE_ERROR, 2,
+		       "#line names the file");
+	/* the pass's own name, and no name at all, are fine */
+	expect_ok(__LINE__, "#include <passfs.h>\n#line 40\nint a;\n#line 50 \"pass.c\"\n# 60 \"pass.c\" 2\n"
+		  "// #line 1 \"/etc/shadow\" in a comment\nconst char *s = \"#line 1 \\\"/etc/x\\\"\";\n" REPL, 0);
+
+	expect_refused(__LINE__, "#include <passfs.h>\n#if __has_include(\"/etc/shadow\")\n#error yes\n#endif\n" REPL,
+		       PASS_COMPILE_ERROR, 2, "__has_include(\"/etc/shadow\") asks about a header a pass may not include");
+	expect_refused(__LINE__, "#include <passfs.h>\n#if defined(X) || __has_include_next(<stdio.h>)\n#endif\n" REPL,
+		       PASS_COMPILE_ERROR, 2, "__has_include(<stdio.h>)");
+	expect_refused(__LINE__, "#include <passfs.h>\n#define P \"/canary\"\n#if __has_include(P)\n#endif\n" REPL,
+		       PASS_COMPILE_ERROR, 3, "__has_include with a computed argument");
+	expect_refused(__LINE__, "#include <passfs.h>\n#define H(x) __has_include(x)\n#if H(\"/canary\")\n#endif\n" REPL,
+		       PASS_COMPILE_ERROR, 2, "computed argument");
+	/* outside a directive too (C++17 allows it in any #if, and a macro
+	 * body is code here) */
+	expect_refused(__LINE__, "#include <passfs.h>\nbool b = __has_include(\n\"/x\");\n" REPL, PASS_COMPILE_ERROR, 2,
+		       "__has_include(\"/x\")");
+	expect_ok(__LINE__, "#include <passfs.h>\n#if __has_include(<cuda_fp16.h>) && __has_include(\"passfs.h\")\n#endif\n"
+		  "// __has_include(\"/etc/shadow\")\n" REPL, 0);
+
+	expect_refused(__LINE__, "#include <passfs.h>\n#pragma GCC dependency \"/etc/shadow\"\n" REPL, PASS_COMPILE_ERROR, 2,
+		       "#pragma GCC dependency is not allowed");
+	expect_refused(__LINE__, "#include <passfs.h>\n\n_Pragma(\"GCC dependency \\\"/etc/shadow\\\"\")\n" REPL,
+		       PASS_COMPILE_ERROR, 3, "_Pragma(\"GCC dependency ...\") is not allowed");
+	expect_ok(__LINE__, "#include <passfs.h>\n#pragma GCC diagnostic ignored \"-Wunused\"\n_Pragma(\"unroll\")\n" REPL, 0);
+
+	/* a label other than pass.c: its own name is the one allowed */
+	struct pass_diag d;
+	struct pass_names nm;
+	const char own[] = "#include <passfs.h>\n#line 9 \"tasks/x/pass.c\"\n" REPL;
+	CHECK_MSG(pass_scan("tasks/x/pass.c", own, strlen(own), 0, &nm, &d) == 0, d.message);
+	pass_names_free(&nm);
+	const char other[] = "#include <passfs.h>\n#line 9 \"pass.c\"\n" REPL;
+	CHECK(pass_scan("tasks/x/pass.c", other, strlen(other), 0, &nm, &d) != 0 && d.verdict == PASS_COMPILE_ERROR &&
+	      strstr(d.message, "tasks/x/pass.c:2: #line names the file \"pass.c\"") != NULL);
+	pass_names_free(&nm);
+}
+
+/* The compiler log an author reads: quoted lines of any file but the pass
+ * are dropped, other files' messages withheld; the pass's own diagnostics
+ * and passfs.h's notes stay. */
+static void test_author_log(void)
+{
+	const char gxx[] =
+		"/tmp/canary.txt:1:9: error: 'x1' was not declared in this scope; did you mean 'y1'?\n"
+		"    1 | SECRET-LINE-ONE\n"
+		"      |         ^~\n"
+		"      |         y1\n"
+		"/etc/passwd:2:1: error: 'root' does not name a type\n"
+		"    2 | root:x:0:0:SECRET\n"
+		"pass.c: In function 'int pf_pass_replacement(pf_call*)':\n"
+		"pass.c:12:5: error: 'z' was not declared in this scope\n"
+		"   12 |     z = 1;\n"
+		"      |     ^\n"
+		"In file included from pass.c:1:\n"
+		"passfs.h:228:19: note: declared here\n"
+		"  228 | static inline int pf_launch(...)\n"
+		"{standard input}: Assembler messages:\n"
+		"/home/u/key.pem:3: Error: no such instruction: `SECRET-ASM'\n"
+		"compilation terminated.\n";
+	char *f = pass_log_for_author("pass.c", gxx);
+	CHECK(f != NULL);
+	if (f != NULL) {
+		CHECK_MSG(strstr(f, "SECRET") == NULL && strstr(f, "root") == NULL, f);
+		CHECK_MSG(strstr(f, "/tmp/canary.txt:1:9: error: (a message about a file other than pass.c, not shown)\n") != NULL, f);
+		CHECK_MSG(strstr(f, "pass.c:12:5: error: 'z' was not declared in this scope\n   12 |     z = 1;\n      |     ^\n") != NULL, f);
+		CHECK_MSG(strstr(f, "passfs.h:228:19: note: declared here\n{standard input}") != NULL, f);
+		CHECK_MSG(strstr(f, "In function 'int pf_pass_replacement(pf_call*)'") != NULL, f);
+		CHECK_MSG(strstr(f, "compilation terminated.\n") != NULL, f);
+	}
+	free(f);
+	const char nv[] =
+		"/proc/self/environ(1): error: identifier \"x1\" is undefined\n"
+		"  int a = SECRET;\n"
+		"          ^\n"
+		"\n"
+		"pass.c(7): error: identifier \"q\" is undefined\n"
+		"  q = 2;\n"
+		"  ^\n"
+		"\n"
+		"2 errors detected in the compilation of \"pass.c\".\n";
+	f = pass_log_for_author("pass.c", nv);
+	CHECK(f != NULL);
+	if (f != NULL) {
+		CHECK_MSG(strstr(f, "SECRET") == NULL, f);
+		CHECK_MSG(strstr(f, "pass.c(7): error: identifier \"q\" is undefined\n  q = 2;\n  ^\n") != NULL, f);
+		CHECK_MSG(strstr(f, "2 errors detected") != NULL, f);
+	}
+	free(f);
+}
+
 static void test_names(void)
 {
 	const char *src =
@@ -1237,6 +1351,8 @@ int main(void)
 	}
 	test_source_checks();
 	test_asm_strings();
+	test_file_probes();
+	test_author_log();
 	test_names();
 	test_shared_rewrite();
 	test_hostcc_failures();
