@@ -11,7 +11,7 @@
 # directory, and the verdict must be the refusal expected.  The hidden ones run
 # under each fallback of the jail too (PASSFS_JAIL=landlock, =limits), where
 # the log filter must still hold; and one goes through `passfs watch` (the
-# daemon path, with its history).
+# daemon path, with its history) and one through `passfs mount`.
 #
 #   PASSFS=build/passfs bash tests/cli/leaks.sh
 . tests/lib/cli.sh
@@ -164,5 +164,33 @@ else
 	else
 		ok "watch: $(field "$W/$TASK/result.json" 'r["verdict"] + " | " + r["message"][:100]'), nothing of the canary in the tree or the state"
 	fi
+fi
+
+# The mount: the same daemon path over FUSE (skipped where /dev/fuse is
+# absent); the read of result.json waits for the evaluation.
+if [ -e /dev/fuse ] && command -v fusermount3 >/dev/null; then
+	M=$tmp/m
+	mkdir -p "$M"
+	sed "s|@CANARY_FILE@|$CANARY|g" "$L/l01_line_file.c" >"$tmp/passes/mount.c"
+	if "$PASSFS" mount --tasks "$T" --state "$tmp/mstate" --backend cpu --trials 1 --warmup 0 --wait-timeout 60 \
+		"$M" >"$tmp/mount.out" 2>"$tmp/mount.err"; then
+		cp "$tmp/passes/mount.c" "$M/$TASK/pass.c"
+		cat "$M/$TASK/result.json" >"$tmp/mount.result.json"
+		cat "$M/$TASK/es_t" >"$tmp/mount.es_t"
+		fusermount3 -u "$M"
+		where=$(leaked "$tmp/mount.result.json" "$tmp/mount.es_t" "$tmp/mstate" "$tmp/mount.out" "$tmp/mount.err")
+		verdict=$(field "$tmp/mount.result.json" 'r["verdict"]')
+		if [ -n "$where" ]; then
+			bad "mount: the canary leaked: $where"
+		elif [ "$verdict" != compile_error ]; then
+			bad "mount: verdict '$verdict', want compile_error: $(head -c 300 "$tmp/mount.result.json")"
+		else
+			ok "mount: compile_error, nothing of the canary in result.json, es_t or the state"
+		fi
+	else
+		bad "mount failed: $(tail -c 300 "$tmp/mount.err")"
+	fi
+else
+	echo "SKIP mount: /dev/fuse or fusermount3 is absent"
 fi
 finish
