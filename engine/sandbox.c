@@ -647,8 +647,13 @@ int sandbox_enter(const struct sandbox_limits *lim, char *err, size_t errlen)
 	n_ranges = 0;
 	dl_iterate_phdr(note_object, NULL);
 	audit_fd = lim->audit_fd > 0 ? lim->audit_fd : -1;
+	/* Bounded: one more allow-list entry must fail the sandbox with a
+	 * message, never write past prog[]. */
+	int overflow = 0;
+	const int cap = (int)(sizeof(prog) / sizeof(prog[0]));
 #define EMIT(...) do { struct sock_filter ins_[] = {__VA_ARGS__}; \
-	for (size_t k_ = 0; k_ < sizeof(ins_) / sizeof(ins_[0]); k_++) prog[n++] = ins_[k_]; } while (0)
+	for (size_t k_ = 0; k_ < sizeof(ins_) / sizeof(ins_[0]); k_++) { \
+		if (n < cap) prog[n++] = ins_[k_]; else overflow = 1; } } while (0)
 	EMIT(BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
 	     BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 1, 0),
 	     BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS));
@@ -750,6 +755,10 @@ int sandbox_enter(const struct sandbox_limits *lim, char *err, size_t errlen)
 	}
 	EMIT(BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_TRAP));
 #undef EMIT
+	if (overflow) {
+		snprintf(err, errlen, "sandbox: the seccomp program needs more than %d instructions", cap);
+		return -1;
+	}
 	struct sock_fprog fprog = {.len = (unsigned short)n, .filter = prog};
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))
 		goto fail;
