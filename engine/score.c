@@ -118,10 +118,9 @@ int score_tolerance(enum score_dtype dt, int t, double *atol, double *rtol)
 	return 0;
 }
 
-/* One element: NaN and Inf must match exactly, finite values by tolerance.
- * A NaN pass value fails the final comparison by itself (NaN <= x is false). */
-static int elem_close(double pass, double eager, double atol, double rtol)
+int score_close(double pass, double eager, double atol, double rtol)
 {
+	/* NaN and Inf must match exactly, finite values by tolerance. */
 	if (isnan(eager))
 		return isnan(pass);
 	if (isinf(eager))
@@ -129,77 +128,6 @@ static int elem_close(double pass, double eager, double atol, double rtol)
 	if (!isfinite(pass))
 		return 0;
 	return fabs(pass - eager) <= atol + rtol * fabs(eager);
-}
-
-/* The f32 and f64 entry points share one loop; the element type is chosen
- * per load, which costs a predictable branch and no code duplication. */
-static double load(const void *base, int is_f32, size_t i)
-{
-	return is_f32 ? (double)((const float *)base)[i] : ((const double *)base)[i];
-}
-
-static int allclose(const void *pass, const void *eager, int is_f32, size_t n,
-		    double atol, double rtol, size_t *first_bad)
-{
-	for (size_t i = 0; i < n; i++) {
-		if (!elem_close(load(pass, is_f32, i), load(eager, is_f32, i), atol, rtol)) {
-			if (first_bad)
-				*first_bad = i;
-			return 0;
-		}
-	}
-	return 1;
-}
-
-int score_allclose_f64(const double *pass, const double *eager, size_t n,
-		       double atol, double rtol, size_t *first_bad)
-{
-	return allclose(pass, eager, 0, n, atol, rtol, first_bad);
-}
-
-int score_allclose_f32(const float *pass, const float *eager, size_t n,
-		       double atol, double rtol, size_t *first_bad)
-{
-	return allclose(pass, eager, 1, n, atol, rtol, first_bad);
-}
-
-/* min_t of the arrays is the largest min_t of any element.  Since passing is
- * monotone in t, the search for each element can start at the level the
- * earlier elements already forced: the level only ever rises, so the whole
- * sweep costs n + SCORE_N_T element checks instead of n * SCORE_N_T. */
-static int min_t_sweep(enum score_dtype dt, const void *pass, const void *eager,
-		       int is_f32, size_t n, int *min_t)
-{
-	double atol[SCORE_N_T], rtol[SCORE_N_T];
-	int lvl = 0;    /* index of the lowest level not yet ruled out */
-
-	for (int i = 0; i < SCORE_N_T; i++)
-		if (score_tolerance(dt, SCORE_T_MIN + i, &atol[i], &rtol[i]) < 0)
-			return -EINVAL;
-	for (size_t i = 0; i < n; i++) {
-		double p = load(pass, is_f32, i), e = load(eager, is_f32, i);
-
-		while (!elem_close(p, e, atol[lvl], rtol[lvl])) {
-			if (++lvl == SCORE_N_T) {
-				*min_t = SCORE_T_NEVER;
-				return 0;
-			}
-		}
-	}
-	*min_t = SCORE_T_MIN + lvl;
-	return 0;
-}
-
-int score_min_t_f64(enum score_dtype dt, const double *pass, const double *eager,
-		    size_t n, int *min_t)
-{
-	return min_t_sweep(dt, pass, eager, 0, n, min_t);
-}
-
-int score_min_t_f32(enum score_dtype dt, const float *pass, const float *eager,
-		    size_t n, int *min_t)
-{
-	return min_t_sweep(dt, pass, eager, 1, n, min_t);
 }
 
 /* ---- scores ------------------------------------------------------------ */

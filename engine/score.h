@@ -1,9 +1,8 @@
 /* score.h - ES_t scoring (DESIGN.md section 7), as pure functions.
  *
  * Two halves:
- *  - closeness: the tolerance at each level t for a dtype, an allclose check over
- *    float or double arrays, and the smallest t at which two arrays pass (what the
- *    evaluator records per variant as min_t);
+ *  - closeness: the tolerance at each level t for a dtype and the rule for one
+ *    element (the evaluator's eval_compare sweeps whole outputs with it);
  *  - scoring: per-variant records (dtype, speedup, status, min_t) -> the ES_t
  *    curve over t = -10..4 and the task score; the benchmark aggregate.
  *
@@ -59,29 +58,14 @@ enum score_dtype score_dtype_parse(const char *name);
  * SCORE_T_MIN..SCORE_T_MAX (atol and rtol are then untouched). */
 int score_tolerance(enum score_dtype dt, int t, double *atol, double *rtol);
 
-/* Whether pass[] is close to eager[] everywhere: for every i,
+/* Whether one pass element is close to its eager element at (atol, rtol):
  * |pass - eager| <= atol + rtol*|eager|, except that where eager is NaN pass
- * must be NaN, and where eager is +-Inf pass must be the same Inf (a non-finite
- * pass value where eager is finite fails).  Returns 1 when all n elements pass
- * (so 1 when n == 0), else 0 and, when first_bad is not NULL, sets *first_bad
- * to the index of the first failing element.  The arrays are only read; float
- * values are widened to double, exactly, before comparing.  Integer outputs
- * compared this way (atol = rtol = 0) are exact only up to 2^53; compare
- * int64 outputs as integers. */
-int score_allclose_f64(const double *pass, const double *eager, size_t n,
-		       double atol, double rtol, size_t *first_bad);
-int score_allclose_f32(const float *pass, const float *eager, size_t n,
-		       double atol, double rtol, size_t *first_bad);
-
-/* The smallest t in SCORE_T_MIN..SCORE_T_MAX at which pass[] and eager[] pass
- * score_allclose with score_tolerance(dt, t), or SCORE_T_NEVER when they pass
- * at no level; stored in *min_t.  n == 0 passes at SCORE_T_MIN.  One sweep over
- * the arrays (it relies on the monotonicity stated at score_tolerance).
- * Returns 0, or -EINVAL for an invalid dt (*min_t untouched). */
-int score_min_t_f64(enum score_dtype dt, const double *pass, const double *eager,
-		    size_t n, int *min_t);
-int score_min_t_f32(enum score_dtype dt, const float *pass, const float *eager,
-		    size_t n, int *min_t);
+ * must be NaN, where eager is +-Inf pass must be the same Inf, and a
+ * non-finite pass value where eager is finite fails.  1 or 0.  The one
+ * element rule: the evaluator's sweep over whole outputs (eval_compare,
+ * engine/eval_util.h, which finds the smallest passing t in one pass using
+ * the monotonicity stated at score_tolerance) applies it. */
+int score_close(double pass, double eager, double atol, double rtol);
 
 /* ---- records and scores ------------------------------------------------ */
 

@@ -1,5 +1,6 @@
 /* test_eval_util.c - what the evaluator compares with (eval_compare: the level
- * an output is close from and its worst element) and the input generator's
+ * an output is close from, in one sweep checked against score_close at every
+ * level, and its worst element) and the input generator's
  * std floor (no float input of more than one element is ever constant). */
 #include <math.h>
 #include <stdint.h>
@@ -11,6 +12,113 @@
 #include "eval_util.h"
 #include "graph.h"
 #include "inputs.h"
+
+/* min_t, the smallest passing level, from one sweep (eval_compare, what the
+ * evaluator runs): each case worked out by hand against docs/scoring.md's
+ * table. */
+static void test_min_t(void)
+{
+	struct eval_cmp c;
+	float ef[3] = {1.0f, 2.0f, 3.0f}, pf[3];
+	double e[3] = {1.0, 2.0, 3.0}, p[3];
+
+	/* identical: every level, so the lowest; no elements: the lowest */
+	eval_compare(DT_F32, ef, ef, 3, &c);
+	CHECK(c.min_t == SCORE_T_MIN);
+	eval_compare(DT_F32, ef, ef, 0, &c);
+	CHECK(c.min_t == SCORE_T_MIN && c.worst_at == -1);
+	/* +1e-4 everywhere, float32: t = -5 allows 1e-5 + 1.3e-6*3 = 1.4e-5 (no);
+	 * t = -4 allows 1e-4 + 1.95e-5*1 (yes), so min_t = -4 */
+	for (int i = 0; i < 3; i++) {
+		pf[i] = ef[i] + 1e-4f;
+		p[i] = e[i] + 1e-4;
+	}
+	eval_compare(DT_F32, pf, ef, 3, &c);
+	CHECK(c.min_t == -4);
+	/* the same error in float64, binding at eager = 1: t = -3 allows
+	 * 10^-4.2*(1+1) = 1.26e-4 (yes), t = -4 allows 10^-5.6*(1+1) = 5e-6
+	 * (no): min_t = -3 */
+	eval_compare(DT_F64, p, e, 3, &c);
+	CHECK(c.min_t == -3);
+	/* 5 off at eager 1, float32: t = 0 allows 1 + 1 = 2 (no), t = 1 allows
+	 * 10 + 15.04 (yes): min_t = 1; 100 off: past even t = 1's 25.04: never */
+	float q[3] = {6.0f, 2.0f, 3.0f};
+	eval_compare(DT_F32, q, ef, 3, &c);
+	CHECK(c.min_t == 1);
+	q[0] = 101.0f;
+	eval_compare(DT_F32, q, ef, 3, &c);
+	CHECK(c.min_t == INT32_MAX && c.first_bad == 0);
+	/* float16, 0.01 off at eager 3 (the worst element decides wherever it
+	 * sits): t = -4 allows 1e-4 + 10^-2.4*3 = 0.0121 (yes), t = -5 allows
+	 * 1e-5 + 1e-3*3 = 0.003 (no): min_t = -4.  3 and 3.01 are exact enough
+	 * in float16 (spacing 2^-9 at 3: 3.01 rounds to 3.009765625) */
+	uint16_t hp[3], he[3];
+	for (int i = 0; i < 3; i++)
+		hp[i] = he[i] = inputs_f32_to_f16(ef[i]);
+	hp[2] = inputs_f32_to_f16(3.01f);
+	eval_compare(DT_F16, hp, he, 3, &c);
+	CHECK(c.min_t == -4 && c.worst_at == 2);
+	/* integers: equal or never */
+	int64_t ie[3] = {1, 2, 3}, ip[3] = {1, 2, 3};
+	eval_compare(DT_I64, ip, ie, 3, &c);
+	CHECK(c.min_t == SCORE_T_MIN);
+	/* int64 past 2^53, where doubles would merge the two values */
+	ie[0] = (1LL << 60) + 1;
+	ip[0] = (1LL << 60);
+	eval_compare(DT_I64, ip, ie, 3, &c);
+	CHECK(c.min_t == INT32_MAX && c.first_bad == 0);
+	int32_t je[3] = {1, 2, 3}, jp[3] = {1, 2, 4};
+	eval_compare(DT_I32, jp, je, 3, &c);
+	CHECK(c.min_t == INT32_MAX);
+	/* NaN/Inf must match at every level (bfloat16 bit patterns) */
+	uint16_t be[3] = {0x7fc0, 0x7f80, inputs_f32_to_bf16(3.0f)}, bp[3];
+	memcpy(bp, be, sizeof bp);
+	eval_compare(DT_BF16, bp, be, 3, &c);
+	CHECK(c.min_t == SCORE_T_MIN);
+	bp[1] = 0xff80;         /* -Inf where eager is +Inf */
+	eval_compare(DT_BF16, bp, be, 3, &c);
+	CHECK(c.min_t == INT32_MAX && c.first_bad == 1);
+}
+
+/* A tiny LCG so the cross-check is reproducible without global state. */
+static double lcg_unit(unsigned long long *s)
+{
+	*s = *s * 6364136223846793005ULL + 1442695040888963407ULL;
+	return (double)(*s >> 11) / 9007199254740992.0;    /* [0, 1) */
+}
+
+/* The one-sweep search must agree with score_close tried at every level on
+ * every element, for float32 and float64 outputs over 12 orders of error. */
+static void test_min_t_matches_bruteforce(void)
+{
+	unsigned long long seed = 123;
+	double e[64], p[64];
+	float ef[64], pf[64];
+	for (int trial = 0; trial < 400; trial++) {
+		int f32 = trial % 2;
+		enum graph_dtype dt = f32 ? DT_F32 : DT_F64;
+		double scale = pow(10.0, -12.0 + 14.0 * lcg_unit(&seed));
+		for (int i = 0; i < 64; i++) {
+			e[i] = (lcg_unit(&seed) - 0.5) * 20.0;
+			p[i] = e[i] + (lcg_unit(&seed) < 0.3 ? (lcg_unit(&seed) - 0.5) * scale : 0.0);
+			ef[i] = (float)e[i];
+			pf[i] = (float)p[i];
+		}
+		int want = INT32_MAX;
+		for (int t = SCORE_T_MAX; t >= SCORE_T_MIN; t--) {
+			double a, r;
+			int all = 1;
+			score_tolerance(f32 ? SCORE_F32 : SCORE_F64, t, &a, &r);
+			for (int i = 0; i < 64 && all; i++)
+				all = f32 ? score_close(pf[i], ef[i], a, r) : score_close(p[i], e[i], a, r);
+			if (all)
+				want = t;
+		}
+		struct eval_cmp c;
+		eval_compare(dt, f32 ? (const void *)pf : (const void *)p, f32 ? (const void *)ef : (const void *)e, 64, &c);
+		CHECK(c.min_t == want);
+	}
+}
 
 static void test_levels_and_worst(void)
 {
@@ -158,6 +266,8 @@ static void test_generated_spread(void)
 
 int main(void)
 {
+	test_min_t();
+	test_min_t_matches_bruteforce();
 	test_levels_and_worst();
 	test_blind();
 	test_std_floor();

@@ -323,132 +323,25 @@ static void test_tolerance_monotone(void)
 	}
 }
 
-static void test_allclose(void)
+/* The element rule (score_close); the sweep over whole outputs that uses it
+ * is eval_compare's, tested in test_eval_util.c. */
+static void test_close(void)
 {
-	double e[6] = { 1.0, -2.0, NAN, INFINITY, -INFINITY, 0.0 };
-	double p[6] = { 1.0, -2.0, NAN, INFINITY, -INFINITY, -0.0 };
-	float ef[3] = { 1.0f, 2.0f, 3.0f }, pf[3] = { 1.0f, 2.0f, 3.0f };
-	size_t bad = 99;
-
-	CHECK(score_allclose_f64(p, e, 6, 0, 0, &bad) == 1 && bad == 99);
-	CHECK(score_allclose_f64(p, e, 0, 0, 0, NULL) == 1);
 	/* boundary: inclusive, |2 - 1| = 1 <= 0.5 + 0.5*|1| */
-	p[0] = 2.0;
-	CHECK(score_allclose_f64(p, e, 1, 0.5, 0.5, NULL) == 1);
-	CHECK(score_allclose_f64(p, e, 1, 0.5, 0.49, &bad) == 0 && bad == 0);
-	p[0] = 1.0;
+	CHECK(score_close(2.0, 1.0, 0.5, 0.5) == 1);
+	CHECK(score_close(2.0, 1.0, 0.5, 0.49) == 0);
 	/* rtol scales with |eager|: 0.1 off at -2 passes rtol 0.05 (0.1 <= 0.1) */
-	p[1] = -2.1;
-	CHECK(score_allclose_f64(p, e, 2, 0, 0.05 + 1e-12, NULL) == 1);
-	CHECK(score_allclose_f64(p, e, 2, 0, 0.04, &bad) == 0 && bad == 1);
-	p[1] = -2.0;
+	CHECK(score_close(-2.1, -2.0, 0, 0.05 + 1e-12) == 1);
+	CHECK(score_close(-2.1, -2.0, 0, 0.04) == 0);
 	/* NaN where eager is NaN, nothing else; huge tolerances do not help */
-	p[2] = 0.0;
-	CHECK(score_allclose_f64(p, e, 6, 1e300, 1e300, &bad) == 0 && bad == 2);
-	p[2] = NAN;
-	p[5] = NAN;    /* NaN where eager is finite */
-	CHECK(score_allclose_f64(p, e, 6, 1e300, 1e300, &bad) == 0 && bad == 5);
-	p[5] = INFINITY;    /* Inf where eager is finite */
-	CHECK(score_allclose_f64(p, e, 6, 1e300, 1e300, &bad) == 0 && bad == 5);
-	p[5] = 0.0;
-	p[3] = -INFINITY;   /* wrong-signed Inf */
-	CHECK(score_allclose_f64(p, e, 6, 1e300, 1e300, &bad) == 0 && bad == 3);
-	p[3] = 1e308;       /* finite where eager is Inf */
-	CHECK(score_allclose_f64(p, e, 6, 1e300, 1e300, &bad) == 0 && bad == 3);
-	p[3] = INFINITY;
-	CHECK(score_allclose_f64(p, e, 6, 0, 0, NULL) == 1);
-
-	CHECK(score_allclose_f32(pf, ef, 3, 0, 0, NULL) == 1);
-	pf[2] = 3.001f;
-	CHECK(score_allclose_f32(pf, ef, 3, 1e-4, 0, &bad) == 0 && bad == 2);
-	CHECK(score_allclose_f32(pf, ef, 3, 1e-3, 1e-5, NULL) == 1);
-	pf[1] = NAN;
-	CHECK(score_allclose_f32(pf, ef, 3, 1e30, 1e30, &bad) == 0 && bad == 1);
-}
-
-static void test_min_t(void)
-{
-	double e[3] = { 1.0, 2.0, 3.0 }, p[3];
-	float ef[3] = { 1.0f, 2.0f, 3.0f }, pf[3];
-	int m = 42;
-
-	/* identical: every level, so the lowest */
-	CHECK(score_min_t_f64(SCORE_F32, e, e, 3, &m) == 0 && m == SCORE_T_MIN);
-	CHECK(score_min_t_f64(SCORE_F32, e, e, 0, &m) == 0 && m == SCORE_T_MIN);
-	/* +1e-4 everywhere, float32: t = -5 allows 1e-5 + 1.3e-6*3 = 1.4e-5 (no);
-	 * t = -4 allows 1e-4 + 1.95e-5*1 (yes), so min_t = -4. */
-	for (int i = 0; i < 3; i++) {
-		p[i] = e[i] + 1e-4;
-		pf[i] = ef[i] + 1e-4f;
-	}
-	CHECK(score_min_t_f64(SCORE_F32, p, e, 3, &m) == 0 && m == -4);
-	CHECK(score_min_t_f32(SCORE_F32, pf, ef, 3, &m) == 0 && m == -4);
-	/* the same error in float64, binding at eager = 1: t = -3 allows
-	 * 10^-4.2*(1+1) = 1.26e-4 (yes), t = -4 allows 10^-5.6*(1+1) = 5e-6
-	 * (no): min_t = -3 */
-	CHECK(score_min_t_f64(SCORE_F64, p, e, 3, &m) == 0 && m == -3);
-	/* 5 off at eager 1, float32: t = 0 allows 1 + 1 = 2 (no), t = 1 allows
-	 * 10 + 15.04 (yes): min_t = 1 */
-	p[0] = 6.0;
-	p[1] = 2.0;
-	p[2] = 3.0;
-	CHECK(score_min_t_f64(SCORE_F32, p, e, 3, &m) == 0 && m == 1);
-	/* 100 off: past even t = 1's 25.04: never */
-	p[0] = 101.0;
-	CHECK(score_min_t_f64(SCORE_F32, p, e, 3, &m) == 0 && m == SCORE_T_NEVER);
-	/* the worst element decides, wherever it sits */
-	p[0] = 1.0;
-	p[2] = 3.0 + 1e-2;
-	/* float16, 0.01 off at eager 3: t = -4 allows 1e-4 + 10^-2.4*3 = 0.0121
-	 * (yes), t = -5 allows 1e-5 + 1e-3*3 = 0.003 (no): min_t = -4 */
-	CHECK(score_min_t_f64(SCORE_F16, p, e, 3, &m) == 0 && m == -4);
-	/* integers: equal or never */
-	p[2] = 3.0;
-	CHECK(score_min_t_f64(SCORE_I64, p, e, 3, &m) == 0 && m == SCORE_T_MIN);
-	p[2] = 4.0;
-	CHECK(score_min_t_f64(SCORE_I32, p, e, 3, &m) == 0 && m == SCORE_T_NEVER);
-	/* NaN/Inf must match at every level */
-	pf[0] = ef[0] = NAN;
-	pf[1] = ef[1] = INFINITY;
-	pf[2] = ef[2] = 3.0f;
-	CHECK(score_min_t_f32(SCORE_BF16, pf, ef, 3, &m) == 0 && m == SCORE_T_MIN);
-	pf[1] = -INFINITY;
-	CHECK(score_min_t_f32(SCORE_BF16, pf, ef, 3, &m) == 0 && m == SCORE_T_NEVER);
-	m = 42;
-	CHECK(score_min_t_f64(SCORE_DTYPE_INVALID, p, e, 3, &m) == -EINVAL && m == 42);
-}
-
-/* A tiny LCG so the cross-check is reproducible without global state. */
-static double lcg_unit(unsigned long long *s)
-{
-	*s = *s * 6364136223846793005ULL + 1442695040888963407ULL;
-	return (double)(*s >> 11) / 9007199254740992.0;    /* [0, 1) */
-}
-
-/* min_t's one-sweep search must agree with allclose tried at every level. */
-static void test_min_t_matches_bruteforce(void)
-{
-	unsigned long long seed = 123;
-	double e[64], p[64];
-
-	for (int trial = 0; trial < 400; trial++) {
-		enum score_dtype dt = (enum score_dtype)(trial % SCORE_DTYPE_COUNT);
-		double scale = pow(10.0, -12.0 + 14.0 * lcg_unit(&seed));
-		int m, want = SCORE_T_NEVER;
-
-		for (int i = 0; i < 64; i++) {
-			e[i] = (lcg_unit(&seed) - 0.5) * 20.0;
-			p[i] = e[i] + (lcg_unit(&seed) < 0.3 ? (lcg_unit(&seed) - 0.5) * scale : 0.0);
-		}
-		for (int t = SCORE_T_MAX; t >= SCORE_T_MIN; t--) {
-			double a, r;
-
-			score_tolerance(dt, t, &a, &r);
-			if (score_allclose_f64(p, e, 64, a, r, NULL))
-				want = t;
-		}
-		CHECK(score_min_t_f64(dt, p, e, 64, &m) == 0 && m == want);
-	}
+	CHECK(score_close(NAN, NAN, 0, 0) == 1);
+	CHECK(score_close(0.0, NAN, 1e300, 1e300) == 0);
+	CHECK(score_close(NAN, 0.0, 1e300, 1e300) == 0);       /* NaN where eager is finite */
+	CHECK(score_close(INFINITY, 0.0, 1e300, 1e300) == 0);  /* Inf where eager is finite */
+	CHECK(score_close(-INFINITY, INFINITY, 1e300, 1e300) == 0);   /* wrong-signed Inf */
+	CHECK(score_close(1e308, INFINITY, 1e300, 1e300) == 0);       /* finite where eager is Inf */
+	CHECK(score_close(INFINITY, INFINITY, 0, 0) == 1 && score_close(-INFINITY, -INFINITY, 0, 0) == 1);
+	CHECK(score_close(-0.0, 0.0, 0, 0) == 1);
 }
 
 /* ---- records ----------------------------------------------------------- */
@@ -598,9 +491,7 @@ int main(void)
 	test_check_input();
 	test_tolerance_table();
 	test_tolerance_monotone();
-	test_allclose();
-	test_min_t();
-	test_min_t_matches_bruteforce();
+	test_close();
 	test_parse_ok();
 	test_parse_errors();
 	test_names();
