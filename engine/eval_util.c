@@ -255,25 +255,10 @@ const char *eval_verdict_name(enum score_status st, int min_t)
 	return score_status_name(st);
 }
 
-/* Most serious first: integrity, then crashes, then declines. */
-static int rank(enum score_status s)
-{
-	switch (s) {
-	case SCORE_REJECTED: return 9;
-	case SCORE_COMPILE_ERROR: return 8;
-	case SCORE_RUNTIME_ERROR: return 7;
-	case SCORE_TIMEOUT: return 6;
-	case SCORE_MISMATCH: return 5;
-	case SCORE_UNSUPPORTED: return 4;
-	case SCORE_NOT_IMPLEMENTED: return 3;
-	case SCORE_PASS_MISS: return 2;
-	default: return 0;
-	}
-}
-
 enum score_status eval_worse(enum score_status a, enum score_status b)
 {
-	return rank(b) > rank(a) ? b : a;
+	const struct score_status_info *ia = score_status_info(a), *ib = score_status_info(b);
+	return ib && (!ia || ib->rank > ia->rank) ? b : a;
 }
 
 enum score_dtype eval_score_dtype(enum graph_dtype dt)

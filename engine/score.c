@@ -15,13 +15,37 @@ static const char *const dtype_names[SCORE_DTYPE_COUNT] = {
 	[SCORE_BOOL] = "bool",
 };
 
-static const char *const status_names[SCORE_STATUS_COUNT] = {
-	[SCORE_OK] = "ok", [SCORE_MISMATCH] = "mismatch",
-	[SCORE_COMPILE_ERROR] = "compile_error", [SCORE_RUNTIME_ERROR] = "runtime_error",
-	[SCORE_TIMEOUT] = "timeout", [SCORE_REJECTED] = "rejected",
-	[SCORE_UNSUPPORTED] = "unsupported", [SCORE_NOT_IMPLEMENTED] = "not_implemented",
-	[SCORE_PASS_MISS] = "pass_miss",
+/* Every verdict, once: its name, how serious it is (a task's verdict is its
+ * most serious variant's), whether the pass ran (r = 1 at t >= 1 when wrong,
+ * and a min_t may come with it), and what it means for the READMEs.  A new
+ * verdict is a row here (test_score walks the table). */
+static const struct score_status_info statuses[SCORE_STATUS_COUNT] = {
+	[SCORE_OK] = {"ok", 0, 1,
+		      "the variant ran and every output is close from t = -3 or tighter, on every input set"},
+	[SCORE_MISMATCH] = {"mismatch", 5, 1,
+			    "the pass ran but is close only from t = -2 or -1 (paid from there), or looser, or "
+			    "never; `message` and the variant's `worst` name the element furthest off (`output "
+			    "t1[3,17,200] = 0.5012, eager 0.4981: close only from t = -2 (ok needs -3)`)"},
+	[SCORE_COMPILE_ERROR] = {"compile_error", 8, 0,
+				 "the device gate (NVRTC) or the host compiler refused it; `message` names "
+				 "`pass.c:LINE`, `compile.log_tail` has the log"},
+	[SCORE_RUNTIME_ERROR] = {"runtime_error", 7, 0, "a launch failed, the pass crashed or returned an error"},
+	[SCORE_TIMEOUT] = {"timeout", 6, 0, "a call took too long"},
+	[SCORE_REJECTED] = {"rejected", 9, 0,
+			    "broke an integrity rule: an output element left unwritten (still NaN), inputs "
+			    "written, close on the public inputs and not close at all on the secret ones, a "
+			    "forbidden symbol, system call or constructor"},
+	[SCORE_UNSUPPORTED] = {"unsupported", 4, 0,
+			       "uses what this backend cannot run (inline PTX on the cpu backend), a forbidden "
+			       "include or `<<<`, or declined with `pf_unsupported`"},
+	[SCORE_NOT_IMPLEMENTED] = {"not_implemented", 3, 0, "the template's answer"},
+	[SCORE_PASS_MISS] = {"pass_miss", 2, 0, NULL},
 };
+
+const struct score_status_info *score_status_info(enum score_status st)
+{
+	return st < 0 || st >= SCORE_STATUS_COUNT ? NULL : &statuses[st];
+}
 
 /* w_t for t = -10..4.  Most weight sits where PyTorch's default tolerances
  * live (-5..-3); the extremes only break ties. */
@@ -67,7 +91,7 @@ const char *score_status_name(enum score_status st)
 {
 	if (st < 0 || st >= SCORE_STATUS_COUNT)
 		return NULL;
-	return status_names[st];
+	return statuses[st].name;
 }
 
 enum score_status score_status_parse(const char *name)
@@ -75,14 +99,14 @@ enum score_status score_status_parse(const char *name)
 	if (!name)
 		return SCORE_STATUS_INVALID;
 	for (int i = 0; i < SCORE_STATUS_COUNT; i++)
-		if (strcmp(name, status_names[i]) == 0)
+		if (strcmp(name, statuses[i].name) == 0)
 			return (enum score_status)i;
 	return SCORE_STATUS_INVALID;
 }
 
 int score_status_ran(enum score_status st)
 {
-	return st == SCORE_OK || st == SCORE_MISMATCH;
+	return st >= 0 && st < SCORE_STATUS_COUNT && statuses[st].ran;
 }
 
 /* ---- closeness --------------------------------------------------------- */

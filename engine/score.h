@@ -87,6 +87,20 @@ enum score_status {
 	SCORE_STATUS_INVALID = -1
 };
 
+/* One verdict: name (result.json, records), rank (the more serious verdict
+ * has the larger rank: a task's verdict is its most serious variant's),
+ * ran (see score_status_ran), blurb (what it means, for the READMEs; NULL
+ * for pass_miss, which result.json never shows). */
+struct score_status_info {
+	const char *name;
+	int rank;
+	int ran;
+	const char *blurb;
+};
+
+/* The row of st in the verdict table; NULL outside the enum. */
+const struct score_status_info *score_status_info(enum score_status st);
+
 /* "ok", "mismatch", "compile_error", ...; NULL outside the enum. */
 const char *score_status_name(enum score_status st);
 /* The inverse of score_status_name; SCORE_STATUS_INVALID for anything else. */

@@ -21,7 +21,7 @@
 #include "cmd.h"
 #include "score.h"
 
-static const char usage_text[] =
+static const char usage_head[] =
 	"usage: passfs es-t [--json] [--b B] [--p P] RECORDS.json\n"
 	"\n"
 	"Scores per-variant records with ES_t (docs/scoring.md) and prints the\n"
@@ -32,10 +32,11 @@ static const char usage_text[] =
 	"  {\"b\": 0.1, \"p\": 0,\n"
 	"   \"variants\": [{\"dtype\": \"float32\", \"speedup\": 1.5,\n"
 	"                 \"status\": \"ok\", \"min_t\": -5}, ...]}\n"
-	"  b and p are optional; status is ok, mismatch, compile_error,\n"
-	"  runtime_error, timeout, rejected, unsupported, not_implemented or\n"
-	"  pass_miss; min_t is the smallest t at which the outputs pass (-10..4),\n"
-	"  or null when they never do.\n"
+	"  b and p are optional; status is one of\n";
+/* ... the verdict names, from the verdict table (score_status_info) ... */
+static const char usage_tail[] =
+	"  min_t is the smallest t at which the outputs pass (-10..4), or null when\n"
+	"  they never do (ok needs one; a mismatch may have one, and then a speedup).\n"
 	"\n"
 	"options:\n"
 	"  --json     print {\"score\": S, \"curve\": {\"-10\": ES, ..., \"4\": ES},\n"
@@ -128,6 +129,16 @@ static int parse_param_option(int argc, char **argv, int *i, struct es_t_opts *o
 	return 0;
 }
 
+/* The usage, its list of statuses taken from the verdict table. */
+static void usage(FILE *f)
+{
+	fputs(usage_head, f);
+	for (int v = 0; v < SCORE_STATUS_COUNT; v++)
+		fprintf(f, "%s%s", v == 0 ? "    " : v % 4 == 0 ? "\n    " : " ", score_status_name((enum score_status)v));
+	fputs(";\n", f);
+	fputs(usage_tail, f);
+}
+
 /* Returns 0 to go on, 1 when --help was printed, 2 on bad usage (printed). */
 static int parse_args(int argc, char **argv, struct es_t_opts *o)
 {
@@ -138,7 +149,7 @@ static int parse_args(int argc, char **argv, struct es_t_opts *o)
 		int rc;
 
 		if (!only_operands && (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0)) {
-			fputs(usage_text, stdout);
+			usage(stdout);
 			return 1;
 		}
 		if (!only_operands && strcmp(a, "--") == 0) {

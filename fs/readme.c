@@ -247,16 +247,13 @@ char *readme_root(const struct graph_task *const *tasks, int n_tasks, enum readm
 	  "is only close from t = -2 scores about 0.44.\n\n",
 	  b, b);
 
-	A("## Verdicts\n\n"
-	  "| verdict | meaning |\n|---|---|\n"
-	  "| `ok` | the variant ran and every output is close from t = -3 or tighter, on every input set |\n"
-	  "| `mismatch` | the pass ran but is close only from t = -2 or -1 (paid from there), or looser, or never; `message` and the variant's `worst` name the element furthest off (`output t1[3,17,200] = 0.5012, eager 0.4981: close only from t = -2 (ok needs -3)`) |\n"
-	  "| `compile_error` | the device gate (NVRTC) or the host compiler refused it; `message` names `pass.c:LINE`, `compile.log_tail` has the log |\n"
-	  "| `runtime_error` | a launch failed, the pass crashed or returned an error |\n"
-	  "| `timeout` | a call took too long |\n"
-	  "| `unsupported` | uses what this backend cannot run (inline PTX on the cpu backend), a forbidden include or `<<<`, or declined with `pf_unsupported` |\n"
-	  "| `rejected` | broke an integrity rule: an output element left unwritten (still NaN), inputs written, close on the public inputs and not close at all on the secret ones, a forbidden symbol or constructor |\n"
-	  "| `not_implemented` | the template's answer |\n\n"
+	A("## Verdicts\n\n| verdict | meaning |\n|---|---|\n");
+	for (int v = 0; v < SCORE_STATUS_COUNT; v++) {
+		const struct score_status_info *si = score_status_info((enum score_status)v);
+		if (si->blurb)
+			A("| `%s` | %s |\n", si->name, si->blurb);
+	}
+	A("\n"
 	  "The task verdict is `ok` when every variant is ok, else the most serious variant\n"
 	  "verdict; `message` names the variant that failed.\n\n");
 

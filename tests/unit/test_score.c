@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "score.h"
@@ -323,6 +324,42 @@ static void test_tolerance_monotone(void)
 	}
 }
 
+/* The verdict table: every row complete and consistent, and every verdict a
+ * user can see documented in docs/result-format.md (the test runs from the
+ * repository root).  A new verdict is one row; this says what else it needs. */
+static void test_verdict_table(void)
+{
+	char *doc = NULL;
+	FILE *f = fopen("docs/result-format.md", "r");
+	if (f) {
+		size_t cap = 1 << 20;
+		doc = calloc(1, cap + 1);
+		if (doc)
+			fread(doc, 1, cap, f);
+		fclose(f);
+	}
+	CHECK(doc != NULL);
+	for (int a = 0; a < SCORE_STATUS_COUNT; a++) {
+		const struct score_status_info *ia = score_status_info((enum score_status)a);
+		CHECK(ia != NULL && ia->name != NULL && ia->name[0]);
+		if (ia == NULL || ia->name == NULL)
+			continue;
+		CHECK(score_status_parse(ia->name) == (enum score_status)a);
+		CHECK(ia->ran == (a == SCORE_OK || a == SCORE_MISMATCH));
+		CHECK(a == SCORE_OK ? ia->rank == 0 : ia->rank > 0);
+		for (int b = 0; b < a; b++)
+			CHECK(score_status_info((enum score_status)b)->rank != ia->rank);
+		if (a != SCORE_PASS_MISS) {
+			char quoted[64];
+			snprintf(quoted, sizeof quoted, "| `%s` |", ia->name);
+			CHECK_MSG(ia->blurb != NULL && ia->blurb[0], ia->name);
+			CHECK_MSG(doc == NULL || strstr(doc, quoted) != NULL, ia->name);
+		}
+	}
+	CHECK(score_status_info(SCORE_STATUS_COUNT) == NULL && score_status_info(SCORE_STATUS_INVALID) == NULL);
+	free(doc);
+}
+
 /* The element rule (score_close); the sweep over whole outputs that uses it
  * is eval_compare's, tested in test_eval_util.c. */
 static void test_close(void)
@@ -492,6 +529,7 @@ int main(void)
 	test_tolerance_table();
 	test_tolerance_monotone();
 	test_close();
+	test_verdict_table();
 	test_parse_ok();
 	test_parse_errors();
 	test_names();
