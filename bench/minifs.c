@@ -16,7 +16,7 @@
  * kernel sends:
  *   README.md, graph.json          attributes 1 day, keep_cache
  *   result.json, es_t, status,
- *   summary.json                   attributes 0 s (DESIGN.md: computed files
+ *   summary.json                   attributes 0 s (docs/mount.md: computed files
  *                                  never show stale sizes), keep_cache
  *   pass.c                         attributes 1 s, no keep_cache
  *   directories                    attributes 1 s; entries 60 s

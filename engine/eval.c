@@ -1,4 +1,4 @@
-/* eval.c - the evaluation protocol (DESIGN.md sections 6-8).
+/* eval.c - the evaluation protocol (docs/scoring.md, docs/integrity.md).
  *
  * Processes, per variant:
  *
@@ -71,7 +71,7 @@
 #define LOG_TAIL 8192
 
 #define TIMED_SLOT N_SETS     /* result slot of the latest timed trial */
-/* Which levels count (DESIGN.md sections 6 and 7): a variant is correct
+/* Which levels count (docs/scoring.md): a variant is correct
  * only from t <= COUNTED_T (at t = 0, atol 1 and rtol 1 accept an all-zero
  * output against anything), and its verdict is ok only from t <= OK_T, the
  * first fully weighted level. */
@@ -1998,7 +1998,7 @@ static int eval_variant(struct ctx *c, int k, struct worker *ew, struct worker *
 					 "right (a flag, not a verdict)", vr->pass_ms, vr->roofline_ms, bytes);
 		}
 	}
-	/* The verdict from the level (DESIGN.md section 6): ok from OK_T, a
+	/* The verdict from the level (docs/scoring.md): ok from OK_T, a
 	 * mismatch paid from its level at COUNTED_T and tighter, and below
 	 * that wrong values (min_t never: b up to t = 0, 1 from t = 1). */
 	vr->min_t = vr->close_t <= COUNTED_T ? vr->close_t : SCORE_T_NEVER;
@@ -2180,7 +2180,7 @@ static enum score_status eval_status_of_diag(enum pass_verdict v)
 static void eval_trial_counts(const struct eval_job *job, enum gpu_backend be, int *warmup, int *trials)
 {
 	/* The cpu backend runs kernels thousands of times slower than a GPU:
-	 * fewer trials (DESIGN.md section 6), documented in docs/result-format.md. */
+	 * fewer trials (documented in docs/result-format.md). */
 	*warmup = be == GPU_BACKEND_CUDA ? 25 : 2;
 	*trials = be == GPU_BACKEND_CUDA ? 100 : 10;
 	if (job->opts.warmup)

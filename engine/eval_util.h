@@ -37,7 +37,7 @@ struct eval_cmp {
 };
 
 /* Compares n elements of pass output against eager at every tolerance level
- * of DESIGN.md section 7 (integers and bools must be equal; NaN and Inf must
+ * of docs/scoring.md (integers and bools must be equal; NaN and Inf must
  * match exactly).  One sweep; out->min_t is the largest per-element level. */
 void eval_compare(enum graph_dtype dt, const void *pass, const void *eager, size_t n, struct eval_cmp *out);
 

@@ -1,6 +1,6 @@
 /* inputs.h - a variant's input tensors, generated from the graph's rules.
  *
- * DESIGN.md section 6 (PassNet's rules), per input in graph order:
+ * docs/eager.md (PassNet's rules), per input in graph order:
  *   - literal `data` if given (converted to the dtype);
  *   - bool: uniform(0,1) > 0.5;
  *   - ints: uniform integers in [min, max] (inclusive); a missing min is 0, a
@@ -18,7 +18,7 @@
  * of threads (large inputs are generated on all CPUs).
  * 123 is the public seed (PassNet's); evaluations add a secret one.
  *
- * The std floor (DESIGN.md section 6): PassNet's weight_meta.py prints std
+ * The std floor (docs/eager.md): PassNet's weight_meta.py prints std
  * with three decimals, so many real activations read `std = 0.000` and would
  * be generated constant, and a pass writing a constant would then be "right".
  * A float input of more than one element without literal data whose std is

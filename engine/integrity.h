@@ -1,4 +1,4 @@
-/* integrity.h - the checks of DESIGN.md section 8 that no compiler and no
+/* integrity.h - the checks of docs/integrity.md that no compiler and no
  * single run makes: a scan of the device code NVRTC produced, and the
  * roofline bound that says when a measured time cannot be right.
  * docs/integrity.md describes every defence and what it costs.

@@ -1,4 +1,4 @@
-/* score.c - ES_t scoring (DESIGN.md section 7).  Contract in score.h, the
+/* score.c - ES_t scoring (docs/scoring.md).  Contract in score.h, the
  * formulas written out in docs/scoring.md. */
 #include "score.h"
 

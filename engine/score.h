@@ -1,4 +1,4 @@
-/* score.h - ES_t scoring (DESIGN.md section 7), as pure functions.
+/* score.h - ES_t scoring (docs/scoring.md), as pure functions.
  *
  * Two halves:
  *  - closeness: the tolerance at each level t for a dtype and the rule for one
@@ -79,7 +79,7 @@ enum score_status {
 	SCORE_COMPILE_ERROR,
 	SCORE_RUNTIME_ERROR,
 	SCORE_TIMEOUT,
-	SCORE_REJECTED,         /* broke an integrity rule (DESIGN.md section 8) */
+	SCORE_REJECTED,         /* broke an integrity rule (docs/integrity.md) */
 	SCORE_UNSUPPORTED,
 	SCORE_NOT_IMPLEMENTED,
 	SCORE_PASS_MISS,

@@ -1,4 +1,4 @@
-/* cmd_es_t.c - `passfs es-t`: score per-variant records (DESIGN.md section 7).
+/* cmd_es_t.c - `passfs es-t`: score per-variant records (docs/scoring.md).
  *
  *   $ echo '{"variants": [{"dtype": "float32", "speedup": 1.5,
  *            "status": "ok", "min_t": -5}]}' | passfs es-t -

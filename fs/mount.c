@@ -34,7 +34,7 @@
  * pass.c; a pass.c created while absent gets a fresh inode number.  Such
  * nodes are freed when unlinked, forgotten by the kernel and closed.
  *
- * Firing (DESIGN.md section 3).  A struct handle hangs off fi->fh per open:
+ * Firing (docs/mount.md).  A struct handle hangs off fi->fh per open:
  * the wrote/truncated flags live there, never on the inode (a concurrent
  * reader's release must not clear them).  An evaluation fires at (a) release
  * of a pass.c handle that wrote, truncated, or was opened with O_TRUNC (or

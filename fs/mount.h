@@ -1,6 +1,6 @@
 /* mount.h - the FUSE front end of `passfs mount` (fs/mount.c).
  *
- * Serves the task tree of DESIGN.md section 3 over the libfuse low-level API:
+ * Serves the task tree of docs/mount.md over the libfuse low-level API:
  *
  *     MOUNT/README.md  summary.json  <task>/{README.md graph.json pass.c
  *                                            result.json es_t status}

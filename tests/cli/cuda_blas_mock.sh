@@ -130,7 +130,7 @@ cat >"$tmp/compare.py" <<'EOF'
 import json, sys
 import numpy as np
 cpu, cuda, libs, steps = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
-# DESIGN.md tolerances (docs/eager.md)
+# ES_t tolerances (docs/scoring.md, docs/eager.md)
 tol = {"float32": (1e-5, 10 ** (-5 * 1.1772)), "float16": (1e-3, 10 ** -1.8), "bfloat16": (1e-2, 10 ** -0.7184)}
 
 def load(path, dt, shape):

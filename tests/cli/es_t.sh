@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# es_t.sh - `passfs es-t`: DESIGN.md section 7 check values, --json, b/p
+# es_t.sh - `passfs es-t`: docs/scoring.md check values, --json, b/p
 # overrides, and one clear line plus exit 2 for each kind of bad input.
 #
 #   PASSFS=build/passfs bash tests/cli/es_t.sh

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The acceptance matrix of `passfs mount` (issue 6, DESIGN.md section 3): every
+# The acceptance matrix of `passfs mount` (docs/mount.md): every
 # way real tools save a file -- in place, append, temp file + rename, unlink +
 # create, rename away + create, truncate by path, overwrite without truncation
 # -- must fire exactly one evaluation, of the final bytes, and a `cat

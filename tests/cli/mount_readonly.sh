@@ -4,7 +4,7 @@
 # handlers must refuse), and which operations on pass.c never fire an
 # evaluation.  mount_basic.sh covers the errno of open-for-write, truncate,
 # unlink, rename, chmod, chown and utime on every read-only file; this test
-# covers the rest of DESIGN.md section 3's table:
+# covers the rest of docs/mount.md's table:
 #   - read-only files: O_RDONLY|O_TRUNC, O_APPEND, rename within the root,
 #     chmod of directories, mknod of a regular file;
 #   - scratch files: create, write, read back, stat, rename, rename over

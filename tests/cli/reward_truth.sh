@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Reward truth (DESIGN.md sections 6 and 7): the verdict and score say what
+# Reward truth (docs/scoring.md): the verdict and score say what
 # happened.  Passes that are not close to eager at t <= -1 (all zeros, a
 # constant, outputs 1.2x, 1.6x or 10x off), or no closer than a constant
 # would be, are never `ok` and score at most 0.15; an honest bfloat16 pass that is bit-equal to eager on the public

@@ -109,7 +109,7 @@ def passes(err, absref, dtype, t):
 
 
 def spread_problems(variant, man, inputs, outputs):
-    """What makes verification blind (DESIGN.md section 6): a float input of
+    """What makes verification blind (docs/eager.md): a float input of
     more than one element generated constant (literal data is the task's own,
     and left alone), or a float output of more than one element that is
     constant (a pass writing that constant would be right).  Returns a list of

@@ -72,7 +72,7 @@ static void check_curve(const struct score_result *r, int from, double lo, doubl
 	}
 }
 
-/* ---- DESIGN.md section 7 check values ---------------------------------- */
+/* ---- docs/scoring.md check values ---------------------------------- */
 
 static void test_design_check_values(void)
 {
