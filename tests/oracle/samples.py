@@ -2,7 +2,7 @@
 
 They are test data kept outside the repository (never copied into it): the
 directory named by $PASSFS_SAMPLES, else ../shared/passnet-samples beside the
-repository, else /work/shared/passnet-samples.  None when none of these exist."""
+repository.  None when neither exists."""
 import os
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -10,8 +10,7 @@ REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 
 def samples_dir():
     for d in (os.environ.get("PASSFS_SAMPLES"),
-              os.path.join(REPO, "..", "shared", "passnet-samples"),
-              "/work/shared/passnet-samples"):
+              os.path.join(REPO, "..", "shared", "passnet-samples")):
         if d and os.path.isdir(d):
             return os.path.abspath(d)
     return None
