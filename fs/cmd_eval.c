@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cmd.h"
+#include "evalopt.h"
 #include "eval.h"
 #include "graph.h"
 #include "pass.h"
@@ -31,10 +32,10 @@ static void on_stop_signal(int sig)
 
 static void usage(FILE *f)
 {
+	fprintf(f, "usage: passfs eval --task ID [--tasks DIR] [--pass FILE] [--json]");
+	evalopt_synopsis(EVALOPT_EVAL, f, 67, 18);
 	fprintf(f,
-		"usage: passfs eval --task ID [--tasks DIR] [--pass FILE] [--backend auto|cpu|cuda] [--json]\n"
-		"                   [--warmup N] [--trials N] [--timeout S] [--secret-seed N] [--cold]\n"
-		"                   [--lock-timeout S] [--trial-times]\n\n"
+		"\n\n"
 		"Compiles FILE (default: the task's template pass.c), runs it against the eager\n"
 		"baseline on every variant of task ID (outputs checked on the public and a secret\n"
 		"input set, timed, integrity rules enforced) and prints a summary, or with --json\n"
@@ -43,20 +44,8 @@ static void usage(FILE *f)
 		"128+N when signal N stopped it (Ctrl-C: 130; its workers and compile directory go).\n\n"
 		"  --tasks DIR       tasks directory (default: $PASSFS_TASKS, else the bundled tasks)\n"
 		"  --pass FILE       the pass source; '-' reads standard input\n"
-		"  --backend B       auto (default: cuda when a GPU exists), cpu or cuda\n"
-		"  --warmup N        warm-up calls per variant (default: 25 on cuda, 2 on cpu)\n"
-		"  --trials N        timed calls per variant (default: 100 on cuda, 10 on cpu); from\n"
-		"                    6 on, up to 4 times as many while the speedup's 95%% interval is\n"
-		"                    wider than +-3%%\n"
-		"  --timeout S       wall-clock limit of one worker step in seconds (default 20;\n"
-		"                    once a variant timed out, a tenth of it, at least 1 s)\n"
-		"  --secret-seed N   fix the secret input seed (for reproducing a result)\n"
-		"  --cold            flush the caches before every timed call (the GPU's L2 on cuda,\n"
-		"                    the CPU caches on cpu); inputs are rotated every call either way\n"
-		"  --lock-timeout S  wait at most S seconds for the GPU's benchmark lock, held by\n"
-		"                    another evaluation on the same GPU (default 600)\n"
-		"  --trial-times     add every timed call's time per side to result.json (trial_ms;\n"
-		"                    for studying the timing, bench/rescore.sh)\n");
+		"  --json            print result.json instead of the summary\n");
+	evalopt_usage(EVALOPT_EVAL, f);
 }
 
 static char *read_all(const char *path, size_t *len, char *err, size_t errlen)
@@ -164,71 +153,32 @@ static void print_summary(json_t *r)
 
 int cmd_eval(int argc, char **argv)
 {
-	static const struct option opts[] = {
+	struct option opts[32] = {
 		{"task", required_argument, NULL, 'k'},   {"tasks", required_argument, NULL, 't'},
-		{"pass", required_argument, NULL, 'p'},   {"backend", required_argument, NULL, 'b'},
-		{"json", no_argument, NULL, 'j'},         {"warmup", required_argument, NULL, 'w'},
-		{"trials", required_argument, NULL, 'n'}, {"timeout", required_argument, NULL, 'T'},
-		{"secret-seed", required_argument, NULL, 's'}, {"help", no_argument, NULL, 'h'},
-		{"cold", no_argument, NULL, 'C'},         {"lock-timeout", required_argument, NULL, 'L'},
-		{"trial-times", no_argument, NULL, 'X'},  {NULL, 0, NULL, 0}};
+		{"pass", required_argument, NULL, 'p'},   {"json", no_argument, NULL, 'j'},
+		{"help", no_argument, NULL, 'h'}};
+	int nopts = 5;
+	evalopt_longopts(EVALOPT_EVAL, opts, &nopts);
+	opts[nopts] = (struct option){NULL, 0, NULL, 0};
 	const char *dir = NULL, *id = NULL, *pass = NULL;
 	struct eval_opts eo = {.backend = "auto"};
 	int as_json = 0, c;
-	char *end;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'k': id = optarg; break;
 		case 't': dir = optarg; break;
 		case 'p': pass = optarg; break;
-		case 'b':
-			if (strcmp(optarg, "auto") && strcmp(optarg, "cpu") && strcmp(optarg, "cuda")) {
-				fprintf(stderr, "passfs eval: --backend must be auto, cpu or cuda, not '%s'\n", optarg);
-				return 2;
-			}
-			eo.backend = optarg;
-			break;
 		case 'j': as_json = 1; break;
-		case 'w':
-		case 'n': {
-			long v = strtol(optarg, &end, 10);
-			if (*end || v < (c == 'w' ? 0 : 1) || v > 100000) {
-				fprintf(stderr, "passfs eval: --%s needs a whole number, not '%s'\n",
-					c == 'w' ? "warmup" : "trials", optarg);
-				return 2;
-			}
-			if (c == 'w')
-				eo.warmup = v ? (int)v : -1;    /* -1: explicitly none */
-			else
-				eo.trials = (int)v;
-			break;
-		}
-		case 'T':
-			eo.variant_timeout_s = strtod(optarg, &end);
-			if (*end || !(eo.variant_timeout_s > 0)) {
-				fprintf(stderr, "passfs eval: --timeout needs a positive number of seconds\n");
-				return 2;
-			}
-			break;
-		case 's':
-			eo.secret_seed = strtoull(optarg, &end, 0);
-			if (*end || eo.secret_seed == 0) {
-				fprintf(stderr, "passfs eval: --secret-seed needs a non-zero integer\n");
-				return 2;
-			}
-			break;
-		case 'C': eo.cold = 1; break;
-		case 'X': eo.trial_times = 1; break;
-		case 'L':
-			eo.lock_timeout_s = strtod(optarg, &end);
-			if (*end || !(eo.lock_timeout_s > 0)) {
-				fprintf(stderr, "passfs eval: --lock-timeout needs a positive number of seconds\n");
-				return 2;
-			}
-			break;
 		case 'h': usage(stdout); return 0;
-		default: usage(stderr); return 2;
+		default:
+			if (!evalopt_is_key(c)) {
+				usage(stderr);
+				return 2;
+			}
+			char how[64];
+			if (evalopt_apply(c, optarg, &eo, evalopt_how(c, how, sizeof(how)), "passfs eval"))
+				return 2;
 		}
 	}
 	if (optind < argc) {

@@ -15,15 +15,17 @@
 #include <unistd.h>
 
 #include "cmd.h"
+#include "evalopt.h"
 #include "mount.h"
 #include "state.h"
 
 static void usage(FILE *f)
 {
+	fprintf(f, "usage: passfs mount [--tasks DIR] [--state DIR] [--wait-timeout S] [--parallel N]\n"
+		   "                    [-f] [-d] [-o OPT[,OPT...]]");
+	evalopt_synopsis(EVALOPT_DAEMON, f, 47, 19);
 	fprintf(f,
-		"usage: passfs mount [--tasks DIR] [--state DIR] [--backend auto|cpu|cuda]\n"
-		"                    [--wait-timeout S] [--trials N] [--warmup N] [--timeout S]\n"
-		"                    [--parallel N] [--cold] [-f] [-d] [-o OPT[,OPT...]] MOUNTPOINT\n\n"
+		" MOUNTPOINT\n\n"
 		"Mounts the task tree at MOUNTPOINT (created when missing) with FUSE: one\n"
 		"directory per task with README.md, graph.json, pass.c (yours to write with any\n"
 		"tool), result.json, es_t and status; MOUNTPOINT/README.md explains the loop.\n"
@@ -35,20 +37,17 @@ static void usage(FILE *f)
 		"  --tasks DIR        tasks directory (default: $PASSFS_TASKS, else the bundled tasks)\n"
 		"  --state DIR        state directory: pass.c, results, history (default:\n"
 		"                     $XDG_STATE_HOME/passfs, else ~/.local/state/passfs)\n"
-		"  --backend B        auto (default: cuda when a GPU exists), cpu or cuda\n"
 		"  --wait-timeout S   longest wait of a result.json/es_t read (default 20)\n"
-		"  --trials N         timed calls per variant (default: 100 on cuda, 10 on cpu)\n"
-		"  --warmup N         warm-up calls per variant (default: 25 on cuda, 2 on cpu)\n"
-		"  --timeout S        wall-clock limit of one worker step in seconds (default 20;\n"
-		"                     once a variant timed out, a tenth of it, at least 1 s)\n"
 		"  --parallel N       evaluations at once across tasks, each in a process of its\n"
 		"                     own (default 1)\n"
-		"  --cold             flush the caches (GPU L2 / CPU) before every timed call (-o cold)\n"
 		"  -f, --foreground   stay in the foreground, log on stderr (Ctrl-C unmounts)\n"
 		"  -d, --debug        libfuse debug output (implies -f)\n"
 		"  -o OPT             FUSE mount options after the default auto_unmount\n"
-		"                     (e.g. -o allow_other); repeatable\n"
-		"\ndocs/mount.md has the details: non-root use, containers, systemd.\n");
+		"                     (e.g. -o allow_other); repeatable.  Every option here is\n"
+		"                     also -o KEY=VALUE (tasks=, state=, wait_timeout=, parallel=,\n"
+		"                     backend=, trials=, warmup=, timeout=, lock_timeout=) or -o cold\n");
+	evalopt_usage(EVALOPT_DAEMON, f);
+	fprintf(f, "\ndocs/mount.md has the details: non-root use, containers, systemd.\n");
 }
 
 /* Makes path absolute without requiring it to exist (--state). */
@@ -245,53 +244,36 @@ static const struct {
 	const char *okey;               /* the -o key */
 	int key;
 } settings_keys[] = {
-	{"tasks", "tasks", 't'},   {"state", "state", 's'},     {"backend", "backend", 'b'},
-	{"wait-timeout", "wait_timeout", 'W'}, {"trials", "trials", 'n'}, {"warmup", "warmup", 'w'},
-	{"timeout", "timeout", 'T'}, {"parallel", "parallel", 'P'},
+	{"tasks", "tasks", 't'}, {"state", "state", 's'}, {"wait-timeout", "wait_timeout", 'W'},
+	{"parallel", "parallel", 'P'},
 };
 
 /* Applies one setting; how names it in messages.  0, or 2 after printing. */
 static int apply(struct settings *st, int key, const char *val, const char *how)
 {
 	char *end;
+	if (evalopt_is_key(key))
+		return evalopt_apply(key, val, &st->mo.svc.eval, how, "passfs mount");
 	switch (key) {
 	case 't': st->tasks = val; return 0;
 	case 's': st->state = val; return 0;
-	case 'b':
-		if (strcmp(val, "auto") && strcmp(val, "cpu") && strcmp(val, "cuda")) {
-			fprintf(stderr, "passfs mount: %s must be auto, cpu or cuda, not '%s'\n", how, val);
-			return 2;
-		}
-		st->mo.svc.eval.backend = val;
-		return 0;
-	case 'W':
-	case 'T': {
+	case 'W': {
 		double v = strtod(val, &end);
 		if (*end || !*val || !(v > 0) || v > 86400) {
-			fprintf(stderr, "passfs mount: %s needs a positive number of seconds, not '%s'\n", how, val);
+			fprintf(stderr, "passfs mount: %s needs a number of seconds above 0 and at most 86400, not '%s'\n",
+				how, val);
 			return 2;
 		}
-		if (key == 'W')
-			st->mo.wait_timeout_s = v;
-		else
-			st->mo.svc.eval.variant_timeout_s = v;
+		st->mo.wait_timeout_s = v;
 		return 0;
 	}
-	case 'w':
-	case 'n':
 	case 'P': {
 		long v = strtol(val, &end, 10);
-		if (*end || !*val || v < (key == 'w' ? 0 : 1) || v > 100000) {
-			fprintf(stderr, "passfs mount: %s needs a whole number%s, not '%s'\n", how,
-				key == 'w' ? "" : " >= 1", val);
+		if (*end || !*val || v < 1 || v > 100000) {
+			fprintf(stderr, "passfs mount: %s needs a whole number from 1 to 100000, not '%s'\n", how, val);
 			return 2;
 		}
-		if (key == 'w')
-			st->mo.svc.eval.warmup = v ? (int)v : -1;       /* -1: explicitly none */
-		else if (key == 'n')
-			st->mo.svc.eval.trials = (int)v;
-		else
-			st->mo.svc.parallel = (int)v;
+		st->mo.svc.parallel = (int)v;
 		return 0;
 	}
 	}
@@ -306,8 +288,12 @@ static int apply_o(struct settings *st, char *arg)
 	for (char *item = strtok_r(arg, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
 		char *eq = strchr(item, '=');
 		int mine = 0;
-		if (strcmp(item, "cold") == 0) {
-			st->mo.svc.eval.cold = 1;
+		int ek = evalopt_okey(EVALOPT_DAEMON, item, eq ? (size_t)(eq - item) : strlen(item));
+		if (ek >= 0) {
+			char how[64];
+			snprintf(how, sizeof(how), "-o %.*s", (int)(eq ? eq - item : (long)strlen(item)), item);
+			if (apply(st, ek, eq ? eq + 1 : NULL, how))
+				return 2;
 			continue;
 		}
 		for (size_t i = 0; eq && i < sizeof(settings_keys) / sizeof(settings_keys[0]); i++)
@@ -334,14 +320,14 @@ static int apply_o(struct settings *st, char *arg)
 
 int cmd_mount(int argc, char **argv)
 {
-	struct option opts[sizeof(settings_keys) / sizeof(settings_keys[0]) + 5];
-	size_t k = 0;
-	for (; k < sizeof(settings_keys) / sizeof(settings_keys[0]); k++)
+	struct option opts[sizeof(settings_keys) / sizeof(settings_keys[0]) + 32];
+	int k = 0;
+	for (; k < (int)(sizeof(settings_keys) / sizeof(settings_keys[0])); k++)
 		opts[k] = (struct option){settings_keys[k].name, required_argument, NULL, settings_keys[k].key};
 	opts[k++] = (struct option){"foreground", no_argument, NULL, 'f'};
 	opts[k++] = (struct option){"debug", no_argument, NULL, 'd'};
-	opts[k++] = (struct option){"cold", no_argument, NULL, 'C'};
 	opts[k++] = (struct option){"help", no_argument, NULL, 'h'};
+	evalopt_longopts(EVALOPT_DAEMON, opts, &k);
 	opts[k] = (struct option){NULL, 0, NULL, 0};
 	struct settings st;
 	memset(&st, 0, sizeof(st));
@@ -352,7 +338,6 @@ int cmd_mount(int argc, char **argv)
 		switch (c) {
 		case 'f': st.foreground = 1; break;
 		case 'd': st.foreground = 1; st.mo.debug = 1; break;
-		case 'C': st.mo.svc.eval.cold = 1; break;
 		case 'o':
 			if ((rc = apply_o(&st, optarg)) != 0)
 				return rc;
@@ -360,10 +345,12 @@ int cmd_mount(int argc, char **argv)
 		case 'h': usage(stdout); return 0;
 		case '?': usage(stderr); return 2;
 		default: {
-			char how[64];
+			char how[64] = "";
 			for (size_t i = 0; i < sizeof(settings_keys) / sizeof(settings_keys[0]); i++)
 				if (settings_keys[i].key == c)
 					snprintf(how, sizeof(how), "--%s", settings_keys[i].name);
+			if (evalopt_is_key(c))
+				evalopt_how(c, how, sizeof(how));
 			if ((rc = apply(&st, c, optarg, how)) != 0)
 				return rc;
 		}

@@ -5,13 +5,15 @@
 #include <string.h>
 
 #include "cmd.h"
+#include "evalopt.h"
 #include "watch.h"
 
 static void usage(FILE *f)
 {
+	fprintf(f, "usage: passfs watch [--tasks DIR] [--state DIR] [--parallel N] [--quiet]");
+	evalopt_synopsis(EVALOPT_DAEMON, f, 75, 19);
 	fprintf(f,
-		"usage: passfs watch [--tasks DIR] [--state DIR] [--backend auto|cpu|cuda]\n"
-		"                    [--trials N] [--warmup N] [--timeout S] [--parallel N] [--cold] [--quiet] DIR\n\n"
+		" DIR\n\n"
 		"Writes the task tree into DIR as plain files (created when missing) and watches\n"
 		"it with inotify, for containers without /dev/fuse: saving DIR/<task>/pass.c\n"
 		"(close after writing, or a rename onto it) evaluates it, and result.json, es_t,\n"
@@ -21,27 +23,22 @@ static void usage(FILE *f)
 		"  --tasks DIR       tasks directory (default: $PASSFS_TASKS, else the bundled tasks)\n"
 		"  --state DIR       state directory (default: $XDG_STATE_HOME/passfs, else\n"
 		"                    ~/.local/state/passfs)\n"
-		"  --backend B       auto (default: cuda when a GPU exists), cpu or cuda\n"
-		"  --trials N        timed calls per variant (default: 100 on cuda, 10 on cpu)\n"
-		"  --warmup N        warm-up calls per variant (default: 25 on cuda, 2 on cpu)\n"
-		"  --timeout S       wall-clock limit of one worker step in seconds (default 20;\n"
-		"                    once a variant timed out, a tenth of it, at least 1 s)\n"
 		"  --parallel N      evaluations at once across tasks, each in a process of its\n"
 		"                    own (default 1)\n"
-		"  --cold            flush the caches (GPU L2 / CPU) before every timed call\n"
-		"  --quiet           no banner, no line per save\n"
-		"\ndocs/watch.md has the details.\n");
+		"  --quiet           no banner, no line per save\n");
+	evalopt_usage(EVALOPT_DAEMON, f);
+	fprintf(f, "\ndocs/watch.md has the details.\n");
 }
 
 int cmd_watch(int argc, char **argv)
 {
-	static const struct option opts[] = {
+	struct option opts[32] = {
 		{"tasks", required_argument, NULL, 't'},   {"state", required_argument, NULL, 's'},
-		{"backend", required_argument, NULL, 'b'}, {"trials", required_argument, NULL, 'n'},
-		{"warmup", required_argument, NULL, 'w'},  {"timeout", required_argument, NULL, 'T'},
 		{"parallel", required_argument, NULL, 'P'}, {"quiet", no_argument, NULL, 'q'},
-		{"cold", no_argument, NULL, 'C'},
-		{"help", no_argument, NULL, 'h'},          {NULL, 0, NULL, 0}};
+		{"help", no_argument, NULL, 'h'}};
+	int nopts = 5;
+	evalopt_longopts(EVALOPT_DAEMON, opts, &nopts);
+	opts[nopts] = (struct option){NULL, 0, NULL, 0};
 	struct watch_opts wo = {0};
 	wo.svc.eval.backend = "auto";
 	wo.svc.eval.quiet = 1;
@@ -52,42 +49,27 @@ int cmd_watch(int argc, char **argv)
 		switch (c) {
 		case 't': wo.svc.tasks_dir = optarg; break;
 		case 's': wo.svc.state_dir = optarg; break;
-		case 'C': wo.svc.eval.cold = 1; break;
-		case 'b':
-			if (strcmp(optarg, "auto") && strcmp(optarg, "cpu") && strcmp(optarg, "cuda")) {
-				fprintf(stderr, "passfs watch: --backend must be auto, cpu or cuda, not '%s'\n", optarg);
-				return 2;
-			}
-			wo.svc.eval.backend = optarg;
-			break;
-		case 'w':
-		case 'n':
 		case 'P': {
 			long v = strtol(optarg, &end, 10);
-			if (*end || !*optarg || v < (c == 'w' ? 0 : 1) || v > 100000) {
-				fprintf(stderr, "passfs watch: --%s needs a whole number%s, not '%s'\n",
-					c == 'w' ? "warmup" : c == 'n' ? "trials" : "parallel", c == 'w' ? "" : " >= 1",
+			if (*end || !*optarg || v < 1 || v > 100000) {
+				fprintf(stderr, "passfs watch: --parallel needs a whole number from 1 to 100000, not '%s'\n",
 					optarg);
 				return 2;
 			}
-			if (c == 'w')
-				wo.svc.eval.warmup = v ? (int)v : -1;   /* -1: explicitly none */
-			else if (c == 'n')
-				wo.svc.eval.trials = (int)v;
-			else
-				wo.svc.parallel = (int)v;
+			wo.svc.parallel = (int)v;
 			break;
 		}
-		case 'T':
-			wo.svc.eval.variant_timeout_s = strtod(optarg, &end);
-			if (*end || !(wo.svc.eval.variant_timeout_s > 0)) {
-				fprintf(stderr, "passfs watch: --timeout needs a positive number of seconds\n");
-				return 2;
-			}
-			break;
 		case 'q': wo.quiet = 1; break;
 		case 'h': usage(stdout); return 0;
-		default: usage(stderr); return 2;
+		default: {
+			char how[64];
+			if (!evalopt_is_key(c)) {
+				usage(stderr);
+				return 2;
+			}
+			if (evalopt_apply(c, optarg, &wo.svc.eval, evalopt_how(c, how, sizeof(how)), "passfs watch"))
+				return 2;
+		}
 		}
 	}
 	if (optind != argc - 1) {
