@@ -1,11 +1,10 @@
 /* evaluator.c - one evaluation in a process of its own (evaluator.h).
  *
  * The caller and the evaluator talk over a stream socket, the evaluator's
- * descriptor 3:
- *   request (caller -> evaluator): struct ev_req, then its strings in the
- *     order backend, pass label, graph label, graph text, pass bytes;
- *   replies (evaluator -> caller): 'P' u32 n, n bytes: a progress phase;
- *     'R' i32 rc, u32 n, n bytes of message, u32 m, m bytes of JSON: the end.
+ * descriptor 3, in a versioned protocol of fixed byte order (below, at
+ * EV_VERSION): the request (the options, then the strings backend, pass
+ * label, graph label, graph text, pass bytes), then replies: progress phases
+ * and one result.
  * Cancel is SIGTERM to the evaluator (eval_opts.cancel there); the caller's
  * death reaches it as SIGTERM too (PR_SET_PDEATHSIG), and so does a closed
  * socket at its next write. */
@@ -30,16 +29,111 @@
 #include "graph.h"
 
 #define EV_MAGIC 0x70667665u    /* "evfp" */
+/* The protocol's version: bumped whenever a field is added, moved or
+ * reinterpreted.  Both ends are the same binary today; a remote worker of
+ * another build must be told, not misread. */
+#define EV_VERSION 2
 #define EV_FD 3
 #define EV_STR_MAX ((uint32_t)512 << 20)
+#define EV_NSTR 5               /* backend, pass label, graph label, graph text, pass */
 
+/* The request, in a fixed byte order (little-endian) whatever the host's:
+ *   u32 magic, u32 version,
+ *   i32 warmup, i32 trials, i32 cold, i32 quiet, i32 trial_times,
+ *   f64 variant_timeout_s, f64 b, f64 p, f64 lock_timeout_s, u64 secret_seed,
+ *   u32 len[5], then the five strings' bytes.
+ * Replies: 'P' u32 n, n bytes (a phase); 'R' i32 rc, u32 n, message, u32 m,
+ * JSON. */
+#define EV_HEAD_BYTES (4 * 2 + 4 * 5 + 8 * 5 + 4 * EV_NSTR)
+
+static void put_u32(unsigned char *p, uint32_t v)
+{
+	for (int i = 0; i < 4; i++)
+		p[i] = (unsigned char)(v >> (8 * i));
+}
+
+static uint32_t get_u32(const unsigned char *p)
+{
+	uint32_t v = 0;
+	for (int i = 0; i < 4; i++)
+		v |= (uint32_t)p[i] << (8 * i);
+	return v;
+}
+
+static void put_u64(unsigned char *p, uint64_t v)
+{
+	for (int i = 0; i < 8; i++)
+		p[i] = (unsigned char)(v >> (8 * i));
+}
+
+static uint64_t get_u64(const unsigned char *p)
+{
+	uint64_t v = 0;
+	for (int i = 0; i < 8; i++)
+		v |= (uint64_t)p[i] << (8 * i);
+	return v;
+}
+
+static void put_f64(unsigned char *p, double d)
+{
+	uint64_t v;
+	memcpy(&v, &d, 8);
+	put_u64(p, v);
+}
+
+static double get_f64(const unsigned char *p)
+{
+	uint64_t v = get_u64(p);
+	double d;
+	memcpy(&d, &v, 8);
+	return d;
+}
+
+/* A request's fixed part, decoded. */
 struct ev_req {
-	uint32_t magic, size;   /* size: sizeof(struct ev_req), a build check */
-	int32_t warmup, trials, cold, quiet;
+	int32_t warmup, trials, cold, quiet, trial_times;
 	double variant_timeout_s, b, p, lock_timeout_s;
 	uint64_t secret_seed;
-	uint32_t len[5];        /* backend, pass label, graph label, graph text, pass */
+	uint32_t len[EV_NSTR];
 };
+
+/* Reads and checks the fixed part from fd: 0, or -1 with why in err. */
+static int recv_head(int fd, struct ev_req *q, char *err, size_t errlen)
+{
+	unsigned char h[EV_HEAD_BYTES];
+	/* magic and version first: a request of another version is named as
+	 * such, whatever its length */
+	if (eval_recv_all(fd, h, 8) != 0) {
+		snprintf(err, errlen, "no evaluation request on descriptor %d", fd);
+		return -1;
+	}
+	if (get_u32(h) != EV_MAGIC) {
+		snprintf(err, errlen, "descriptor %d holds no evaluation request (magic %08x, not the evaluation "
+			 "protocol version %d's)", fd, get_u32(h), EV_VERSION);
+		return -1;
+	}
+	if (get_u32(h + 4) != EV_VERSION) {
+		snprintf(err, errlen, "an evaluation request of protocol version %u; this passfs speaks version %d",
+			 get_u32(h + 4), EV_VERSION);
+		return -1;
+	}
+	if (eval_recv_all(fd, h + 8, sizeof h - 8) != 0) {
+		snprintf(err, errlen, "the evaluation request on descriptor %d is cut short", fd);
+		return -1;
+	}
+	const unsigned char *p = h + 8;
+	int32_t *ints[5] = {&q->warmup, &q->trials, &q->cold, &q->quiet, &q->trial_times};
+	for (int i = 0; i < 5; i++, p += 4)
+		*ints[i] = (int32_t)get_u32(p);
+	double *dbl[4] = {&q->variant_timeout_s, &q->b, &q->p, &q->lock_timeout_s};
+	for (int i = 0; i < 4; i++, p += 8)
+		*dbl[i] = get_f64(p);
+	q->secret_seed = get_u64(p);
+	p += 8;
+	for (int i = 0; i < EV_NSTR; i++, p += 4)
+		q->len[i] = get_u32(p);
+	return 0;
+}
 
 /* ---- the evaluator (the exec'd process) --------------------------------------- */
 
@@ -53,9 +147,9 @@ static void on_term(int sig)
 
 static void send_msg(int fd, char type, const void *a, uint32_t an)
 {
-	char h[5];
-	h[0] = type;
-	memcpy(h + 1, &an, 4);
+	unsigned char h[5];
+	h[0] = (unsigned char)type;
+	put_u32(h + 1, an);
 	if (eval_send_all(fd, h, 5) == 0 && an > 0)
 		eval_send_all(fd, a, an);
 }
@@ -69,10 +163,13 @@ static void on_phase(void *ctx, const char *phase)
 static int send_result(int rc, const char *msg, const char *json)
 {
 	uint32_t mn = (uint32_t)strlen(msg), jn = json ? (uint32_t)strlen(json) : 0;
-	int32_t r = rc;
-	char t = 'R';
-	return eval_send_all(EV_FD, &t, 1) || eval_send_all(EV_FD, &r, 4) || eval_send_all(EV_FD, &mn, 4) ||
-			       eval_send_all(EV_FD, msg, mn) || eval_send_all(EV_FD, &jn, 4) || eval_send_all(EV_FD, json, jn)
+	unsigned char h[9], j4[4];
+	h[0] = 'R';
+	put_u32(h + 1, (uint32_t)rc);
+	put_u32(h + 5, mn);
+	put_u32(j4, jn);
+	return eval_send_all(EV_FD, h, 9) || eval_send_all(EV_FD, msg, mn) || eval_send_all(EV_FD, j4, 4) ||
+			       eval_send_all(EV_FD, json, jn)
 		       ? -1
 		       : 0;
 }
@@ -103,12 +200,13 @@ int evaluator_main_if(int argc, char **argv)
 	sigaction(SIGTERM, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
 	struct ev_req q;
-	if (eval_recv_all(EV_FD, &q, sizeof q) != 0 || q.magic != EV_MAGIC || q.size != sizeof q) {
-		fprintf(stderr, "passfs: %s: no evaluation request on descriptor %d\n", EVALUATOR_ARG, EV_FD);
+	char herr[200];
+	if (recv_head(EV_FD, &q, herr, sizeof herr) != 0) {
+		fprintf(stderr, "passfs: %s: %s\n", EVALUATOR_ARG, herr);
 		return 2;
 	}
-	char *s[5] = {NULL};
-	for (int i = 0; i < 5; i++)
+	char *s[EV_NSTR] = {NULL};
+	for (int i = 0; i < EV_NSTR; i++)
 		if ((s[i] = read_str(EV_FD, q.len[i])) == NULL) {
 			for (int k = 0; k < i; k++)
 				free(s[k]);
@@ -125,6 +223,7 @@ int evaluator_main_if(int argc, char **argv)
 			.opts = {.backend = s[0], .warmup = q.warmup, .trials = q.trials,
 				 .variant_timeout_s = q.variant_timeout_s, .secret_seed = q.secret_seed, .b = q.b,
 				 .p = q.p, .cold = q.cold, .lock_timeout_s = q.lock_timeout_s, .quiet = q.quiet,
+				 .trial_times = q.trial_times,
 				 .progress = on_phase, .cancel = &ev_cancel},
 		};
 		rc = eval_run(&job, &doc, err, sizeof err);
@@ -138,7 +237,7 @@ int evaluator_main_if(int argc, char **argv)
 	free(text);
 	json_decref(doc);
 	graph_task_free(t);
-	for (int i = 0; i < 5; i++)
+	for (int i = 0; i < EV_NSTR; i++)
 		free(s[i]);
 	return sent == 0 ? 0 : 1;
 }
@@ -178,18 +277,31 @@ static int send_request(int fd, const struct eval_job *job, const char *graph_te
 	const struct eval_opts *o = &job->opts;
 	const char *backend = o->backend ? o->backend : "auto";
 	const char *label = job->pass_label ? job->pass_label : "pass.c";
-	struct ev_req q = {
-		.magic = EV_MAGIC, .size = sizeof q, .warmup = o->warmup, .trials = o->trials, .cold = o->cold,
-		.quiet = o->quiet, .variant_timeout_s = o->variant_timeout_s, .b = o->b, .p = o->p,
-		.lock_timeout_s = o->lock_timeout_s, .secret_seed = o->secret_seed,
-		.len = {(uint32_t)strlen(backend), (uint32_t)strlen(label), (uint32_t)strlen(graph_label),
-			(uint32_t)graph_len, (uint32_t)job->pass_len},
-	};
-	return eval_send_all(fd, &q, sizeof q) || eval_send_all(fd, backend, q.len[0]) || eval_send_all(fd, label, q.len[1]) ||
-			       eval_send_all(fd, graph_label, q.len[2]) || eval_send_all(fd, graph_text, graph_len) ||
-			       eval_send_all(fd, job->pass_src, job->pass_len)
-		       ? -1
-		       : 0;
+	const char *str[EV_NSTR] = {backend, label, graph_label, graph_text, job->pass_src};
+	size_t len[EV_NSTR] = {strlen(backend), strlen(label), strlen(graph_label), graph_len, job->pass_len};
+	unsigned char h[EV_HEAD_BYTES], *p = h;
+	put_u32(p, EV_MAGIC);
+	put_u32(p + 4, EV_VERSION);
+	p += 8;
+	int32_t ints[5] = {o->warmup, o->trials, o->cold, o->quiet, o->trial_times};
+	for (int i = 0; i < 5; i++, p += 4)
+		put_u32(p, (uint32_t)ints[i]);
+	double dbl[4] = {o->variant_timeout_s, o->b, o->p, o->lock_timeout_s};
+	for (int i = 0; i < 4; i++, p += 8)
+		put_f64(p, dbl[i]);
+	put_u64(p, o->secret_seed);
+	p += 8;
+	for (int i = 0; i < EV_NSTR; i++, p += 4) {
+		if (len[i] > EV_STR_MAX)
+			return -1;
+		put_u32(p, (uint32_t)len[i]);
+	}
+	if (eval_send_all(fd, h, sizeof h))
+		return -1;
+	for (int i = 0; i < EV_NSTR; i++)
+		if (eval_send_all(fd, str[i], len[i]))
+			return -1;
+	return 0;
 }
 
 /* Reads replies until 'R' (0 with *result/rc filled) or the end (-1);
@@ -209,14 +321,15 @@ static int read_replies(int fd, pid_t pid, const struct eval_job *job, int *rc_o
 			return -1;
 		if (k <= 0)
 			continue;
-		char type;
+		unsigned char type, b4[4];
 		uint32_t n;
 		if (eval_recv_all(fd, &type, 1) != 0)
 			return -1;
 		*answered = 1;
 		if (type == 'P') {
 			char phase[64];
-			if (eval_recv_all(fd, &n, 4) != 0 || n >= sizeof phase || eval_recv_all(fd, phase, n) != 0)
+			if (eval_recv_all(fd, b4, 4) != 0 || (n = get_u32(b4)) >= sizeof phase ||
+			    eval_recv_all(fd, phase, n) != 0)
 				return -1;
 			phase[n] = '\0';
 			if (job->opts.progress != NULL)
@@ -225,12 +338,14 @@ static int read_replies(int fd, pid_t pid, const struct eval_job *job, int *rc_o
 		}
 		int32_t rc;
 		char *msg, *json;
-		if (type != 'R' || eval_recv_all(fd, &rc, 4) != 0 || eval_recv_all(fd, &n, 4) != 0 ||
-		    (msg = read_str(fd, n)) == NULL)
+		if (type != 'R' || eval_recv_all(fd, b4, 4) != 0)
+			return -1;
+		rc = (int32_t)get_u32(b4);
+		if (eval_recv_all(fd, b4, 4) != 0 || (msg = read_str(fd, get_u32(b4))) == NULL)
 			return -1;
 		snprintf(err, errlen, "%s", msg);
 		free(msg);
-		if (eval_recv_all(fd, &n, 4) != 0 || (json = read_str(fd, n)) == NULL)
+		if (eval_recv_all(fd, b4, 4) != 0 || (json = read_str(fd, get_u32(b4))) == NULL)
 			return -1;
 		*rc_out = rc;
 		if (rc == 0) {

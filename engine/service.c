@@ -897,11 +897,19 @@ static void *worker_main(void *arg)
 			int spawned = 0;
 			int erc = evaluator_run(&ej, t->graph_text, t->graph_len, t->graph_path, &spawned, &doc, err,
 						sizeof(err));
-			if (!spawned) {
-				fprintf(stderr, "passfs: %s: seq %" PRIu64 ": %s; evaluating inside the daemon instead\n",
-					t->g->id, j->seq, err);
+			if (!spawned && s->o.in_process_fallback) {
+				fprintf(stderr, "passfs: %s: seq %" PRIu64 ": %s; evaluating inside the daemon instead "
+					"(--in-process-fallback)\n", t->g->id, j->seq, err);
 				err[0] = '\0';
 				erc = eval_run(&ej, &doc, err, sizeof(err));
+				if (erc == 0 && doc)
+					json_object_set_new(doc, "evaluated_in",
+							    json_string("the daemon's own process (--in-process-fallback): "
+									"the pass's workers could read its memory"));
+			} else if (!spawned) {
+				size_t el = strlen(err);
+				snprintf(err + el, sizeof(err) - el, "; not evaluated inside the daemon instead "
+					 "(--in-process-fallback allows that)");
 			}
 			if (__atomic_load_n(&s->cancel, __ATOMIC_RELAXED)) {
 				/* stopped by the close: no result, so the next

@@ -41,6 +41,13 @@ struct svc_opts {
 	const char *state_dir;      /* NULL: the default above */
 	struct eval_opts eval;      /* backend, timeouts, b and p for every evaluation */
 	int parallel;               /* evaluations at once across tasks; <= 0: 1 */
+	/* When an evaluation process cannot be started (/proc/self/exe is not
+	 * passfs: a loader or wrapper ran it), evaluate inside this process
+	 * instead - its pass workers then inherit this process's memory, every
+	 * task's pass.c and results - and say so in result.json
+	 * ("evaluated_in").  0 (the default): that evaluation fails with the
+	 * reason, as an error result. */
+	int in_process_fallback;
 };
 
 struct svc;

@@ -42,10 +42,15 @@ static void usage(FILE *f)
 		"                     own (default 1)\n"
 		"  -f, --foreground   stay in the foreground, log on stderr (Ctrl-C unmounts)\n"
 		"  -d, --debug        libfuse debug output (implies -f)\n"
+		"  --in-process-fallback  when an evaluation process cannot start (/proc/self/exe\n"
+		"                     is not passfs), evaluate inside the daemon: its memory, every\n"
+		"                     task's pass.c and results, is then the pass's to read\n"
+		"                     (result.json says so); default: that evaluation fails\n"
 		"  -o OPT             FUSE mount options after the default auto_unmount\n"
 		"                     (e.g. -o allow_other); repeatable.  Every option here is\n"
 		"                     also -o KEY=VALUE (tasks=, state=, wait_timeout=, parallel=,\n"
-		"                     backend=, trials=, warmup=, timeout=, lock_timeout=) or -o cold\n");
+		"                     backend=, trials=, warmup=, timeout=, lock_timeout=) or -o cold,\n"
+		"                     -o in_process_fallback\n");
 	evalopt_usage(EVALOPT_DAEMON, f);
 	fprintf(f, "\ndocs/mount.md has the details: non-root use, containers, systemd.\n");
 }
@@ -288,6 +293,10 @@ static int apply_o(struct settings *st, char *arg)
 	for (char *item = strtok_r(arg, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
 		char *eq = strchr(item, '=');
 		int mine = 0;
+		if (strcmp(item, "in_process_fallback") == 0) {
+			st->mo.svc.in_process_fallback = 1;
+			continue;
+		}
 		int ek = evalopt_okey(EVALOPT_DAEMON, item, eq ? (size_t)(eq - item) : strlen(item));
 		if (ek >= 0) {
 			char how[64];
@@ -327,6 +336,7 @@ int cmd_mount(int argc, char **argv)
 	opts[k++] = (struct option){"foreground", no_argument, NULL, 'f'};
 	opts[k++] = (struct option){"debug", no_argument, NULL, 'd'};
 	opts[k++] = (struct option){"help", no_argument, NULL, 'h'};
+	opts[k++] = (struct option){"in-process-fallback", no_argument, NULL, 'I'};
 	evalopt_longopts(EVALOPT_DAEMON, opts, &k);
 	opts[k] = (struct option){NULL, 0, NULL, 0};
 	struct settings st;
@@ -338,6 +348,7 @@ int cmd_mount(int argc, char **argv)
 		switch (c) {
 		case 'f': st.foreground = 1; break;
 		case 'd': st.foreground = 1; st.mo.debug = 1; break;
+		case 'I': st.mo.svc.in_process_fallback = 1; break;
 		case 'o':
 			if ((rc = apply_o(&st, optarg)) != 0)
 				return rc;

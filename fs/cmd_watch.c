@@ -25,7 +25,10 @@ static void usage(FILE *f)
 		"                    ~/.local/state/passfs)\n"
 		"  --parallel N      evaluations at once across tasks, each in a process of its\n"
 		"                    own (default 1)\n"
-		"  --quiet           no banner, no line per save\n");
+		"  --quiet           no banner, no line per save\n"
+		"  --in-process-fallback  when an evaluation process cannot start (/proc/self/exe\n"
+		"                    is not passfs), evaluate inside the watcher: its memory is\n"
+		"                    then the pass's to read (result.json says so); default: fail\n");
 	evalopt_usage(EVALOPT_DAEMON, f);
 	fprintf(f, "\ndocs/watch.md has the details.\n");
 }
@@ -35,8 +38,8 @@ int cmd_watch(int argc, char **argv)
 	struct option opts[32] = {
 		{"tasks", required_argument, NULL, 't'},   {"state", required_argument, NULL, 's'},
 		{"parallel", required_argument, NULL, 'P'}, {"quiet", no_argument, NULL, 'q'},
-		{"help", no_argument, NULL, 'h'}};
-	int nopts = 5;
+		{"help", no_argument, NULL, 'h'},          {"in-process-fallback", no_argument, NULL, 'I'}};
+	int nopts = 6;
 	evalopt_longopts(EVALOPT_DAEMON, opts, &nopts);
 	opts[nopts] = (struct option){NULL, 0, NULL, 0};
 	struct watch_opts wo = {0};
@@ -48,6 +51,7 @@ int cmd_watch(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "hq", opts, NULL)) != -1) {
 		switch (c) {
 		case 't': wo.svc.tasks_dir = optarg; break;
+		case 'I': wo.svc.in_process_fallback = 1; break;
 		case 's': wo.svc.state_dir = optarg; break;
 		case 'P': {
 			long v = strtol(optarg, &end, 10);

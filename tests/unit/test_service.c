@@ -192,9 +192,9 @@ static pid_t evaluator_child(void)
 	return found;
 }
 
-static struct svc *open_svc(const char *state, const char *backend)
+static struct svc *open_svc_fb(const char *state, const char *backend, int in_process_fallback)
 {
-	struct svc_opts o = {.tasks_dir = TASKS, .state_dir = state};
+	struct svc_opts o = {.tasks_dir = TASKS, .state_dir = state, .in_process_fallback = in_process_fallback};
 	o.eval.backend = backend;
 	o.eval.trials = 1;
 	o.eval.warmup = -1;
@@ -208,6 +208,11 @@ static struct svc *open_svc(const char *state, const char *backend)
 	return s;
 }
 
+static struct svc *open_svc(const char *state, const char *backend)
+{
+	return open_svc_fb(state, backend, 0);
+}
+
 static void replace_with(struct svc *s, int t, const char *src)
 {
 	CHECK(svc_pass_replace(s, t, src, strlen(src)) == 0);
@@ -215,7 +220,11 @@ static void replace_with(struct svc *s, int t, const char *src)
 
 int main(int argc, char **argv)
 {
-	/* the service runs evaluations as fresh processes of this program */
+	/* the service runs evaluations as fresh processes of this program;
+	 * TEST_NOT_EVALUATOR: this program is no evaluator (as when a loader
+	 * or wrapper ran passfs), it exits without a word */
+	if (argc > 1 && strcmp(argv[1], EVALUATOR_ARG) == 0 && getenv("TEST_NOT_EVALUATOR") != NULL)
+		return 3;
 	int ev = evaluator_main_if(argc, argv);
 	if (ev >= 0)
 		return ev;
@@ -473,6 +482,36 @@ int main(int argc, char **argv)
 	fclose(ef);
 	unlink(exp_path);
 	CHECK(svc_history_export(state, "nope", stdout, err, sizeof(err)) == -1 && strstr(err, "nope"));
+
+	/* No evaluation process can start (/proc/self/exe is no evaluator):
+	 * the evaluation fails with the reason, never silently inside the
+	 * daemon; with in_process_fallback it runs here, and says so. */
+	setenv("TEST_NOT_EVALUATOR", "1", 1);
+	for (int fb = 0; fb < 2; fb++) {
+		char st3[] = "/tmp/passfs-test-service3-XXXXXX";
+		CHECK(mkdtemp(st3) != NULL);
+		struct svc *s3 = open_svc_fb(st3, "cpu", fb);
+		CHECK(s3 != NULL);
+		if (s3 == NULL)
+			break;
+		replace_with(s3, t, ok_src);
+		CHECK(svc_fire(s3, t, &seq) == 0);
+		CHECK(wait_done(s3, t, 120));
+		r = result(s3, t);
+		if (fb == 0)
+			CHECK(r && json_is_null(json_object_get(r, "verdict")) && str(r, "error") &&
+			      strstr(str(r, "error"), "cannot start the evaluation process") &&
+			      strstr(str(r, "error"), "--in-process-fallback"));
+		else
+			CHECK(r && str(r, "verdict") && strcmp(str(r, "verdict"), "ok") == 0 && str(r, "evaluated_in") &&
+			      strstr(str(r, "evaluated_in"), "--in-process-fallback"));
+		json_decref(r);
+		svc_close(s3);
+		char rmc[128];
+		snprintf(rmc, sizeof(rmc), "rm -rf %s", st3);
+		CHECK(system(rmc) == 0);
+	}
+	unsetenv("TEST_NOT_EVALUATOR");
 
 	/* passfs cannot evaluate: no verdict, no score, an error; not reused. */
 	char state2[] = "/tmp/passfs-test-service2-XXXXXX";
