@@ -1335,7 +1335,7 @@ static void level_message(const struct graph_variant *v, const struct worst *w, 
 
 /* Whether the pass left the inputs of result slot `slot` as loaded: input
  * set `set`, rotated by rot[] (NULL: not rotated; see w_load_set). */
-static int inputs_unchanged(struct ctx *c, int slot, int set, const uint64_t *rot, char *where, size_t wlen)
+static int check_inputs_unchanged(struct ctx *c, int slot, int set, const uint64_t *rot, char *where, size_t wlen)
 {
 	for (int i = 0; i < c->v->n_inputs; i++) {
 		const unsigned char *after = c->pass_res.base + c->lay.res_in_after[slot][i];
@@ -1532,7 +1532,7 @@ static json_t *gpu_kernel_medians(const struct trial_gpu *g, int n)
 	return arr;
 }
 
-static double gpu_median(const struct trial_gpu *g, int n, int what, int *count)
+static double trial_gpu_median(const struct trial_gpu *g, int n, int what, int *count)
 {
 	double *a = malloc(sizeof(double) * (size_t)(n ? n : 1)), iqr;
 	int m = 0;
@@ -1671,7 +1671,7 @@ static int time_variant(struct ctx *c, struct worker *ew, struct worker *pw, str
 		if (k != total - 1 && rng_next(&rng) % 4 != 0)
 			continue;
 		vr->timed_checked++;
-		if (!inputs_unchanged(c, TIMED_SLOT, 0, cm.rot, tw, sizeof(tw))) {
+		if (!check_inputs_unchanged(c, TIMED_SLOT, 0, cm.rot, tw, sizeof(tw))) {
 			fail_variant(vr, SCORE_REJECTED, "timed run %d of %d: %s", k + 1, total, tw);
 			out = TIME_STOP;
 			goto end;
@@ -1769,15 +1769,15 @@ static int time_variant(struct ctx *c, struct worker *ew, struct worker *pw, str
 	 * scored on the GPU's span instead. */
 	int ne = 0, np = 0, dummy_n, nt = c->traced_trials;
 	struct trial_gpu *gte = ge + timed_n, *gtp = gp + timed_n;
-	vr->eager_gpu_ms = gpu_median(gte, nt, 0, &ne);
-	vr->pass_gpu_ms = gpu_median(gtp, nt, 0, &np);
+	vr->eager_gpu_ms = trial_gpu_median(gte, nt, 0, &ne);
+	vr->pass_gpu_ms = trial_gpu_median(gtp, nt, 0, &np);
 	vr->gpu_trials = ne < np ? ne : np;
 	if (vr->gpu_trials > 0) {
 		es->trace_seen = 1;
-		vr->eager_span_ms = gpu_median(gte, nt, 1, &dummy_n);
-		vr->pass_span_ms = gpu_median(gtp, nt, 1, &dummy_n);
-		vr->eager_kernels = (int)gpu_median(gte, nt, 2, &dummy_n);
-		vr->pass_kernels = (int)gpu_median(gtp, nt, 2, &dummy_n);
+		vr->eager_span_ms = trial_gpu_median(gte, nt, 1, &dummy_n);
+		vr->pass_span_ms = trial_gpu_median(gtp, nt, 1, &dummy_n);
+		vr->eager_kernels = (int)trial_gpu_median(gte, nt, 2, &dummy_n);
+		vr->pass_kernels = (int)trial_gpu_median(gtp, nt, 2, &dummy_n);
 		vr->pass_streams = 0;
 		vr->gpu_dropped = 0;
 		json_decref(vr->eager_gpu_kernels);
@@ -1813,7 +1813,7 @@ end:
 /* A pass worker's answer to loading the pass: 0 when ready (its kernel
  * list and tracing note noted), else -1 with the variant failed and the
  * worker stopped. */
-static int pass_ready(struct worker *pw, int step, const struct reply *r, struct eval_shared *es,
+static int worker_pass_ready(struct worker *pw, int step, const struct reply *r, struct eval_shared *es,
 		      struct vresult *vr, const struct ctx *c)
 {
 	if (step != STEP_OK || r->status != PF_OK) {
@@ -1884,7 +1884,7 @@ static int eval_variant(struct ctx *c, int k, struct worker *ew, struct worker *
 			free(buf);
 			step = sent ? worker_wait(pw, c->timeout_s, &r, t1) : STEP_DIED;
 		}
-		if (pass_ready(pw, step, &r, es, vr, c))
+		if (worker_pass_ready(pw, step, &r, es, vr, c))
 			goto done;
 	}
 	if (pw->pid > 0 && pw->variant != k) {
@@ -1899,7 +1899,7 @@ static int eval_variant(struct ctx *c, int k, struct worker *ew, struct worker *
 		if (worker_start(c, 1, k, pw, err, errlen))
 			return -1;
 		step = worker_wait(pw, c->timeout_s, &r, t1);
-		if (pass_ready(pw, step, &r, es, vr, c))
+		if (worker_pass_ready(pw, step, &r, es, vr, c))
 			goto done;
 	}
 	char where[400] = "";
@@ -1914,7 +1914,7 @@ static int eval_variant(struct ctx *c, int k, struct worker *ew, struct worker *
 			pass_step_failed(pw, step, &r, vr, c);
 			goto done;
 		}
-		if (!inputs_unchanged(c, s, s, NULL, where, sizeof(where))) {
+		if (!check_inputs_unchanged(c, s, s, NULL, where, sizeof(where))) {
 			fail_variant(vr, SCORE_REJECTED, "%s", where);
 			goto done;
 		}

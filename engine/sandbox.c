@@ -80,15 +80,6 @@ static const struct {
 	{SYS_pkey_mprotect, "pkey_mprotect"},
 };
 
-const char *sandbox_syscall_name(long nr, char *buf, size_t len)
-{
-	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-		if (names[i].nr == nr)
-			return names[i].name;
-	snprintf(buf, len, "syscall %ld", nr);
-	return buf;
-}
-
 /* ---- which loaded object made a call ------------------------------------ */
 
 /* The executable segments of every loaded object, taken just before the

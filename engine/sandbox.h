@@ -64,8 +64,4 @@ struct sandbox_limits {
  * a message (the caller must then exit: running unconfined is not an option). */
 int sandbox_enter(const struct sandbox_limits *lim, char *err, size_t errlen);
 
-/* The name of a system call number, for messages ("openat"); "syscall N" for
- * ones not in the table.  Returns a static string or fills buf. */
-const char *sandbox_syscall_name(long nr, char *buf, size_t len);
-
 #endif
