@@ -298,6 +298,13 @@ if [ -z "$daemon" ] || ! mountpoint -q "$MNT"; then
 fi
 check "after remount: pass.c intact" test "$(sha256sum "$D/pass.c" | cut -d' ' -f1)" = "$last"
 check "after remount: scratch directories are gone (kept in memory only)" test ! -e "$D/.git" -a ! -e "$D/notes.txt"
-fires 0 "after remount: git init, add, commit again" sh -c "$(printf '%q ' "${G[@]}") init -q && \
-	$(printf '%q ' "${G[@]}") add pass.c && $(printf '%q ' "${G[@]}") commit -q -m again"
+# The README's recipe, line by line.
+sed -n '/^### Versions of your pass with git/,/^### /p' "$MNT/README.md" |
+	sed -n '/^```sh$/,/^```$/p' | sed '1d;$d' | sed 's/^cd \$T/cd "$D"/' |
+	sed 's|^# \.\.\. edit pass.c.*|printf "// recipe edit\\n" >>pass.c \&\& cat result.json >/dev/null|' >"$tmp/recipe.sh"
+check "the mount README has a git recipe with an edit" grep -q "recipe edit" "$tmp/recipe.sh"
+fires 4 "after remount: the README's git recipe (edit, stash, stash pop, checkout: one evaluation each)" \
+	env D="$D" bash -e "$tmp/recipe.sh"
+check "the recipe's repository: one commit, pass.c as committed" \
+	test "$("${G[@]}" log --oneline | wc -l)" -eq 1 -a "$(cat "$D/pass.c")" = "$("${G[@]}" show HEAD:pass.c)"
 finish
