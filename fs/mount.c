@@ -371,6 +371,14 @@ static int is_task_dir(const struct node *n)
 	return n->row->kind == K_DIR && n->task >= 0;
 }
 
+/* Whether directory d can take new entries: a removed scratch directory
+ * cannot (the kernel refuses that too, but an entry linked there would
+ * count against the cap for ever). */
+static int dir_alive(const struct node *d)
+{
+	return d->row->kind != K_SDIR || d->name != NULL;
+}
+
 static int is_readonly(const struct node *n)
 {
 	return n->row->kind == K_FIXED || n->row->kind == K_COMPUTED;
@@ -1577,6 +1585,8 @@ static void op_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_
 		err = ENOTDIR;
 	else if (p->task < 0)
 		err = EACCES;           /* the root holds no files of yours */
+	else if (!dir_alive(p))
+		err = ENOENT;
 	else if (!name_ok(name))
 		err = strlen(name) > 255 ? ENAMETOOLONG : EINVAL;
 	if (err)
@@ -1793,6 +1803,10 @@ static void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_
 		err = EXDEV;            /* mv copies across tasks */
 		goto out;
 	}
+	if (!dir_alive(np)) {
+		err = ENOENT;
+		goto out;
+	}
 	if (!name_ok(newname)) {
 		err = strlen(newname) > 255 ? ENAMETOOLONG : EINVAL;
 		goto out;
@@ -1861,6 +1875,8 @@ static void op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t
 		err = ENOTDIR;
 	else if (p->task < 0)
 		err = EPERM;
+	else if (!dir_alive(p))
+		err = ENOENT;
 	else if (!name_ok(name))
 		err = strlen(name) > 255 ? ENAMETOOLONG : EINVAL;
 	else if (dir_find(m, p, name))

@@ -200,6 +200,14 @@ for p in ("empty/back", "a/README.md"):
     os.unlink(j(*p.split("/")))
 for p in ("empty", "c2", "a/b", "a"):
     os.rmdir(j(*p.split("/")))
+os.mkdir(j("gone"))                                      # a removed directory takes no entries
+fd = os.open(j("gone"), os.O_RDONLY | os.O_DIRECTORY)
+os.rmdir(j("gone"))
+expect("create in a removed directory", errno.ENOENT, lambda: os.open("x", os.O_WRONLY | os.O_CREAT, 0o644, dir_fd=fd))
+expect("mkdir in a removed directory", errno.ENOENT, lambda: os.mkdir("x", dir_fd=fd))
+if os.fstat(fd).st_nlink != 0:
+    bad.append(f"a removed directory shows nlink {os.fstat(fd).st_nlink}")
+os.close(fd)
 left = sorted(n for n in os.listdir(d) if n not in (".git", "notes.txt"))
 if left != ["README.md", "es_t", "graph.json", "pass.c", "result.json", "status"]:
     bad.append(f"left behind: {left}")
