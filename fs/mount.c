@@ -361,11 +361,14 @@ static int is_dynamic(const struct node *n)
 	return n->row->kind == K_PASS || n->row->kind == K_SCRATCH || n->row->kind == K_SDIR;
 }
 
+/* Whether n is a directory: the root, a task directory or a scratch
+ * directory. */
 static int is_dir(const struct node *n)
 {
 	return n->row->kind == K_DIR || n->row->kind == K_SDIR;
 }
 
+/* Whether n is a task directory, the only directory with rows. */
 static int is_task_dir(const struct node *n)
 {
 	return n->row->kind == K_DIR && n->task >= 0;
