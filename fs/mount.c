@@ -19,20 +19,30 @@
  *             still current (keep_cache), and the service's notify callback
  *             invalidates the inodes when the text changes;
  *   PASS      pass.c: bytes in the service; writable;
- *   SCRATCH   any other name in a task directory: bytes in memory (caps:
- *             SCRATCH_MAX_FILES per task, SCRATCH_MAX_BYTES each).
+ *   SCRATCH   any other name in a task directory, and every file in a
+ *             scratch directory: bytes in memory;
+ *   SDIR      a scratch directory (mkdir in a task directory or in another
+ *             scratch directory: git init's .git/), in memory.
+ * Scratch files and directories are not persisted: a remount shows the task
+ * directory without them.  Caps per task (ENOSPC beyond): SCRATCH_MAX_ENTRIES
+ * files and directories together, SCRATCH_TASK_BYTES of file bytes in all;
+ * one file holds at most SCRATCH_MAX_BYTES (EFBIG beyond).  Only the task
+ * directory has rows: in a scratch directory "pass.c" or "README.md" is an
+ * ordinary scratch name.
  * Read-only rows refuse writes in the handlers, root included (root ignores
  * mode bits): EACCES for open-for-write, truncate, unlink and rename, EPERM
  * for chmod/chown/utimens.
  *
  * Inodes.  Fixed inode numbers: 1 the root, 2.. the root files, and per task
- * a block of INO_STRIDE numbers (the directory, then one per row).  pass.c
- * and scratch files are nodes that can change kind: renaming pass.c away
+ * a block of INO_STRIDE numbers (the directory, then one per row); pass.c
+ * created while absent, scratch files and scratch directories take dynamic
+ * numbers above the last task's block, never reused.  pass.c and scratch
+ * files are nodes that can change kind: renaming pass.c away
  * turns its node into a scratch file holding a copy of the bytes (open
  * handles follow the inode, as on any file system); renaming a scratch file
  * onto pass.c hands its bytes to the service and makes its node the task's
- * pass.c; a pass.c created while absent gets a fresh inode number.  Such
- * nodes are freed when unlinked, forgotten by the kernel and closed.
+ * pass.c, from any directory of its task.  Such nodes (and scratch
+ * directories) are freed when unlinked, forgotten by the kernel and closed.
  *
  * Firing (docs/mount.md).  A struct handle hangs off fi->fh per open:
  * the wrote/truncated flags live there, never on the inode (a concurrent
@@ -84,7 +94,13 @@
 #include "readme.h"
 #include "state.h"
 
-#define SCRATCH_MAX_FILES 64            /* per task directory: ENOSPC beyond */
+/* Scratch caps.  A git repository of a pass with a few hundred commits
+ * holds about 40 entries from git init plus about 5 per commit (3 loose
+ * objects, their object directories, logs) and well under 1 MiB: 4096
+ * entries leave room for that, and 64 MiB for editors' copies of the 1 MiB
+ * pass.c, while bounding what one task can take from the daemon's memory. */
+#define SCRATCH_MAX_ENTRIES 4096        /* files and directories per task: ENOSPC beyond */
+#define SCRATCH_TASK_BYTES (64u << 20)  /* file bytes per task: ENOSPC beyond */
 #define SCRATCH_MAX_BYTES (16u << 20)   /* per scratch file: EFBIG beyond */
 #define ENTRY_TIMEOUT 60.0              /* names never change behind the kernel's back */
 #define FIXED_ATTR_TIMEOUT 86400.0      /* README.md, graph.json never change */
@@ -97,7 +113,7 @@
 
 /* ---- the file table --------------------------------------------------------- */
 
-enum kind { K_DIR, K_FIXED, K_COMPUTED, K_PASS, K_SCRATCH };
+enum kind { K_DIR, K_FIXED, K_COMPUTED, K_PASS, K_SCRATCH, K_SDIR };
 
 struct mnt;
 struct node;
@@ -158,6 +174,7 @@ static const struct row root_rows[NRROWS] = {
 static const struct row root_dir_row = {"", K_DIR, 0555, 0, NULL, NULL};
 static const struct row task_dir_row = {"", K_DIR, 0755, 0, NULL, NULL};
 static const struct row scratch_row = {"", K_SCRATCH, 0644, 0, NULL, &scratch_io};
+static const struct row sdir_row = {"", K_SDIR, 0755, 0, NULL, NULL};
 
 /* ---- nodes, handles, blobs ---------------------------------------------------- */
 
@@ -177,16 +194,19 @@ struct node {
 	int task;                       /* -1: the root and its files */
 	int rrow;                       /* the row index in its table, -1 for dirs/scratch */
 	struct node *hnext;             /* inode hash chain */
+	/* directories (task and scratch): the scratch entries in it */
+	struct node *children;
 	/* pass.c and scratch only (never freed otherwise): */
 	char *name;                     /* scratch: its name; NULL once unlinked */
-	struct node *next;              /* the task's scratch list */
+	struct node *parent;            /* scratch: the directory it is in */
+	struct node *next;              /* scratch: the next entry of that directory */
 	uint64_t nlookup;               /* the kernel's references */
 	int nopen, nwriters;            /* open handles, those with write access */
 	struct handle *handles;         /* the open handles (pass.c/scratch opens) */
 	int fire_on_release;            /* renamed onto pass.c while a writer was open */
 	char *data;                     /* scratch bytes */
 	size_t size, cap;
-	mode_t mode;                    /* scratch permission bits */
+	mode_t mode;                    /* scratch and scratch directory permission bits */
 	struct timespec mtime, ctime;
 	/* FIXED/COMPUTED: the generation the kernel's page cache holds */
 	uint64_t kgen;
@@ -227,8 +247,8 @@ struct mtask {
 	struct node *dir;
 	struct node *rows[NROWS];       /* fixed rows; rows[ROW_PASS] unused */
 	struct node *pass;              /* NULL while pass.c is absent */
-	struct node *scratch;           /* linked scratch files */
-	int nscratch;                   /* scratch files (linked) against the cap */
+	int nentries;                   /* linked scratch files and directories (cap) */
+	size_t nbytes;                  /* bytes of its scratch nodes not yet freed (cap) */
 	int firing;                     /* fires in flight (pass_gate waits for them) */
 	struct timespec mtime;          /* of the directory */
 	struct cache cache[NROWS];
@@ -334,9 +354,32 @@ static fuse_ino_t task_dir_ino(int task)
 	return INO_TASK0 + (fuse_ino_t)task * INO_STRIDE;
 }
 
-static int is_file_kind(const struct node *n)
+/* Whether n is a node made and freed at run time (pass.c, scratch files
+ * and scratch directories), as opposed to the fixed tree. */
+static int is_dynamic(const struct node *n)
 {
-	return n->row->kind == K_PASS || n->row->kind == K_SCRATCH;
+	return n->row->kind == K_PASS || n->row->kind == K_SCRATCH || n->row->kind == K_SDIR;
+}
+
+/* Whether n is a directory: the root, a task directory or a scratch
+ * directory. */
+static int is_dir(const struct node *n)
+{
+	return n->row->kind == K_DIR || n->row->kind == K_SDIR;
+}
+
+/* Whether n is a task directory, the only directory with rows. */
+static int is_task_dir(const struct node *n)
+{
+	return n->row->kind == K_DIR && n->task >= 0;
+}
+
+/* Whether directory d can take new entries: a removed scratch directory
+ * cannot (the kernel refuses that too, but an entry linked there would
+ * count against the cap for ever). */
+static int dir_alive(const struct node *d)
+{
+	return d->row->kind != K_SDIR || d->name != NULL;
 }
 
 static int is_readonly(const struct node *n)
@@ -389,21 +432,28 @@ static int node_linked(struct mnt *m, struct node *n)
 	return n->name != NULL || (n->task >= 0 && m->t[n->task].pass == n);
 }
 
-/* Frees a pass.c/scratch node nobody can reach any more. */
+/* Frees a pass.c/scratch node nobody can reach any more, and gives its
+ * bytes back to its task's cap. */
 static void node_maybe_free(struct mnt *m, struct node *n)
 {
-	if (!is_file_kind(n) || node_linked(m, n) || n->nlookup > 0 || n->nopen > 0)
+	if (!is_dynamic(n) || node_linked(m, n) || n->nlookup > 0 || n->nopen > 0)
 		return;
+	m->t[n->task].nbytes -= n->size;
 	hash_del(m, n);
 	free(n->data);
 	free(n->name);
 	free(n);
 }
 
-static void touch_dir(struct mnt *m, int task)
+/* A directory's entries changed: its mtime and ctime are now. */
+static void touch_dir(struct mnt *m, struct node *dir)
 {
-	if (task >= 0)
-		now_real(&m->t[task].mtime);
+	if (dir->row->kind == K_SDIR) {
+		now_real(&dir->mtime);
+		dir->ctime = dir->mtime;
+	} else if (dir->task >= 0) {
+		now_real(&m->t[dir->task].mtime);
+	}
 }
 
 /* ---- the rows' text ------------------------------------------------------------ */
@@ -575,20 +625,40 @@ static int scratch_reserve(struct node *n, size_t need)
 	return 0;
 }
 
+/* Sets n's size to `size` in its task's byte count (the bytes are already
+ * reserved). */
+static void scratch_resize(struct mnt *m, struct node *n, size_t size)
+{
+	m->t[n->task].nbytes += size;
+	m->t[n->task].nbytes -= n->size;
+	n->size = size;
+}
+
+/* Whether n may grow to `size` bytes under its task's byte cap: 0, or
+ * -ENOSPC. */
+static int scratch_room(struct mnt *m, struct node *n, size_t size)
+{
+	struct mtask *t = &m->t[n->task];
+	if (size > n->size && size - n->size > SCRATCH_TASK_BYTES - (t->nbytes < SCRATCH_TASK_BYTES ? t->nbytes : SCRATCH_TASK_BYTES))
+		return -ENOSPC;
+	return 0;
+}
+
 static int scratch_write(struct mnt *m, struct node *n, const char *buf, size_t len, uint64_t off)
 {
-	(void)m;
 	if (off > SCRATCH_MAX_BYTES || len > SCRATCH_MAX_BYTES - off)
 		return -EFBIG;
 	size_t end = (size_t)off + len;
-	int rc = scratch_reserve(n, end);
+	int rc = scratch_room(m, n, end);
+	if (rc == 0)
+		rc = scratch_reserve(n, end);
 	if (rc)
 		return rc;
 	if (off > n->size)
 		memset(n->data + n->size, 0, (size_t)off - n->size);
 	memcpy(n->data + off, buf, len);
 	if (end > n->size)
-		n->size = end;
+		scratch_resize(m, n, end);
 	now_real(&n->mtime);
 	n->ctime = n->mtime;
 	return 0;
@@ -596,15 +666,16 @@ static int scratch_write(struct mnt *m, struct node *n, const char *buf, size_t 
 
 static int scratch_truncate(struct mnt *m, struct node *n, uint64_t size)
 {
-	(void)m;
 	if (size > SCRATCH_MAX_BYTES)
 		return -EFBIG;
-	int rc = scratch_reserve(n, (size_t)size);
+	int rc = scratch_room(m, n, (size_t)size);
+	if (rc == 0)
+		rc = scratch_reserve(n, (size_t)size);
 	if (rc)
 		return rc;
 	if (size > n->size)
 		memset(n->data + n->size, 0, (size_t)size - n->size);
-	n->size = (size_t)size;
+	scratch_resize(m, n, (size_t)size);
 	now_real(&n->mtime);
 	n->ctime = n->mtime;
 	return 0;
@@ -620,6 +691,16 @@ static const struct io scratch_io = {scratch_size, scratch_read, scratch_write, 
 
 /* ---- attributes ------------------------------------------------------------------- */
 
+/* The number of scratch directories directly in directory d (its ".."
+ * links). */
+static nlink_t subdirs(const struct node *d)
+{
+	nlink_t k = 0;
+	for (const struct node *c = d->children; c; c = c->next)
+		k += c->row->kind == K_SDIR;
+	return k;
+}
+
 /* Fills *st for n (h: the handle of an fstat, or NULL) and returns the
  * attribute timeout.  Under m->lock. */
 static double node_attr(struct mnt *m, struct node *n, struct handle *h, struct stat *st)
@@ -634,10 +715,18 @@ static double node_attr(struct mnt *m, struct node *n, struct handle *h, struct 
 	switch (n->row->kind) {
 	case K_DIR:
 		st->st_mode = S_IFDIR | n->row->mode;
-		st->st_nlink = n->task < 0 ? 2 + (nlink_t)m->ntasks : 2;
+		st->st_nlink = n->task < 0 ? 2 + (nlink_t)m->ntasks : 2 + subdirs(n);
 		st->st_size = 4096;
 		if (n->task >= 0)
 			st->st_mtim = st->st_ctim = m->t[n->task].mtime;
+		timeout = DIR_ATTR_TIMEOUT;
+		break;
+	case K_SDIR:
+		st->st_mode = S_IFDIR | n->mode;
+		st->st_nlink = (n->name ? 2 : 0) + subdirs(n);     /* 0 once removed */
+		st->st_size = 4096;
+		st->st_atim = st->st_mtim = n->mtime;
+		st->st_ctim = n->ctime;
 		timeout = DIR_ATTR_TIMEOUT;
 		break;
 	case K_FIXED:
@@ -709,17 +798,27 @@ static int row_index(const char *name)
 	return -1;
 }
 
-/* The node called name in a task directory, or NULL.  Rows win over scratch
- * names (a scratch file never takes a row's name).  Under m->lock. */
-static struct node *dir_find(struct mnt *m, int task, const char *name)
+/* Whether `name` in directory p is its task's pass.c (only the task
+ * directory has rows). */
+static int is_pass_name(const struct node *p, const char *name)
 {
-	struct mtask *t = &m->t[task];
-	int r = row_index(name);
-	if (r == ROW_PASS)
-		return t->pass;
-	if (r >= 0)
-		return t->rows[r];
-	for (struct node *n = t->scratch; n; n = n->next)
+	return is_task_dir(p) && row_index(name) == ROW_PASS;
+}
+
+/* The node called name in directory p (a task directory or a scratch
+ * directory), or NULL.  In a task directory rows win over scratch names (a
+ * scratch entry never takes a row's name).  Under m->lock. */
+static struct node *dir_find(struct mnt *m, struct node *p, const char *name)
+{
+	if (is_task_dir(p)) {
+		struct mtask *t = &m->t[p->task];
+		int r = row_index(name);
+		if (r == ROW_PASS)
+			return t->pass;
+		if (r >= 0)
+			return t->rows[r];
+	}
+	for (struct node *n = p->children; n; n = n->next)
 		if (strcmp(n->name, name) == 0)
 			return n;
 	return NULL;
@@ -734,28 +833,32 @@ static struct node *root_find(struct mnt *m, const char *name)
 	return k >= 0 ? m->t[k].dir : NULL;
 }
 
-static void scratch_link(struct mnt *m, struct node *n, int task, char *name)
+/* Links scratch node n into directory dir (of n's task) as `name`, which
+ * it takes over. */
+static void scratch_link(struct mnt *m, struct node *n, struct node *dir, char *name)
 {
-	struct mtask *t = &m->t[task];
 	free(n->name);
 	n->name = name;
-	n->next = t->scratch;
-	t->scratch = n;
-	t->nscratch++;
+	n->parent = dir;
+	n->next = dir->children;
+	dir->children = n;
+	m->t[n->task].nentries++;
 }
 
-/* Takes a scratch file out of its directory (unlink, or renamed onto pass.c). */
+/* Takes a scratch file or directory out of its directory (unlink, rmdir,
+ * moved, or renamed onto pass.c). */
 static void scratch_unlink(struct mnt *m, struct node *n)
 {
-	struct mtask *t = &m->t[n->task];
-	for (struct node **p = &t->scratch; *p; p = &(*p)->next)
-		if (*p == n) {
-			*p = n->next;
-			t->nscratch--;
-			break;
-		}
+	if (n->parent)
+		for (struct node **p = &n->parent->children; *p; p = &(*p)->next)
+			if (*p == n) {
+				*p = n->next;
+				m->t[n->task].nentries--;
+				break;
+			}
 	free(n->name);
 	n->name = NULL;
+	n->parent = NULL;
 	n->next = NULL;
 }
 
@@ -765,11 +868,13 @@ static void scratch_unlink(struct mnt *m, struct node *n)
 static int pass_detach(struct mnt *m, struct node *n)
 {
 	size_t len = svc_pass_size(m->svc, n->task);
-	n->size = 0;
+	scratch_resize(m, n, 0);
 	int rc = scratch_reserve(n, len ? len : 1);
 	if (rc)
 		return rc;
-	n->size = svc_pass_read(m->svc, n->task, n->data, len, 0);
+	/* Counted against the byte cap but never refused by it: unlinking
+	 * pass.c (git checkout) must not fail. */
+	scratch_resize(m, n, svc_pass_read(m->svc, n->task, n->data, len, 0));
 	pass_mtime(m, n, &n->mtime);
 	now_real(&n->ctime);
 	n->mode = task_rows[ROW_PASS].mode;
@@ -786,11 +891,11 @@ static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 	struct mnt *m = fuse_req_userdata(req);
 	pthread_mutex_lock(&m->lock);
 	struct node *p = node_get(m, parent), *n = NULL;
-	if (p && p->row->kind == K_DIR)
-		n = p->task < 0 ? root_find(m, name) : dir_find(m, p->task, name);
+	if (p && is_dir(p))
+		n = p->task < 0 ? root_find(m, name) : dir_find(m, p, name);
 	if (n == NULL) {
 		pthread_mutex_unlock(&m->lock);
-		fuse_reply_err(req, p == NULL ? ENOENT : p->row->kind != K_DIR ? ENOTDIR : ENOENT);
+		fuse_reply_err(req, p == NULL ? ENOENT : !is_dir(p) ? ENOTDIR : ENOENT);
 		return;
 	}
 	reply_entry_unlock(m, req, n, NULL);
@@ -799,7 +904,7 @@ static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 static void forget_one(struct mnt *m, fuse_ino_t ino, uint64_t nlookup)
 {
 	struct node *n = node_get(m, ino);
-	if (n && is_file_kind(n)) {
+	if (n && is_dynamic(n)) {
 		n->nlookup = nlookup > n->nlookup ? 0 : n->nlookup - nlookup;
 		node_maybe_free(m, n);
 	}
@@ -912,6 +1017,20 @@ static void op_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to
 		if (to_set & (owner | times | FUSE_SET_ATTR_SIZE))
 			now_real(&n->ctime);
 		break;
+	case K_SDIR:
+		/* Like a scratch file's (git init probes chmod); owners are
+		 * accepted and ignored. */
+		if (to_set & FUSE_SET_ATTR_SIZE) {
+			err = EISDIR;
+			break;
+		}
+		if (to_set & FUSE_SET_ATTR_MODE)
+			n->mode = attr->st_mode & 07777;
+		if (to_set & (FUSE_SET_ATTR_MTIME | FUSE_SET_ATTR_MTIME_NOW))
+			set_time(&n->mtime, &attr->st_mtim, to_set & FUSE_SET_ATTR_MTIME_NOW);
+		if (to_set & (owner | times))
+			now_real(&n->ctime);
+		break;
 	}
 	if (err == 0)
 		timeout = node_attr(m, n, NULL, &st);
@@ -936,8 +1055,8 @@ static void op_access(fuse_req_t req, fuse_ino_t ino, int mask)
 		err = ENOENT;
 	else if ((mask & W_OK) && (is_readonly(n) || (n->row->kind == K_DIR && n->task < 0)))
 		err = EACCES;
-	else if ((mask & X_OK) && n->row->kind != K_DIR)
-		err = EACCES;
+	else if ((mask & X_OK) && !is_dir(n) && !(n->row->kind == K_SCRATCH && (n->mode & 0111)))
+		err = EACCES;           /* scratch files keep their x bits (git's hooks) */
 	pthread_mutex_unlock(&m->lock);
 	fuse_reply_err(req, err);
 }
@@ -1305,7 +1424,7 @@ static void op_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	int err = 0;
 	if (n == NULL)
 		err = ENOENT;
-	else if (n->row->kind == K_DIR)
+	else if (is_dir(n))
 		err = EISDIR;
 	else if (is_readonly(n) && (acc != O_RDONLY || (fi->flags & O_TRUNC)))
 		err = EACCES;
@@ -1465,33 +1584,38 @@ static void op_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_
 	struct node *p = node_get(m, parent);
 	if (p == NULL)
 		err = ENOENT;
-	else if (p->row->kind != K_DIR)
+	else if (!is_dir(p))
 		err = ENOTDIR;
 	else if (p->task < 0)
 		err = EACCES;           /* the root holds no files of yours */
+	else if (!dir_alive(p))
+		err = ENOENT;
 	else if (!name_ok(name))
 		err = strlen(name) > 255 ? ENAMETOOLONG : EINVAL;
 	if (err)
 		goto fail;
 	int task = p->task;
 	struct mtask *t = &m->t[task];
-	if (row_index(name) == ROW_PASS)
-		pass_gate(m, task, NULL);       /* p is a fixed node: still valid */
-	n = dir_find(m, task, name);
+	int pass = is_pass_name(p, name);
+	if (pass)
+		pass_gate(m, task, NULL);       /* p is a task directory, a fixed node: still valid */
+	n = dir_find(m, p, name);
 	if (n) {
 		/* Lookup said absent; someone was faster. */
 		if (fi->flags & O_EXCL)
 			err = EEXIST;
+		else if (is_dir(n))
+			err = EISDIR;
 		else if (is_readonly(n))
 			err = EACCES;
 		created = 0;
-	} else if (row_index(name) == ROW_PASS) {
+	} else if (pass) {
 		n = node_new(m, 0, &task_rows[ROW_PASS], task);
 		if (n == NULL)
 			err = ENOMEM;
 		else if ((err = -svc_pass_truncate(m->svc, task, 0)) == 0)
 			t->pass = n;
-	} else if (t->nscratch >= SCRATCH_MAX_FILES) {
+	} else if (t->nentries >= SCRATCH_MAX_ENTRIES) {
 		err = ENOSPC;
 	} else {
 		char *nm = strdup(name);
@@ -1501,18 +1625,21 @@ static void op_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_
 			err = ENOMEM;
 		} else {
 			n->mode = mode & 07777;
-			scratch_link(m, n, task, nm);
+			scratch_link(m, n, p, nm);
 		}
 	}
 	if (err == 0)
 		err = open_file(m, n, fi, created);
 	if (err) {
-		if (n && created)
+		if (n && created) {
+			if (n->name)
+				scratch_unlink(m, n);   /* a new pass.c stays, empty */
 			node_maybe_free(m, n);
+		}
 		goto fail;
 	}
 	if (created)
-		touch_dir(m, task);
+		touch_dir(m, p);
 	reply_entry_unlock(m, req, n, fi);
 	return;
 fail:
@@ -1526,14 +1653,16 @@ static void op_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 	int err = 0;
 	pthread_mutex_lock(&m->lock);
 	struct node *p = node_get(m, parent), *n = NULL;
-	if (p && p->row->kind == K_DIR && p->task >= 0 && row_index(name) == ROW_PASS)
+	if (p && is_pass_name(p, name))
 		pass_gate(m, p->task, NULL);    /* a saved pass.c fires before it goes */
-	if (p == NULL || p->row->kind != K_DIR)
+	if (p == NULL || !is_dir(p))
 		err = p ? ENOTDIR : ENOENT;
 	else if (p->task < 0)
 		err = (n = root_find(m, name)) == NULL ? ENOENT : n->row->kind == K_DIR ? EISDIR : EACCES;
-	else if ((n = dir_find(m, p->task, name)) == NULL)
+	else if ((n = dir_find(m, p, name)) == NULL)
 		err = ENOENT;
+	else if (is_dir(n))
+		err = EISDIR;
 	else if (is_readonly(n))
 		err = EACCES;
 	else if (n->row->kind == K_PASS)
@@ -1541,11 +1670,113 @@ static void op_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 	else
 		scratch_unlink(m, n);
 	if (err == 0) {
-		touch_dir(m, n->task);
+		touch_dir(m, p);
+		now_real(&n->ctime);
 		node_maybe_free(m, n);
 	}
 	pthread_mutex_unlock(&m->lock);
 	fuse_reply_err(req, err);
+}
+
+/* Renames scratch directory src to `name` in directory np of its task,
+ * replacing dst (an empty directory) when there is one.  Returns 0 or an
+ * errno: ENOTDIR (dst is a file, or the name is the task's pass.c),
+ * ENOTEMPTY (dst has entries), EINVAL (np is src or inside it), EPERM (the
+ * name of an absent pass.c: it stays a file's name), ENOMEM.  Under
+ * m->lock. */
+static int rename_dir(struct mnt *m, struct node *src, struct node *np, const char *name, struct node *dst)
+{
+	if (is_pass_name(np, name))
+		return dst ? ENOTDIR : EPERM;
+	if (dst && !is_dir(dst))
+		return ENOTDIR;
+	if (dst && dst->children)
+		return ENOTEMPTY;
+	for (struct node *q = np; q && q->row->kind == K_SDIR; q = q->parent)
+		if (q == src)
+			return EINVAL;
+	char *nm = strdup(name);
+	if (nm == NULL)
+		return ENOMEM;
+	if (dst) {
+		scratch_unlink(m, dst);
+		now_real(&dst->ctime);
+	}
+	scratch_unlink(m, src);
+	scratch_link(m, src, np, nm);
+	now_real(&src->ctime);
+	return 0;
+}
+
+/* Renames scratch file or pass.c src (in any directory of its task) to
+ * `name` in directory np, replacing file dst when there is one; a rename
+ * onto the task's pass.c hands the bytes to the service and sets *fire to
+ * the task when the evaluation is due now.  Returns 0 or an errno: EISDIR
+ * (dst is a directory), EFBIG (over pass.c's cap), ENOSPC (pass.c renamed
+ * away at the entries cap), ENOMEM, or the service's error.  Under
+ * m->lock. */
+static int rename_file(struct mnt *m, struct node *src, struct node *np, const char *name, struct node *dst,
+		       int *fire)
+{
+	int task = src->task, err;
+	struct mtask *t = &m->t[task];
+	if (dst && is_dir(dst))
+		return EISDIR;
+	if (is_pass_name(np, name)) {
+		/* A scratch file becomes pass.c: its bytes go to the service. */
+		if (src->size > SVC_PASS_MAX)
+			return EFBIG;
+		if (dst && (err = -pass_detach(m, dst)) != 0)
+			return err;
+		int rc = svc_pass_replace(m->svc, task, src->data ? src->data : "", src->size);
+		if (rc) {
+			if (dst) {      /* put the old pass.c back */
+				svc_pass_replace(m->svc, task, dst->data ? dst->data : "", dst->size);
+				scratch_resize(m, dst, 0);
+				free(dst->data);
+				dst->data = NULL;
+				dst->cap = 0;
+				dst->row = &task_rows[ROW_PASS];
+				t->pass = dst;
+			}
+			return -rc;
+		}
+		scratch_unlink(m, src);
+		scratch_resize(m, src, 0);
+		free(src->data);
+		src->data = NULL;
+		src->cap = 0;
+		src->row = &task_rows[ROW_PASS];
+		t->pass = src;
+		svc_mark_pending(m->svc, task);
+		if (src->nwriters == 0)
+			*fire = task;
+		else
+			src->fire_on_release = 1;       /* fires at that writer's release */
+		return 0;
+	}
+	if (src->row->kind == K_PASS && dst == NULL && t->nentries >= SCRATCH_MAX_ENTRIES)
+		return ENOSPC;
+	char *nm = strdup(name);
+	if (nm == NULL)
+		return ENOMEM;
+	if (src->row->kind == K_PASS) {
+		/* pass.c renamed away (vim's backup, or into a scratch
+		 * directory): no evaluation. */
+		if ((err = -pass_detach(m, src)) != 0) {
+			free(nm);
+			return err;
+		}
+	} else {
+		scratch_unlink(m, src);
+	}
+	if (dst) {
+		scratch_unlink(m, dst);
+		now_real(&dst->ctime);
+	}
+	scratch_link(m, src, np, nm);
+	now_real(&src->ctime);
+	return 0;
 }
 
 static void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_ino_t newparent,
@@ -1559,7 +1790,7 @@ static void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_
 		err = ENOENT;
 		goto out;
 	}
-	if (p->row->kind != K_DIR || np->row->kind != K_DIR) {
+	if (!is_dir(p) || !is_dir(np)) {
 		err = ENOTDIR;
 		goto out;
 	}
@@ -1571,23 +1802,34 @@ static void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_
 		err = p->task < 0 && root_find(m, name) == NULL ? ENOENT : EACCES;
 		goto out;
 	}
-	if (p != np) {
+	if (p->task != np->task) {
 		err = EXDEV;            /* mv copies across tasks */
 		goto out;
 	}
-	int task = p->task;
-	struct mtask *t = &m->t[task];
+	if (!dir_alive(np)) {
+		err = ENOENT;
+		goto out;
+	}
 	if (!name_ok(newname)) {
 		err = strlen(newname) > 255 ? ENAMETOOLONG : EINVAL;
 		goto out;
 	}
-	if (row_index(name) == ROW_PASS || row_index(newname) == ROW_PASS)
-		pass_gate(m, task, NULL);       /* p, np: fixed nodes */
-	if ((src = dir_find(m, task, name)) == NULL) {
+	if (is_pass_name(p, name) || is_pass_name(np, newname)) {
+		pass_gate(m, p->task, NULL);
+		/* The kernel holds both directories locked and referenced for
+		 * the rename: they are still there. */
+		p = node_get(m, parent);
+		np = node_get(m, newparent);
+		if (p == NULL || np == NULL) {
+			err = ENOENT;
+			goto out;
+		}
+	}
+	if ((src = dir_find(m, p, name)) == NULL) {
 		err = ENOENT;
 		goto out;
 	}
-	dst = dir_find(m, task, newname);
+	dst = dir_find(m, np, newname);
 	if (is_readonly(src) || (dst && is_readonly(dst))) {
 		err = EACCES;
 		goto out;
@@ -1598,62 +1840,11 @@ static void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_
 		err = EEXIST;
 		goto out;
 	}
-	if (row_index(newname) == ROW_PASS) {
-		/* A scratch file becomes pass.c: its bytes go to the service. */
-		if (src->size > SVC_PASS_MAX) {
-			err = EFBIG;
-			goto out;
-		}
-		if (dst && (err = -pass_detach(m, dst)) != 0)
-			goto out;
-		int rc = svc_pass_replace(m->svc, task, src->data ? src->data : "", src->size);
-		if (rc) {
-			if (dst) {      /* put the old pass.c back */
-				svc_pass_replace(m->svc, task, dst->data ? dst->data : "", dst->size);
-				dst->row = &task_rows[ROW_PASS];
-				t->pass = dst;
-			}
-			err = -rc;
-			goto out;
-		}
-		scratch_unlink(m, src);
-		free(src->data);
-		src->data = NULL;
-		src->size = src->cap = 0;
-		src->row = &task_rows[ROW_PASS];
-		t->pass = src;
-		svc_mark_pending(m->svc, task);
-		if (src->nwriters == 0)
-			fire = task;
-		else
-			src->fire_on_release = 1;       /* fires at that writer's release */
-	} else {
-		char *nm = strdup(newname);
-		if (nm == NULL) {
-			err = ENOMEM;
-			goto out;
-		}
-		if (src->row->kind == K_PASS && dst == NULL && t->nscratch >= SCRATCH_MAX_FILES) {
-			free(nm);
-			err = ENOSPC;
-			goto out;
-		}
-		if (dst)
-			scratch_unlink(m, dst);
-		if (src->row->kind == K_PASS) {
-			/* pass.c renamed away (vim's backup): no evaluation. */
-			if ((err = -pass_detach(m, src)) != 0) {
-				free(nm);
-				goto out;
-			}
-			scratch_link(m, src, task, nm);
-		} else {
-			free(src->name);
-			src->name = nm;
-		}
-		now_real(&src->ctime);
-	}
-	touch_dir(m, task);
+	err = is_dir(src) ? rename_dir(m, src, np, newname, dst) : rename_file(m, src, np, newname, dst, &fire);
+	if (err)
+		goto out;
+	touch_dir(m, p);
+	touch_dir(m, np);
 	if (dst)
 		node_maybe_free(m, dst);
 out:
@@ -1670,10 +1861,45 @@ static void op_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t
 	fuse_reply_err(req, EPERM);
 }
 
+/* A scratch directory in a task directory or in another scratch directory.
+ * The root and the rows are fixed (EPERM, EEXIST), and pass.c's name stays
+ * a file's even while pass.c is absent (EPERM). */
 static void op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode)
 {
-	(void)parent, (void)name, (void)mode;
-	fuse_reply_err(req, EPERM);
+	struct mnt *m = fuse_req_userdata(req);
+	int err = 0;
+	struct node *n = NULL;
+	char *nm = NULL;
+	pthread_mutex_lock(&m->lock);
+	struct node *p = node_get(m, parent);
+	if (p == NULL)
+		err = ENOENT;
+	else if (!is_dir(p))
+		err = ENOTDIR;
+	else if (p->task < 0)
+		err = EPERM;
+	else if (!dir_alive(p))
+		err = ENOENT;
+	else if (!name_ok(name))
+		err = strlen(name) > 255 ? ENAMETOOLONG : EINVAL;
+	else if (dir_find(m, p, name))
+		err = EEXIST;
+	else if (is_pass_name(p, name))
+		err = EPERM;
+	else if (m->t[p->task].nentries >= SCRATCH_MAX_ENTRIES)
+		err = ENOSPC;
+	else if ((nm = strdup(name)) == NULL || (n = node_new(m, 0, &sdir_row, p->task)) == NULL)
+		err = ENOMEM;
+	if (err) {
+		pthread_mutex_unlock(&m->lock);
+		free(nm);
+		fuse_reply_err(req, err);
+		return;
+	}
+	n->mode = mode & 07777;
+	scratch_link(m, n, p, nm);
+	touch_dir(m, p);
+	reply_entry_unlock(m, req, n, NULL);
 }
 
 static void op_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
@@ -1681,9 +1907,17 @@ static void op_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
 	struct mnt *m = fuse_req_userdata(req);
 	pthread_mutex_lock(&m->lock);
 	struct node *p = node_get(m, parent);
-	struct node *n = p && p->row->kind == K_DIR ? (p->task < 0 ? root_find(m, name) : dir_find(m, p->task, name))
-						    : NULL;
-	int err = n == NULL ? ENOENT : n->row->kind != K_DIR ? ENOTDIR : EPERM;
+	struct node *n = p && is_dir(p) ? (p->task < 0 ? root_find(m, name) : dir_find(m, p, name)) : NULL;
+	int err = n == NULL ? (p && !is_dir(p) ? ENOTDIR : ENOENT)
+		: !is_dir(n) ? ENOTDIR
+		: n->row->kind == K_DIR ? EPERM         /* task directories are fixed */
+		: n->children ? ENOTEMPTY : 0;
+	if (err == 0) {
+		scratch_unlink(m, n);
+		touch_dir(m, p);
+		now_real(&n->ctime);
+		node_maybe_free(m, n);
+	}
 	pthread_mutex_unlock(&m->lock);
 	fuse_reply_err(req, err);
 }
@@ -1728,17 +1962,19 @@ static void op_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 	struct mnt *m = fuse_req_userdata(req);
 	pthread_mutex_lock(&m->lock);
 	struct node *p = node_get(m, ino);
-	if (p == NULL || p->row->kind != K_DIR) {
+	if (p == NULL || !is_dir(p)) {
 		pthread_mutex_unlock(&m->lock);
 		fuse_reply_err(req, p ? ENOTDIR : ENOENT);
 		return;
 	}
-	int max = 2 + (p->task < 0 ? NRROWS + m->ntasks : NROWS + m->t[p->task].nscratch);
+	int max = 2 + (p->task < 0 ? NRROWS + m->ntasks : is_task_dir(p) ? NROWS : 0);
+	for (struct node *n = p->children; n; n = n->next)
+		max++;
 	struct dirent_snap *d = calloc(1, sizeof(*d) + (size_t)max * sizeof(d->e[0]));
 	int bad = d == NULL;
 	if (!bad) {
 		bad |= snap_add(d, ".", ino, S_IFDIR);
-		bad |= snap_add(d, "..", INO_ROOT, S_IFDIR);
+		bad |= snap_add(d, "..", p->parent ? p->parent->ino : INO_ROOT, S_IFDIR);
 	}
 	if (!bad && p->task < 0) {
 		for (int i = 0; i < NRROWS; i++)
@@ -1747,13 +1983,13 @@ static void op_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 			bad |= snap_add(d, svc_task(m->svc, i)->id, m->t[i].dir->ino, S_IFDIR);
 	} else if (!bad) {
 		struct mtask *t = &m->t[p->task];
-		for (int i = 0; i < NROWS; i++) {
+		for (int i = 0; i < NROWS && is_task_dir(p); i++) {
 			struct node *n = i == ROW_PASS ? t->pass : t->rows[i];
 			if (n)
 				bad |= snap_add(d, task_rows[i].name, n->ino, S_IFREG);
 		}
-		for (struct node *n = t->scratch; n; n = n->next)
-			bad |= snap_add(d, n->name, n->ino, S_IFREG);
+		for (struct node *n = p->children; n; n = n->next)
+			bad |= snap_add(d, n->name, n->ino, is_dir(n) ? S_IFDIR : S_IFREG);
 	}
 	pthread_mutex_unlock(&m->lock);
 	if (bad) {
@@ -1807,11 +2043,21 @@ static void op_statfs(fuse_req_t req, fuse_ino_t ino)
 	struct statvfs sv;
 	memset(&sv, 0, sizeof(sv));
 	sv.f_bsize = sv.f_frsize = 4096;
-	/* Room for every task's scratch files: what the caps allow. */
-	sv.f_blocks = (fsblkcnt_t)m->ntasks * (SCRATCH_MAX_FILES * (SCRATCH_MAX_BYTES / 4096) + SVC_PASS_MAX / 4096);
-	sv.f_bfree = sv.f_bavail = sv.f_blocks;
-	sv.f_files = (fsfilcnt_t)m->ntasks * (NROWS + SCRATCH_MAX_FILES) + NRROWS + 1;
-	sv.f_ffree = sv.f_favail = (fsfilcnt_t)m->ntasks * SCRATCH_MAX_FILES;
+	/* Room for every task's scratch files and pass.c: what the caps
+	 * allow, less what is used. */
+	sv.f_blocks = (fsblkcnt_t)m->ntasks * ((SCRATCH_TASK_BYTES + SVC_PASS_MAX) / 4096);
+	sv.f_files = (fsfilcnt_t)m->ntasks * (NROWS + SCRATCH_MAX_ENTRIES) + NRROWS + 1;
+	pthread_mutex_lock(&m->lock);
+	for (int k = 0; k < m->ntasks; k++) {
+		struct mtask *t = &m->t[k];
+		if (t->nbytes < SCRATCH_TASK_BYTES)
+			sv.f_bfree += (SCRATCH_TASK_BYTES - t->nbytes) / 4096;
+		if (t->nentries < SCRATCH_MAX_ENTRIES)
+			sv.f_ffree += (fsfilcnt_t)(SCRATCH_MAX_ENTRIES - t->nentries);
+	}
+	pthread_mutex_unlock(&m->lock);
+	sv.f_bavail = sv.f_bfree;
+	sv.f_favail = sv.f_ffree;
 	sv.f_namemax = 255;
 	fuse_reply_statfs(req, &sv);
 }
@@ -2089,7 +2335,7 @@ void mnt_close(struct mnt *m)
 	for (int b = 0; b < HASH_SIZE; b++)
 		for (struct node *n = m->hash[b], *nx; n; n = nx) {
 			nx = n->hnext;
-			if (is_file_kind(n)) {
+			if (is_dynamic(n)) {
 				free(n->data);
 				free(n->name);
 				free(n);

@@ -154,8 +154,8 @@ char *readme_root(const struct graph_task *const *tasks, int n_tasks, enum readm
 	  "| `<task>/status` | one word, never waits: `idle`, `pending`, `compiling`, `running`, `done` |\n\n",
 	  b);
 	if (watch)
-		A("Other files in a task directory (editor swap and backup files, temporaries) are\n"
-		  "fine and ignored.\n\n");
+		A("Other files and directories in a task directory (editor swap and backup files,\n"
+		  "temporaries, a git repository) are fine and ignored.\n\n");
 	else
 		A("`README.md`, `graph.json`, `result.json`, `es_t`, `status`, `summary.json` are\n"
 		  "read-only, also for root. Other files in a task directory (editor swap and\n"
@@ -165,6 +165,28 @@ char *readme_root(const struct graph_task *const *tasks, int n_tasks, enum readm
 		  "next opens of that task's files answer at once until the evaluation is done.\n"
 		  "Opened with O_NONBLOCK it never waits.\n\n",
 		  wait_timeout_s);
+
+	A("### Versions of your pass with git\n\n"
+	  "Only saves of `pass.c` evaluate. `git init`, `add`, `commit`, `diff`, `status` and\n"
+	  "`log` in a task directory evaluate nothing; `git checkout -- pass.c`, `git stash`,\n"
+	  "`git stash pop` and `git reset --hard` write `pass.c` and evaluate it once each.\n\n"
+	  "```sh\n"
+	  "cd $T && git init -q\n"
+	  "printf '/*\\n!/pass.c\\n' >> .git/info/exclude   # track pass.c only\n"
+	  "git config user.name me && git config user.email me@example.com\n"
+	  "git add pass.c && git commit -qm 'first try'\n"
+	  "# ... edit pass.c (one evaluation per save), then:\n"
+	  "git diff                    # what changed since the commit\n"
+	  "git stash; git stash pop    # back to the commit and forth again (one evaluation each)\n"
+	  "git checkout -- pass.c      # give up the edit (one evaluation)\n"
+	  "git log --oneline\n"
+	  "```\n\n");
+	if (!watch)
+		A("Directories and files other than the task's own (`.git/`, editor files) live in\n"
+		  "passfs's memory: they are gone after a remount (`pass.c` and the results stay).\n"
+		  "Per task at most 4096 of them, files and directories together, and 64 MiB of\n"
+		  "bytes (16 MiB per file); beyond, `ENOSPC` (`git gc` packs loose objects into\n"
+		  "a few files). Symbolic and hard links are refused (`EPERM`; git does without).\n\n");
 
 	A("### result.json\n\n"
 	  "```json\n"

@@ -12,8 +12,9 @@
 #   - caps: pass.c over 1 MiB by pwrite, ftruncate, O_APPEND and a rename
 #     onto it (EFBIG, bytes unchanged, no fire; a write across the cap is a
 #     short write up to it, as POSIX has it); a scratch file over 16 MiB
-#     (EFBIG); the 65th scratch file, and renaming pass.c away at the cap
-#     (ENOSPC);
+#     (EFBIG); the 4097th scratch file of a task, and renaming pass.c away
+#     at that cap (ENOSPC; tests/cli/mount_git.sh covers directories and
+#     the 64 MiB byte cap);
 #   - no fire: read, an open for writing that writes nothing, touch, chmod,
 #     utime, fsync, rename away, unlink; a reader's close does not clear a
 #     writer's "wrote" flag (exactly one fire at the writer's close).
@@ -230,18 +231,18 @@ os.unlink(big)
 
 made = []
 err = None
-for i in range(200):
-    p = os.path.join(d, f"scratch{i:03d}")
+for i in range(5000):
+    p = os.path.join(d, f"scratch{i:04d}")
     try:
         os.close(os.open(p, os.O_WRONLY | os.O_CREAT, 0o644))
         made.append(p)
     except OSError as e:
         err = e.errno
         break
-if err == errno.ENOSPC and len(made) == 64:
+if err == errno.ENOSPC and len(made) == 4096:
     ok(f"scratch files: {len(made)} created, the next one ENOSPC")
 else:
-    bad(f"scratch files: {len(made)} created, then {ename(err) if err else 'no error'} (expected 64, ENOSPC)")
+    bad(f"scratch files: {len(made)} created, then {ename(err) if err else 'no error'} (expected 4096, ENOSPC)")
 expect("rename pass.c away at the scratch cap", errno.ENOSPC, os.rename, P, os.path.join(d, "pass.c~"))
 works("rename a scratch file to a new name at the cap", os.rename, made[0], made[0] + ".renamed")
 made[0] += ".renamed"
