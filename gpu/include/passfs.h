@@ -164,8 +164,15 @@ static __device__ inline void *pf_scratch(pf_call *, unsigned long long) { retur
 static __device__ inline int pf_unsupported(pf_call *, const char *) { return PF_ERR_UNSUPPORTED; }
 static __device__ inline int pf_not_implemented(pf_call *) { return PF_ERR_NOT_IMPLEMENTED; }
 static __device__ inline const char *pf_variant(pf_call *) { return ""; }
-/* The kernel expression may hold commas (softmax<float, 256>): swallow it all. */
-#define pf_launch(call, ...) ((void)(call), 0)
+/* A function, not a macro, so that the kernel argument is an ordinary
+ * expression: softmax<float, 256> keeps its commas, and a kernel named
+ * through a template parameter (kern<T> in a templated helper), a macro or
+ * a table of kernel pointers is fine.  Passing the kernel odr-uses it, so
+ * instantiating the replacement (and every helper template it calls)
+ * instantiates the kernels it launches: their code is in the PTX even when
+ * no name expression names them. */
+template <typename K, typename... A>
+static __device__ inline int pf_launch(pf_call *, K, const A &...) { return 0; }
 #define PASS_REPLACEMENT extern "C" int pf_pass_replacement
 
 /* ------------------------------------------------------------------------ */
