@@ -151,8 +151,8 @@ static int rt_launch(pf_call *c, const void *kernel, pf_dim3 grid, pf_dim3 block
 		return PF_OK;
 	}
 	return rt_fail(c, PF_ERR_LAUNCH, "pf_launch: not a kernel of this pass's device code (a kernel launched "
-		       "through a template parameter, a macro or a pointer must not be static or in an unnamed "
-		       "namespace; or name it in pf_launch(call, kernel<...>, ...))");
+		       "through a template parameter, a macro or a pointer must not be in an unnamed namespace "
+		       "nor declared static before its definition; or name it: pf_launch(call, kernel<...>, ...))");
 }
 
 /* The kernels of the PTX (".entry NAME") that no name expression gave, as
