@@ -228,7 +228,9 @@ static inline int pf_not_implemented(pf_call *c)
 
 /* pf_launch(call, kernel, grid, block, shared_bytes, args...): launches
  * `kernel` (a __global__ function or a template instance such as
- * softmax<float, 256>) with the arguments converted to its parameter types,
+ * softmax<float, 256>; any expression of one: a template parameter's
+ * instance in a helper, a macro, a kernel pointer) with the arguments
+ * converted to its parameter types,
  * as a <<<grid, block, shared_bytes>>> launch would.  grid and block are
  * pf_dim(x, y, z), dim3, or an integer count (x; y = z = 1).  Returns PF_OK, or
  * PF_ERR_LAUNCH with the reason recorded for result.json. */
