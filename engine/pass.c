@@ -642,7 +642,7 @@ static int builtin_name(const char *w, size_t n)
 {
 	static const char *const names[] = {
 		"void", "bool", "char", "short", "int", "long", "float", "double", "signed", "unsigned",
-		"const", "volatile", "true", "false", "nullptr", "template", "typename", "sizeof",
+		"const", "volatile", "true", "false", "nullptr", "template", "typename", "sizeof", "decltype",
 		"__half", "__half2", "half", "half2", "__nv_bfloat16", "__nv_bfloat162", "nv_bfloat16",
 		"nv_bfloat162", "int8_t", "int16_t", "int32_t", "int64_t", "uint8_t", "uint16_t",
 		"uint32_t", "uint64_t", "intptr_t", "uintptr_t", "size_t", "ptrdiff_t", "dim3", NULL
