@@ -464,6 +464,7 @@ struct ident_set {
 struct frame {
 	size_t hb, open, close;
 	int header_names;       /* its header declares names local to the body */
+	int parent;             /* the frame around it, -1 at file scope */
 };
 
 struct scope_map {
@@ -490,12 +491,33 @@ static int ident_add(struct ident_set *s, size_t b, size_t n)
 	return 0;
 }
 
-/* Whether s holds the identifier w[0, n) (spans point into m). */
+/* Orders identifiers of the masked source ctx by their bytes. */
+static int ident_cmp(const void *a, const void *b, void *ctx)
+{
+	const struct ident *x = a, *y = b;
+	const char *m = ctx;
+	int c = memcmp(m + x->b, m + y->b, x->n < y->n ? x->n : y->n);
+	return c != 0 ? c : (x->n > y->n) - (x->n < y->n);
+}
+
+/* Whether s (sorted by ident_cmp) holds the identifier w[0, n) of m: a
+ * binary search, so that a large pass with many launches stays fast. */
 static int ident_in(const struct ident_set *s, const char *m, const char *w, size_t n)
 {
-	for (int i = 0; i < s->n; i++)
-		if (s->v[i].n == n && memcmp(m + s->v[i].b, w, n) == 0)
+	int lo = 0, hi = s->n;
+	while (lo < hi) {
+		int mid = lo + (hi - lo) / 2;
+		const struct ident *x = &s->v[mid];
+		int c = memcmp(m + x->b, w, x->n < n ? x->n : n);
+		if (c == 0)
+			c = (x->n > n) - (x->n < n);
+		if (c == 0)
 			return 1;
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
 	return 0;
 }
 
@@ -613,7 +635,9 @@ static void scope_map_build(struct scope_map *sm, const char *m, size_t len)
 				sm->cap_fr = cap;
 			}
 			int fl = header_is_file_level(m, hb, i);
-			sm->fr[sm->n_fr] = (struct frame){.hb = hb, .open = i, .close = len, .header_names = !fl};
+			int parent = depth > 0 && depth <= MAX_NEST ? stack[depth - 1] : -1;
+			sm->fr[sm->n_fr] = (struct frame){.hb = hb, .open = i, .close = len, .header_names = !fl,
+							  .parent = parent};
 			if (depth < MAX_NEST) {
 				stack[depth] = sm->n_fr;
 				parens[depth] = paren;
@@ -635,6 +659,10 @@ static void scope_map_build(struct scope_map *sm, const char *m, size_t len)
 		}
 		i++;
 	}
+	struct ident_set *sets[] = {&sm->file, &sm->macro, &sm->undef};
+	for (int k = 0; k < 3; k++)
+		if (sets[k]->n > 1)
+			qsort_r(sets[k]->v, (size_t)sets[k]->n, sizeof *sets[k]->v, ident_cmp, (void *)m);
 }
 
 /* Names every compile knows without the pass declaring them. */
@@ -720,10 +748,20 @@ static int expr_is_file_scope(struct scope_map *sm, const char *m, size_t len, s
 			continue;
 		if (!ident_in(&sm->file, m, m + b, n))
 			return 0;
-		for (int f = 0; f < sm->n_fr; f++) {
+		/* the frames around the launch: the last one opened before it
+		 * and those of its ancestors still open (frames are in the
+		 * order of their `{`) */
+		int lo = 0, hi = sm->n_fr;
+		while (lo < hi) {
+			int mid = lo + (hi - lo) / 2;
+			if (sm->fr[mid].open < kb)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		for (int f = lo - 1; f >= 0; f = sm->fr[f].parent) {
 			const struct frame *fr = &sm->fr[f];
-			if (fr->header_names && fr->open < kb && fr->close >= ke &&
-			    header_has(m, fr->hb, fr->open, m + b, n))
+			if (fr->header_names && fr->close >= ke && header_has(m, fr->hb, fr->open, m + b, n))
 				return 0;
 		}
 	}
