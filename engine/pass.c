@@ -535,8 +535,20 @@ static void scope_map_free(struct scope_map *sm)
 static int header_is_file_level(const char *m, size_t hb, size_t open)
 {
 	size_t i = hb;
-	while (i < open && !is_ident(m[i]))
+	int line_start = hb == 0 || m[hb - 1] == '\n';
+	/* the first word outside preprocessor lines */
+	while (i < open && !is_ident(m[i])) {
+		if (line_start && m[i] == '#') {
+			while (i < open && !(m[i] == '\n' && m[i - 1] != '\\'))
+				i++;
+			continue;
+		}
+		if (m[i] == '\n')
+			line_start = 1;
+		else if (!is_space(m[i]))
+			line_start = 0;
 		i++;
+	}
 	size_t b = i;
 	while (i < open && is_ident(m[i]))
 		i++;

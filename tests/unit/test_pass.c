@@ -351,6 +351,7 @@ static void test_names_scope(void)
 		"struct tab { void (*k)(float *); };\n"
 		"#define KEEP kern<double>\n"
 		"#define GONE kern<int>\n"
+		"namespace ns2 { __global__ void k9(float *y) { y[0] = 1; } }\n"
 		"template <typename T, int N>\n"
 		"static int run(pf_call *call, T *y)\n"
 		"{\n"
@@ -376,6 +377,7 @@ static void test_names_scope(void)
 		"\trc |= pf_launch(call, KEEP, 1, 1, 0, (double *)0);\n"      /* kept: a macro */
 		"\trc |= pf_launch(call, GONE, 1, 1, 0, (int *)0);\n"         /* dropped: #undef'd */
 		"\trc |= pf_launch(call, BETWEEN, 1, 1, 0, (float *)0);\n"    /* kept */
+		"\trc |= pf_launch(call, ns2::k9, 1, 1, 0, (float *)0);\n"    /* kept */
 		"\treturn rc | pf_launch(call, kern<MODE_A == 1 ? 1 : 2>, 1, 1, 0, (int *)0);\n" /* kept */
 		"}\n"
 		"#undef GONE\n";
@@ -383,7 +385,7 @@ static void test_names_scope(void)
 	struct pass_names nm;
 	CHECK_MSG(scan(src, 0, &d, &nm) == PASS_OK, d.message);
 	static const char *const want[] = {
-		"ns::kern<float>", "kern<float>", "KEEP", "BETWEEN", "kern<MODE_A==1?1:2>",
+		"ns::kern<float>", "kern<float>", "KEEP", "BETWEEN", "ns2::k9", "kern<MODE_A==1?1:2>",
 	};
 	int n = (int)(sizeof want / sizeof want[0]);
 	CHECK_MSG(nm.n == n, nm.n > 0 ? nm.expr[0] : "none");
