@@ -126,7 +126,10 @@ static void *rt_scratch(pf_call *c, size_t bytes)
 }
 
 /* cuda backend: pf_launch gives the kernel's host address; the kernel table
- * maps it to the name expression whose device kernel cuda_bind found. */
+ * maps it to the name expression whose device kernel cuda_bind found, else
+ * the exported kernels (xaddr) to theirs.  Returns PF_OK, or PF_ERR_LAUNCH
+ * with the reason recorded (a bad configuration, a driver error, an address
+ * that is no kernel of the pass). */
 static int rt_launch(pf_call *c, const void *kernel, pf_dim3 grid, pf_dim3 block, size_t smem, void **args,
 		     int nargs, const size_t *sizes)
 {
@@ -225,7 +228,9 @@ static int exported_kernels(struct pass_instance *pi, const struct pass_module *
 
 /* cuda backend: loads the device code NVRTC made for the pass (its cubin,
  * or its PTX JIT-compiled for the device here; before the sandbox) and
- * finds the kernel of each kernel-table entry. */
+ * finds the kernel of each kernel-table entry and of each exported kernel
+ * (exported_kernels).  Returns 0, or -1 with err (no device code, a module
+ * the driver refuses, a missing kernel, out of memory). */
 static int cuda_bind(struct pass_instance *pi, const struct pass_module *mod, char *err, size_t errlen)
 {
 	if (mod->ptx == NULL || (mod->names.n > 0 && mod->lowered == NULL)) {
