@@ -435,6 +435,351 @@ static int launch_kernel_arg(const char *m, size_t len, size_t i, size_t *kb, si
 	return 0;
 }
 
+/* --- which name expressions are file-scope names -------------------------- */
+
+/* A name expression helps only when it means the same at the end of the
+ * file, where NVRTC's name map and the host object's kernel table look it
+ * up: `bias_gelu<float>` does; `kern<T>` in a templated helper, a kernel
+ * pointer held in a local or a parameter, `kerns[i]`, do not, and handing
+ * them on would fail both compiles.  Those launches need no name: pf_launch
+ * takes the kernel's address on both compilers (the device side
+ * instantiates what it reaches, the cuda backend finds an exported kernel
+ * by its symbol).  So the scan keeps an expression only when every
+ * identifier in it is visible at file scope and none is a parameter of the
+ * declarations around the launch. */
+
+/* An identifier of the masked source: m[b, b + n). */
+struct ident {
+	size_t b;
+	size_t n;
+};
+
+struct ident_set {
+	struct ident *v;
+	int n, cap;
+};
+
+/* A brace pair: the declaration or statement header before it is
+ * [hb, open); its body (open, close). */
+struct frame {
+	size_t hb, open, close;
+	int header_names;       /* its header declares names local to the body */
+	int parent;             /* the frame around it, -1 at file scope */
+};
+
+struct scope_map {
+	int built, oom;
+	struct ident_set file;  /* identifiers declared at file scope (also in namespaces, enums) */
+	struct ident_set macro; /* names #defined anywhere */
+	struct ident_set undef; /* names #undef'd anywhere: not defined at the end */
+	struct frame *fr;
+	int n_fr, cap_fr;
+};
+
+/* Returns 0, or -1 when out of memory. */
+static int ident_add(struct ident_set *s, size_t b, size_t n)
+{
+	if (s->n == s->cap) {
+		int cap = s->cap ? s->cap * 2 : 64;
+		struct ident *v = realloc(s->v, sizeof *v * (size_t)cap);
+		if (v == NULL)
+			return -1;
+		s->v = v;
+		s->cap = cap;
+	}
+	s->v[s->n++] = (struct ident){b, n};
+	return 0;
+}
+
+/* Orders identifiers of the masked source ctx by their bytes. */
+static int ident_cmp(const void *a, const void *b, void *ctx)
+{
+	const struct ident *x = a, *y = b;
+	const char *m = ctx;
+	int c = memcmp(m + x->b, m + y->b, x->n < y->n ? x->n : y->n);
+	return c != 0 ? c : (x->n > y->n) - (x->n < y->n);
+}
+
+/* Whether s (sorted by ident_cmp) holds the identifier w[0, n) of m: a
+ * binary search, so that a large pass with many launches stays fast. */
+static int ident_in(const struct ident_set *s, const char *m, const char *w, size_t n)
+{
+	int lo = 0, hi = s->n;
+	while (lo < hi) {
+		int mid = lo + (hi - lo) / 2;
+		const struct ident *x = &s->v[mid];
+		int c = memcmp(m + x->b, w, x->n < n ? x->n : n);
+		if (c == 0)
+			c = (x->n > n) - (x->n < n);
+		if (c == 0)
+			return 1;
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return 0;
+}
+
+static void scope_map_free(struct scope_map *sm)
+{
+	free(sm->file.v);
+	free(sm->macro.v);
+	free(sm->undef.v);
+	free(sm->fr);
+	memset(sm, 0, sizeof *sm);
+}
+
+/* Whether the header m[hb, open) opens a scope whose names stay at file
+ * scope: `namespace x {`, `extern "C" {`, `enum e {`. */
+static int header_is_file_level(const char *m, size_t hb, size_t open)
+{
+	size_t i = hb;
+	int line_start = hb == 0 || m[hb - 1] == '\n';
+	/* the first word outside preprocessor lines */
+	while (i < open && !is_ident(m[i])) {
+		if (line_start && m[i] == '#') {
+			while (i < open && !(m[i] == '\n' && m[i - 1] != '\\'))
+				i++;
+			continue;
+		}
+		if (m[i] == '\n')
+			line_start = 1;
+		else if (!is_space(m[i]))
+			line_start = 0;
+		i++;
+	}
+	size_t b = i;
+	while (i < open && is_ident(m[i]))
+		i++;
+	size_t n = i - b;
+	if ((n == 9 && memcmp(m + b, "namespace", 9) == 0) || (n == 4 && memcmp(m + b, "enum", 4) == 0))
+		return 1;
+	return n == 6 && memcmp(m + b, "extern", 6) == 0 && memchr(m + i, '(', open - i) == NULL;
+}
+
+/* Fills sm from the masked source m: the file-scope identifiers (not those
+ * in parameter lists or template parameter lists), the macro names and the
+ * brace pairs with their headers.  Sets sm->oom when out of memory. */
+static void scope_map_build(struct scope_map *sm, const char *m, size_t len)
+{
+	enum { MAX_NEST = 256 };
+	int stack[MAX_NEST], parens[MAX_NEST], file_level[MAX_NEST];
+	int depth = 0, paren = 0, line_start = 1, code_depth = 0; /* code_depth: non-file-level frames open */
+	size_t hb = 0;
+	sm->built = 1;
+	for (size_t i = 0; i < len && !sm->oom;) {
+		char c = m[i];
+		if (c == '\n') {
+			line_start = 1;
+			i++;
+			continue;
+		}
+		if (is_space(c)) {
+			i++;
+			continue;
+		}
+		if (line_start && c == '#') {
+			/* a directive: note a #define'd name, skip the logical line */
+			size_t k = skip_blank(m, len, i + 1);
+			int def = len - k > 6 && memcmp(m + k, "define", 6) == 0 && !is_ident(m[k + 6]);
+			int undef = len - k > 5 && memcmp(m + k, "undef", 5) == 0 && !is_ident(m[k + 5]);
+			if (def || undef) {
+				size_t b = skip_blank(m, len, k + (def ? 6 : 5)), e = b;
+				while (e < len && is_ident(m[e]))
+					e++;
+				if (e > b && ident_add(def ? &sm->macro : &sm->undef, b, e - b) != 0)
+					sm->oom = 1;
+			}
+			while (i < len && !(m[i] == '\n' && m[i - 1] != '\\'))
+				i++;
+			continue;
+		}
+		line_start = 0;
+		if (is_ident(c)) {
+			size_t b = i;
+			while (i < len && is_ident(m[i]))
+				i++;
+			if (i - b == 8 && memcmp(m + b, "template", 8) == 0) {
+				/* a template parameter list: its names are not file-scope names */
+				size_t k = i;
+				while (k < len && (is_space(m[k]) || m[k] == '\n'))
+					k++;
+				if (k < len && m[k] == '<') {
+					int angle = 0, par = 0;
+					for (; k < len; k++) {
+						if (m[k] == '(')
+							par++;
+						else if (m[k] == ')' && par > 0)
+							par--;
+						else if (par == 0 && m[k] == '<')
+							angle++;
+						else if (par == 0 && m[k] == '>' && --angle == 0)
+							break;
+						else if (m[k] == ';' || m[k] == '{' || m[k] == '}')
+							break;
+					}
+					if (k < len && m[k] == '>')
+						i = k + 1;
+				}
+				continue;
+			}
+			if (code_depth == 0 && paren == 0 && !(m[b] >= '0' && m[b] <= '9') &&
+			    ident_add(&sm->file, b, i - b) != 0)
+				sm->oom = 1;
+			continue;
+		}
+		if (c == '(' || c == '[')
+			paren++;
+		else if ((c == ')' || c == ']') && paren > 0)
+			paren--;
+		else if (c == ';' && paren == 0)
+			hb = i + 1;
+		else if (c == '{') {
+			if (sm->n_fr == sm->cap_fr) {
+				int cap = sm->cap_fr ? sm->cap_fr * 2 : 32;
+				struct frame *f = realloc(sm->fr, sizeof *f * (size_t)cap);
+				if (f == NULL) {
+					sm->oom = 1;
+					break;
+				}
+				sm->fr = f;
+				sm->cap_fr = cap;
+			}
+			int fl = header_is_file_level(m, hb, i);
+			int parent = depth > 0 && depth <= MAX_NEST ? stack[depth - 1] : -1;
+			sm->fr[sm->n_fr] = (struct frame){.hb = hb, .open = i, .close = len, .header_names = !fl,
+							  .parent = parent};
+			if (depth < MAX_NEST) {
+				stack[depth] = sm->n_fr;
+				parens[depth] = paren;
+				file_level[depth] = fl;
+			}
+			depth++;
+			code_depth += !fl;
+			sm->n_fr++;
+			paren = 0;
+			hb = i + 1;
+		} else if (c == '}' && depth > 0) {
+			depth--;
+			if (depth < MAX_NEST) {
+				sm->fr[stack[depth]].close = i;
+				paren = parens[depth];
+				code_depth -= !file_level[depth];
+			}
+			hb = i + 1;
+		}
+		i++;
+	}
+	struct ident_set *sets[] = {&sm->file, &sm->macro, &sm->undef};
+	for (int k = 0; k < 3; k++)
+		if (sets[k]->n > 1)
+			qsort_r(sets[k]->v, (size_t)sets[k]->n, sizeof *sets[k]->v, ident_cmp, (void *)m);
+}
+
+/* Names every compile knows without the pass declaring them. */
+static int builtin_name(const char *w, size_t n)
+{
+	static const char *const names[] = {
+		"void", "bool", "char", "short", "int", "long", "float", "double", "signed", "unsigned",
+		"const", "volatile", "true", "false", "nullptr", "template", "typename", "sizeof", "decltype",
+		"__half", "__half2", "half", "half2", "__nv_bfloat16", "__nv_bfloat162", "nv_bfloat16",
+		"nv_bfloat162", "int8_t", "int16_t", "int32_t", "int64_t", "uint8_t", "uint16_t",
+		"uint32_t", "uint64_t", "intptr_t", "uintptr_t", "size_t", "ptrdiff_t", "dim3", NULL
+	};
+	if (in_list(names, w, n))
+		return 1;
+	/* the CUDA vector types: float4, uchar2, longlong1, ... */
+	static const char *const vec[] = {
+		"char", "uchar", "short", "ushort", "int", "uint", "long", "ulong", "longlong", "ulonglong",
+		"float", "double", NULL
+	};
+	return n > 1 && w[n - 1] >= '1' && w[n - 1] <= '4' && in_list(vec, w, n - 1);
+}
+
+/* Whether the header m[hb, open) has the identifier w[0, n) outside its
+ * preprocessor lines (a #define between two functions is not part of the
+ * second one's declaration). */
+static int header_has(const char *m, size_t hb, size_t open, const char *w, size_t n)
+{
+	int line_start = hb == 0 || m[hb - 1] == '\n';
+	for (size_t k = hb; k < open;) {
+		if (m[k] == '\n') {
+			line_start = 1;
+			k++;
+		} else if (is_space(m[k])) {
+			k++;
+		} else if (line_start && m[k] == '#') {
+			while (k < open && !(m[k] == '\n' && m[k - 1] != '\\'))
+				k++;
+		} else if (is_ident(m[k])) {
+			size_t b = k;
+			while (k < open && is_ident(m[k]))
+				k++;
+			if (k - b == n && memcmp(m + b, w, n) == 0)
+				return 1;
+			line_start = 0;
+		} else {
+			line_start = 0;
+			k++;
+		}
+	}
+	return 0;
+}
+
+/* Whether the kernel expression m[kb, ke) of a pf_launch means the same at
+ * the end of the file: no subscript or member access, and every identifier
+ * in it a builtin name, a macro that is never #undef'd or a file-scope name
+ * that no header of a declaration around the launch (template parameters,
+ * function parameters, a lambda's) redeclares.  Returns 1 or 0; 1 when out of memory (the
+ * compilers then say what is wrong, as they always did). */
+static int expr_is_file_scope(struct scope_map *sm, const char *m, size_t len, size_t kb, size_t ke)
+{
+	if (!sm->built)
+		scope_map_build(sm, m, len);
+	if (sm->oom)
+		return 1;
+	for (size_t i = kb; i < ke;) {
+		char c = m[i];
+		if (c == '[' || (c == '-' && i + 1 < ke && m[i + 1] == '>') ||
+		    (c == '.' && !(i > kb && m[i - 1] >= '0' && m[i - 1] <= '9')))
+			return 0;
+		if (!is_ident(c)) {
+			i++;
+			continue;
+		}
+		size_t b = i;
+		while (i < ke && is_ident(m[i]))
+			i++;
+		size_t n = i - b;
+		if ((m[b] >= '0' && m[b] <= '9') || builtin_name(m + b, n))
+			continue;
+		if (ident_in(&sm->undef, m, m + b, n))
+			return 0;
+		if (ident_in(&sm->macro, m, m + b, n))
+			continue;
+		if (!ident_in(&sm->file, m, m + b, n))
+			return 0;
+		/* the frames around the launch: the last one opened before it
+		 * and those of its ancestors still open (frames are in the
+		 * order of their `{`) */
+		int lo = 0, hi = sm->n_fr;
+		while (lo < hi) {
+			int mid = lo + (hi - lo) / 2;
+			if (sm->fr[mid].open < kb)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		for (int f = lo - 1; f >= 0; f = sm->fr[f].parent) {
+			const struct frame *fr = &sm->fr[f];
+			if (fr->header_names && fr->close >= ke && header_has(m, fr->hb, fr->open, m + b, n))
+				return 0;
+		}
+	}
+	return 1;
+}
+
 /* GNU attributes whose string argument g++ copies verbatim into its assembly
  * output (a newline in it starts a directive of the author's choosing, such
  * as `.incbin "/any/file"`) or that make the loader run code (ifunc,
@@ -622,6 +967,7 @@ int pass_scan(const char *label, const char *src, size_t len, int allow_device_o
 
 	size_t cursor = 0;
 	int cur_line = 1, line_start = 1, has_replacement = 0, rc = 0;
+	struct scope_map sm = {0};      /* built at the first pf_launch */
 	for (size_t i = 0; i < len && rc == 0;) {
 		char c = m[i];
 		if (c == '\n') {
@@ -728,7 +1074,7 @@ int pass_scan(const char *label, const char *src, size_t len, int allow_device_o
 					  label, line, (int)(ke - kb > 120 ? 120 : ke - kb), src + kb);
 				break;
 			}
-			if (names_add(names, expr, line) != 0) {
+			if (expr_is_file_scope(&sm, m, len, kb, ke) && names_add(names, expr, line) != 0) {
 				rc = fail(diag, PASS_INTERNAL_ERROR, 0, "%s: out of memory", label);
 				break;
 			}
@@ -737,6 +1083,7 @@ int pass_scan(const char *label, const char *src, size_t len, int allow_device_o
 	}
 	if (rc == 0)
 		rc = check_asm_strings(label, src, m, len, diag);
+	scope_map_free(&sm);
 	free(m);
 	if (rc == 0 && !has_replacement)
 		rc = fail(diag, PASS_COMPILE_ERROR, 0,

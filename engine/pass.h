@@ -15,7 +15,11 @@
  *       (bare `#line N` is fine), __has_include(_next) of anything but the
  *       allow-list, #pragma GCC dependency;
  *   (b) the kernel name expressions: the second argument of every
- *       `pf_launch(call, KERNEL, ...)`, whitespace normalised, deduplicated;
+ *       `pf_launch(call, KERNEL, ...)`, whitespace normalised, deduplicated,
+ *       kept only where it means the same at the end of the file (no
+ *       template parameter, parameter or local of the code around the
+ *       launch, no subscript or member, no #undef'd macro); the device
+ *       pf_launch takes the kernel, so the others need no name;
  *   (c) the NVRTC device gate with those names (skipped, with a note, when
  *       NVRTC cannot be loaded);
  *   (d) the host compile (gpu/hostcc.h) with the kernel table appended;
@@ -70,9 +74,10 @@ struct pass_names {
 
 void pass_names_free(struct pass_names *nm);
 
-/* (a) and (b): checks src and collects the kernel names into *names (free
- * with pass_names_free, also on failure).  allow_device_only: the backend
- * has a GPU, so inline PTX, wmma/mma and cooperative groups are allowed.
+/* (a) and (b): checks src and collects the kernel name expressions that
+ * mean the same at the end of the file into *names (free with
+ * pass_names_free, also on failure).  allow_device_only: the backend has a
+ * GPU, so inline PTX, wmma/mma and cooperative groups are allowed.
  * Returns 0, or -1 with *diag filled. */
 int pass_scan(const char *label, const char *src, size_t len, int allow_device_only,
 	      struct pass_names *names, struct pass_diag *diag);

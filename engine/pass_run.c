@@ -1,8 +1,10 @@
 /* pass_run.c - the runtime a loaded pass calls back into (struct pf_runtime):
  * its tensors, scratch memory, launches and failure reports.  Runs inside the
  * sandboxed pass worker. */
+#define _GNU_SOURCE
 #include "pass_run.h"
 
+#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,9 +23,15 @@ struct pass_instance {
 	pf_tensor in[GRAPH_MAX_IO], out[GRAPH_MAX_IO];
 	struct pass_loaded loaded;
 	/* cuda backend: the pass's device code, and the kernel of each entry of
-	 * loaded.kernels (same index); NULL on the cpu backend */
+	 * loaded.kernels (same index), then of each of xaddr; NULL on the cpu
+	 * backend */
 	struct gpu_module *gmod;
 	struct gpu_kernel **gk;
+	/* cuda backend: the host addresses of the kernels no name expression
+	 * gave (launched through a template parameter, a macro, a pointer),
+	 * found by their exported symbols */
+	const void **xaddr;
+	int n_x;
 	void *scratch[SCRATCH_MAX_BLOCKS];
 	int n_scratch;
 	size_t scratch_bytes;
@@ -118,7 +126,10 @@ static void *rt_scratch(pf_call *c, size_t bytes)
 }
 
 /* cuda backend: pf_launch gives the kernel's host address; the kernel table
- * maps it to the name expression whose device kernel cuda_bind found. */
+ * maps it to the name expression whose device kernel cuda_bind found, else
+ * the exported kernels (xaddr) to theirs.  Returns PF_OK, or PF_ERR_LAUNCH
+ * with the reason recorded (a bad configuration, a driver error, an address
+ * that is no kernel of the pass). */
 static int rt_launch(pf_call *c, const void *kernel, pf_dim3 grid, pf_dim3 block, size_t smem, void **args,
 		     int nargs, const size_t *sizes)
 {
@@ -133,13 +144,93 @@ static int rt_launch(pf_call *c, const void *kernel, pf_dim3 grid, pf_dim3 block
 			return rt_fail(c, PF_ERR_LAUNCH, e);
 		return PF_OK;
 	}
-	return rt_fail(c, PF_ERR_LAUNCH, "pf_launch: this kernel is not named in any pf_launch of the pass "
-		       "(launch kernels by name, not through a function pointer)");
+	for (int j = 0; j < pi->n_x; j++) {
+		if (pi->xaddr[j] != kernel)
+			continue;
+		char e[400];
+		if (gpu_launch_sized(pi->dev, pi->gk[pi->loaded.n_kernels + j], grid, block, smem, args, nargs,
+				     sizes, e, sizeof(e)))
+			return rt_fail(c, PF_ERR_LAUNCH, e);
+		return PF_OK;
+	}
+	return rt_fail(c, PF_ERR_LAUNCH, "pf_launch: not a kernel of this pass's device code (a kernel launched "
+		       "through a template parameter, a macro or a pointer must not be in an unnamed namespace "
+		       "nor declared static before its definition; or name it: pf_launch(call, kernel<...>, ...))");
+}
+
+/* The kernels of the PTX (".entry NAME") that no name expression gave, as
+ * names (pointing into ptx, not terminated: *lens) with the address of the
+ * pass object's exported symbol of the same name.  NVRTC lowers a kernel
+ * with external linkage, a template instance included, to the Itanium name
+ * g++ gives its host stub, so the symbol is the kernel's host address,
+ * which pf_launch passes.  Symbols found outside the pass object (dlsym
+ * also searches its libraries) do not count: a pass launches only its own
+ * kernels.  Returns how many (arrays malloc'd, NULL when none), or -1 when
+ * out of memory. */
+static int exported_kernels(struct pass_instance *pi, const struct pass_module *mod, const char ***names,
+			    int **lens, const void ***addrs)
+{
+	*names = NULL;
+	*lens = NULL;
+	*addrs = NULL;
+	Dl_info self_info, info;
+	void *repl;
+	memcpy(&repl, &pi->loaded.replacement, sizeof repl);
+	if (mod->ptx == NULL || dladdr(repl, &self_info) == 0)
+		return 0;
+	int n = 0, cap = 0;
+	for (const char *p = strstr(mod->ptx, ".entry"); p != NULL; p = strstr(p + 6, ".entry")) {
+		const char *b = p + 6;
+		if (*b != ' ' && *b != '\t')
+			continue;
+		while (*b == ' ' || *b == '\t')
+			b++;
+		const char *e = b;
+		while (*e == '_' || *e == '$' || (*e >= '0' && *e <= '9') || (*e >= 'a' && *e <= 'z') ||
+		       (*e >= 'A' && *e <= 'Z'))
+			e++;
+		int len = (int)(e - b), known = 0;
+		char sym[512];
+		if (len == 0 || len >= (int)sizeof sym)
+			continue;
+		for (int i = 0; i < mod->names.n && mod->lowered && !known; i++)
+			known = strlen(mod->lowered[i]) == (size_t)len && memcmp(mod->lowered[i], b, (size_t)len) == 0;
+		for (int i = 0; i < n && !known; i++)
+			known = (*lens)[i] == len && memcmp((*names)[i], b, (size_t)len) == 0;
+		if (known)
+			continue;
+		memcpy(sym, b, (size_t)len);
+		sym[len] = '\0';
+		void *addr = dlsym(pi->loaded.handle, sym);
+		if (addr == NULL || dladdr(addr, &info) == 0 || info.dli_fbase != self_info.dli_fbase)
+			continue;
+		if (n == cap) {
+			cap = cap ? cap * 2 : 8;
+			const char **nn = realloc(*names, sizeof *nn * (size_t)cap);
+			if (nn != NULL)
+				*names = nn;
+			int *nl = realloc(*lens, sizeof *nl * (size_t)cap);
+			if (nl != NULL)
+				*lens = nl;
+			const void **na = realloc(*addrs, sizeof *na * (size_t)cap);
+			if (na != NULL)
+				*addrs = na;
+			if (nn == NULL || nl == NULL || na == NULL)
+				return -1;
+		}
+		(*names)[n] = b;
+		(*lens)[n] = len;
+		(*addrs)[n] = addr;
+		n++;
+	}
+	return n;
 }
 
 /* cuda backend: loads the device code NVRTC made for the pass (its cubin,
  * or its PTX JIT-compiled for the device here; before the sandbox) and
- * finds the kernel of each kernel-table entry. */
+ * finds the kernel of each kernel-table entry and of each exported kernel
+ * (exported_kernels).  Returns 0, or -1 with err (no device code, a module
+ * the driver refuses, a missing kernel, out of memory). */
 static int cuda_bind(struct pass_instance *pi, const struct pass_module *mod, char *err, size_t errlen)
 {
 	if (mod->ptx == NULL || (mod->names.n > 0 && mod->lowered == NULL)) {
@@ -147,6 +238,29 @@ static int cuda_bind(struct pass_instance *pi, const struct pass_module *mod, ch
 			 mod->note[0] ? mod->note : "the device compile did not run");
 		return -1;
 	}
+	/* The module's kernels: those of the name expressions (with NVRTC's
+	 * lowered names), then the exported ones, named by their symbols. */
+	const char **xname;
+	int *xlen;
+	int nx = exported_kernels(pi, mod, &xname, &xlen, &pi->xaddr);
+	int n = mod->names.n + (nx > 0 ? nx : 0);
+	char **names = calloc((size_t)n + 1, sizeof *names), **lowered = calloc((size_t)n + 1, sizeof *lowered);
+	int rc = -1;
+	if (nx < 0 || names == NULL || lowered == NULL) {
+		snprintf(err, errlen, "out of memory");
+		goto out;
+	}
+	for (int i = 0; i < mod->names.n; i++) {
+		names[i] = mod->names.expr[i];
+		lowered[i] = mod->lowered[i];
+	}
+	for (int j = 0; j < nx; j++)
+		if ((names[mod->names.n + j] = strndup(xname[j], (size_t)xlen[j])) == NULL) {
+			snprintf(err, errlen, "out of memory");
+			goto out;
+		} else {
+			lowered[mod->names.n + j] = names[mod->names.n + j];
+		}
 	char *log = NULL;
 	/* NVRTC's cubin for this device first: no JIT here, and it loads where
 	 * the driver is older than NVRTC's PTX version; the PTX if the cubin
@@ -155,30 +269,45 @@ static int cuda_bind(struct pass_instance *pi, const struct pass_module *mod, ch
 	int rerr = 0;
 	void *cubin = mod->cubin_path ? state_read_file(mod->cubin_path, 256u << 20, &cubin_len, &rerr) : NULL;
 	int loaded = cubin != NULL &&
-		     gpu_module_load(pi->dev, mod->label, cubin, cubin_len, (const char *const *)mod->names.expr,
-				     (const char *const *)mod->lowered, mod->names.n, &pi->gmod, &log, err, errlen) == 0;
+		     gpu_module_load(pi->dev, mod->label, cubin, cubin_len, (const char *const *)names,
+				     (const char *const *)lowered, n, &pi->gmod, &log, err, errlen) == 0;
 	free(cubin);
 	free(log);
 	log = NULL;
 	if (!loaded && gpu_module_load(pi->dev, mod->label, mod->ptx, strlen(mod->ptx) + 1,
-				       (const char *const *)mod->names.expr, (const char *const *)mod->lowered,
-				       mod->names.n, &pi->gmod, &log, err, errlen)) {
+				       (const char *const *)names, (const char *const *)lowered, n, &pi->gmod, &log,
+				       err, errlen)) {
 		free(log);
-		return -1;
+		goto out;
 	}
 	free(log);
-	pi->gk = calloc((size_t)pi->loaded.n_kernels + 1, sizeof(*pi->gk));
+	pi->gk = calloc((size_t)pi->loaded.n_kernels + (size_t)nx + 1, sizeof(*pi->gk));
 	if (pi->gk == NULL) {
 		snprintf(err, errlen, "out of memory");
-		return -1;
+		goto out;
 	}
 	for (int i = 0; i < pi->loaded.n_kernels; i++)
 		if ((pi->gk[i] = gpu_module_kernel(pi->gmod, pi->loaded.kernels[i].name)) == NULL) {
 			snprintf(err, errlen, "%s: the device code has no kernel '%s'", mod->label,
 				 pi->loaded.kernels[i].name);
-			return -1;
+			goto out;
 		}
-	return 0;
+	for (int j = 0; j < nx; j++)
+		if ((pi->gk[pi->loaded.n_kernels + j] = gpu_module_kernel(pi->gmod, names[mod->names.n + j])) == NULL) {
+			snprintf(err, errlen, "%s: the device code has no kernel '%s'", mod->label,
+				 names[mod->names.n + j]);
+			goto out;
+		}
+	pi->n_x = nx;
+	rc = 0;
+out:
+	for (int j = 0; names != NULL && j < nx; j++)
+		free(names[mod->names.n + j]);
+	free(names);
+	free(lowered);
+	free(xname);
+	free(xlen);
+	return rc;
 }
 
 static int rt_run_blocks(pf_call *c, pf_dim3 grid, void (*fn)(void *ctx, pf_dim3 block_idx), void *ctx)
@@ -286,6 +415,7 @@ void pass_instance_free(struct pass_instance *pi)
 	if (pi) {
 		gpu_module_free(pi->gmod);
 		free(pi->gk);
+		free(pi->xaddr);
 		pass_unload(&pi->loaded);
 	}
 	free(pi);

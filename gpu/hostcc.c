@@ -830,6 +830,36 @@ static void emit_without_asm(struct buf *out, const char *src, const char *m, si
 	buf_add(out, src + copied, e - copied);
 }
 
+/* Whether m[b, e) has the identifier w. */
+static int has_word(const char *m, size_t b, size_t e, const char *w)
+{
+	size_t n = strlen(w);
+	for (size_t i = b; i + n <= e; i++)
+		if (memcmp(m + i, w, n) == 0 && (i == b || !is_ident(m[i - 1])) && (i + n == e || !is_ident(m[i + n])))
+			return 1;
+	return 0;
+}
+
+/* Appends src[b, e) with the word `static` blanked: a kernel's host stub
+ * gets external linkage, so the worker finds it by the symbol NVRTC's
+ * lowered name spells (NVRTC lowers a static kernel to the name it would
+ * have without `static`, g++ marks internal linkage in the mangling and
+ * keeps the symbol out of the dynamic symbol table).  A pass that launches
+ * a static kernel through a template parameter or a pointer then works on
+ * the GPU as it does on the cpu backend. */
+static void emit_without_static(struct buf *out, const char *src, const char *m, size_t b, size_t e)
+{
+	size_t copied = b;
+	for (size_t i = b; i + 6 <= e; i++)
+		if (memcmp(m + i, "static", 6) == 0 && (i == 0 || !is_ident(m[i - 1])) &&
+		    (i + 6 == e || !is_ident(m[i + 6]))) {
+			buf_add(out, src + copied, i - copied);
+			buf_puts(out, "      ");
+			copied = i + 6;
+		}
+	buf_add(out, src + copied, e - copied);
+}
+
 char *hostcc_device_stubs(const char *src, size_t len, size_t *outlen)
 {
 	char *m = hostcc_mask(src, len);
@@ -872,7 +902,12 @@ char *hostcc_device_stubs(const char *src, size_t len, size_t *outlen)
 			break;          /* unbalanced: leave the rest to the compiler */
 		if (k == DECL_STUB) {
 			/* the body goes; its line breaks and directives stay */
-			buf_add(&out, src + copied, i + 1 - copied);
+			if (has_word(m, decl_start, i, "__global__") && copied <= decl_start) {
+				buf_add(&out, src + copied, decl_start - copied);
+				emit_without_static(&out, src, m, decl_start, i + 1);
+			} else {
+				buf_add(&out, src + copied, i + 1 - copied);
+			}
 			buf_puts(&out, " __builtin_trap(); ");
 			int ls = 0;
 			for (size_t q = i + 1; q < close; q++) {

@@ -124,6 +124,9 @@ char *hostcc_rewrite_shared(const char *label, const char *src, size_t len, size
  *     with an object-like macro whose body says so), and neither __host__
  *     nor constexpr, becomes `{ __builtin_trap(); }` - its line breaks and
  *     preprocessor lines stay, so #if/#endif pairs and #line numbering hold;
+ *   - a __global__ function's definition loses the word `static`: its
+ *     stub is exported, so the worker finds a kernel that no name
+ *     expression names by the symbol NVRTC's lowered name spells;
  *   - in the bodies that stay (the replacement, unannotated or __host__
  *     __device__ helpers), every asm statement (asm, __asm__, any
  *     qualifiers) becomes (void)0.

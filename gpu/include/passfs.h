@@ -164,8 +164,15 @@ static __device__ inline void *pf_scratch(pf_call *, unsigned long long) { retur
 static __device__ inline int pf_unsupported(pf_call *, const char *) { return PF_ERR_UNSUPPORTED; }
 static __device__ inline int pf_not_implemented(pf_call *) { return PF_ERR_NOT_IMPLEMENTED; }
 static __device__ inline const char *pf_variant(pf_call *) { return ""; }
-/* The kernel expression may hold commas (softmax<float, 256>): swallow it all. */
-#define pf_launch(call, ...) ((void)(call), 0)
+/* A function, not a macro, so that the kernel argument is an ordinary
+ * expression: softmax<float, 256> keeps its commas, and a kernel named
+ * through a template parameter (kern<T> in a templated helper), a macro or
+ * a table of kernel pointers is fine.  Passing the kernel odr-uses it, so
+ * instantiating the replacement (and every helper template it calls)
+ * instantiates the kernels it launches: their code is in the PTX even when
+ * no name expression names them. */
+template <typename K, typename... A>
+static __device__ inline int pf_launch(pf_call *, K, const A &...) { return 0; }
 #define PASS_REPLACEMENT extern "C" int pf_pass_replacement
 
 /* ------------------------------------------------------------------------ */
@@ -221,7 +228,9 @@ static inline int pf_not_implemented(pf_call *c)
 
 /* pf_launch(call, kernel, grid, block, shared_bytes, args...): launches
  * `kernel` (a __global__ function or a template instance such as
- * softmax<float, 256>) with the arguments converted to its parameter types,
+ * softmax<float, 256>; any expression of one: a template parameter's
+ * instance in a helper, a macro, a kernel pointer) with the arguments
+ * converted to its parameter types,
  * as a <<<grid, block, shared_bytes>>> launch would.  grid and block are
  * pf_dim(x, y, z), dim3, or an integer count (x; y = z = 1).  Returns PF_OK, or
  * PF_ERR_LAUNCH with the reason recorded for result.json. */

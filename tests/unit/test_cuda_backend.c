@@ -327,6 +327,8 @@ static void test_device_stubs(void)
 		"static int helper(int x) { __asm__ __volatile__(\"\" ::: \"memory\"); return x; }\n"
 		"__device__ float table[2] = {1, 2};\n"
 		"__host__ __device__ constexpr int cdiv(int a, int b) { return (a + b - 1) / b; }\n"
+		"template <int N> static __global__ void sk(int *p) { p[0] = N; }\n"
+		"static __device__ int sd(int x) { return x; }\n"
 		"PASS_REPLACEMENT(pf_call *c) { return helper(0); }\n";
 	size_t n;
 	char *out = hostcc_device_stubs(src, sizeof src - 1, &n);
@@ -342,6 +344,9 @@ static void test_device_stubs(void)
 	CHECK_MSG(strstr(out, "static int helper(int x) { (void)0; return x; }") != NULL, out);
 	CHECK_MSG(strstr(out, "__device__ float table[2] = {1, 2};") != NULL, out);
 	CHECK_MSG(strstr(out, "{ return (a + b - 1) / b; }") != NULL, out);
+	/* a kernel's stub is exported (found by its symbol); other functions keep static */
+	CHECK_MSG(strstr(out, "template <int N>        __global__ void sk(int *p) { __builtin_trap(); }") != NULL, out);
+	CHECK_MSG(strstr(out, "static __device__ int sd(int x) { __builtin_trap(); }") != NULL, out);
 	CHECK_MSG(strstr(out, "PASS_REPLACEMENT(pf_call *c) { return helper(0); }") != NULL, out);
 	CHECK_MSG(strstr(out, "extern __shared__") == NULL && strstr(out, "asm") == NULL, out);
 	free(out);

@@ -306,7 +306,10 @@ static void test_names(void)
 		"\trc |= pf_launch(call, k3<pair<int, float>>, g, b, 0);\n"            /* 15 */
 		"\tconst char *s = \"pf_launch(call, in_a_string, 1, 1, 0)\";\n"      /* 16 */
 		"\treturn rc;\n"
-		"}\n";
+		"}\n"
+		/* what the expressions name, at file scope */
+		"int softmax, k, f, plain, k3, pair;\n"
+		"namespace ns { int k2; }\n";
 	struct pass_diag d;
 	struct pass_names nm;
 	CHECK_MSG(scan(src, 0, &d, &nm) == PASS_OK, d.message);
@@ -330,6 +333,65 @@ static void test_names(void)
 
 	expect_refused(__LINE__, "#include <passfs.h>\nPASS_REPLACEMENT(pf_call *call)\n{\n\treturn pf_launch(call, {x}, 1);\n}\n",
 		       PASS_COMPILE_ERROR, 4, "does not name a kernel");
+}
+
+/* Only expressions that mean the same at the end of the file become name
+ * expressions; the others (a template parameter, a local, a parameter, a
+ * subscript, an #undef'd macro) are launched by address. */
+static void test_names_scope(void)
+{
+	const char *src =
+		"#include <passfs.h>\n"
+		"namespace ns { template <typename T> __global__ void kern(T *y) { y[0] = 1; } }\n"
+		"template <typename T> __global__ void kern(T *y) { y[0] = 1; }\n"
+		"__global__ void k1(float *y) { y[0] = 1; }\n"
+		"__global__ void k2(float *y) { y[0] = 2; }\n"
+		"enum { MODE_A = 1 };\n"
+		"static void (*const kerns[])(float *) = {k1, k2};\n"
+		"struct tab { void (*k)(float *); };\n"
+		"#define KEEP kern<double>\n"
+		"#define GONE kern<int>\n"
+		"namespace ns2 { __global__ void k9(float *y) { y[0] = 1; } }\n"
+		"template <typename T, int N>\n"
+		"static int run(pf_call *call, T *y)\n"
+		"{\n"
+		"\tint rc = pf_launch(call, kern<T>, 1, 1, 0, y);\n"            /* dropped: T */
+		"\trc |= pf_launch(call, ns::kern<float>, 1, 1, 0, (float *)0);\n" /* kept */
+		"\treturn rc | pf_launch(call, kern<float>, N, 1, 0, (float *)0);\n" /* kept */
+		"}\n"
+		"#define BETWEEN k1\n"
+		"static int by_pointer(pf_call *call, void (*k)(float *))\n"
+		"{\n"
+		"\treturn pf_launch(call, k, 1, 1, 0, (float *)0);\n"          /* dropped: parameter */
+		"}\n"
+		"PASS_REPLACEMENT(pf_call *call)\n"
+		"{\n"
+		"\tint i = 1;\n"
+		"\tstruct tab t = {k1};\n"
+		"\tvoid (*local)(float *) = k2;\n"
+		"\tauto each = [&](auto kk) { return pf_launch(call, kk, 1, 1, 0, (float *)0); };\n"
+		"\tint rc = run<float, 2>(call, (float *)0) | by_pointer(call, k1) | each(k2);\n"
+		"\trc |= pf_launch(call, kerns[i], 1, 1, 0, (float *)0);\n"   /* dropped: subscript */
+		"\trc |= pf_launch(call, t.k, 1, 1, 0, (float *)0);\n"        /* dropped: member */
+		"\trc |= pf_launch(call, local, 1, 1, 0, (float *)0);\n"      /* dropped: local */
+		"\trc |= pf_launch(call, KEEP, 1, 1, 0, (double *)0);\n"      /* kept: a macro */
+		"\trc |= pf_launch(call, GONE, 1, 1, 0, (int *)0);\n"         /* dropped: #undef'd */
+		"\trc |= pf_launch(call, BETWEEN, 1, 1, 0, (float *)0);\n"    /* kept */
+		"\trc |= pf_launch(call, ns2::k9, 1, 1, 0, (float *)0);\n"    /* kept */
+		"\treturn rc | pf_launch(call, kern<MODE_A == 1 ? 1 : 2>, 1, 1, 0, (int *)0);\n" /* kept */
+		"}\n"
+		"#undef GONE\n";
+	struct pass_diag d;
+	struct pass_names nm;
+	CHECK_MSG(scan(src, 0, &d, &nm) == PASS_OK, d.message);
+	static const char *const want[] = {
+		"ns::kern<float>", "kern<float>", "KEEP", "BETWEEN", "ns2::k9", "kern<MODE_A==1?1:2>",
+	};
+	int n = (int)(sizeof want / sizeof want[0]);
+	CHECK_MSG(nm.n == n, nm.n > 0 ? nm.expr[0] : "none");
+	for (int i = 0; i < n && i < nm.n; i++)
+		CHECK_MSG(strcmp(nm.expr[i], want[i]) == 0, nm.expr[i]);
+	pass_names_free(&nm);
 }
 
 /* --- running a compiled pass ------------------------------------------------ */
@@ -454,6 +516,33 @@ static struct pass_module *compile_ok(const char *src)
 		return NULL;
 	}
 	return m;
+}
+
+/* A launch of kern<T> in a templated helper: no name expression, and the
+ * device compile still has every instance the replacement reaches (the
+ * device pf_launch takes the kernel). */
+static void test_launch_in_template(void)
+{
+	const char *src =
+		"#include <passfs.h>\n"
+		"template <typename T> __global__ void kern(T *y) { y[0] = (T)1; }\n"
+		"template <typename T> static int run(pf_call *call, T *y)\n"
+		"{\n"
+		"\treturn pf_launch(call, kern<T>, 1, 1, 0, y);\n"
+		"}\n"
+		"PASS_REPLACEMENT(pf_call *call)\n"
+		"{\n"
+		"\treturn run<float>(call, (float *)0) | run<double>(call, (double *)0);\n"
+		"}\n";
+	struct pass_module *m = compile_ok(src);
+	if (m == NULL)
+		return;
+	CHECK(m->names.n == 0);
+	if (have_nvrtc) {
+		CHECK(m->ptx != NULL && strstr(m->ptx, ".entry _Z4kernIfEvPT_") != NULL);
+		CHECK(m->ptx != NULL && strstr(m->ptx, ".entry _Z4kernIdEvPT_") != NULL);
+	}
+	pass_module_free(m);
 }
 
 static void test_design_example(void)
@@ -1354,9 +1443,11 @@ int main(void)
 	test_file_probes();
 	test_author_log();
 	test_names();
+	test_names_scope();
 	test_shared_rewrite();
 	test_hostcc_failures();
 	test_design_example();
+	test_launch_in_template();
 	test_launch_dims();
 	test_pch();
 	test_api_hash();
