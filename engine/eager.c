@@ -1238,7 +1238,8 @@ static int op_arange(struct build *b)
 	return 0;
 }
 
-/* leaky_relu is prelu's formula with the slope as a Python scalar operand. */
+/* leaky_relu is prelu's formula with the slope as a Python scalar operand.
+ * Returns 0 or -1 with the error set. */
 static int op_leaky_relu(struct build *b)
 {
 	struct view *out = result_view(b, 0);
