@@ -1446,8 +1446,11 @@ static int infer_tensor_split(struct icx *x)
 
 /* arange: no operands; ceil((end - start) / step) elements.  The dtype is
  * PyTorch's inference when not given: int64 when start, end and step are all
- * integers, else the default float32.  Normal form: dtype resolved.  Returns
- * 0, or -1 with the error set. */
+ * integers, else the default float32.  An integer dtype takes the bounds
+ * truncated to integers for its checks and values (and, for int64 only, for
+ * the length too: PyTorch's arange_out computes it in the accumulation type
+ * there, in double otherwise).  Normal form: dtype resolved.  Returns 0, or
+ * -1 with the error set. */
 static int infer_arange(struct icx *x)
 {
 	json_t *a = x->n->attrs;
@@ -1464,12 +1467,19 @@ static int infer_arange(struct icx *x)
 		dt = DT_F32;
 	if (dt == DT_BOOL)
 		return gerr(x->c, "arange of dtype bool is not supported (PyTorch refuses it)");
+	double len = ceil((end - start) / step);
+	if (!graph_dtype_is_float(dt)) {
+		start = trunc(start);
+		end = trunc(end);
+		step = trunc(step);
+		if (dt == DT_I64)
+			len = ceil((end - start) / step);
+	}
 	if (step == 0)
 		return gerr(x->c, "step must be nonzero");
 	if ((step > 0 && end < start) || (step < 0 && end > start))
 		return gerr(x->c, "upper bound and larger bound inconsistent with step sign (start %g, end %g, "
 			    "step %g)", start, end, step);
-	double len = ceil((end - start) / step);
 	if (!(len <= (double)GRAPH_MAX_NUMEL))
 		return gerr(x->c, "result is too large");
 	json_object_set_new(a, "dtype", json_string(graph_dtype_name(dt)));

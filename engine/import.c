@@ -1473,7 +1473,7 @@ static int bind_call(struct prog *p, const char *fname, const char *spec, struct
 /* ---- the call tables ------------------------------------------------------ */
 
 #define F_VIEW 1        /* result shares the first operand's storage */
-#define F_TUPLE 2       /* result is a tuple (split, chunk) */
+#define F_TUPLE 2       /* result is a tuple (split, chunk, unbind, tensor_split) */
 #define F_INPLACE 4     /* torch.relu_ and friends */
 #define F_ELEM 8        /* elementwise with scalars: one operand must be a tensor */
 #define F_TSPLIT 16     /* tensor_split: indices_or_sections becomes sections or indices */

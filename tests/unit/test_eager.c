@@ -94,11 +94,12 @@ static const char graph_text[] =
 	"  {\"name\": \"bd0\", \"op\": \"baddbmm\", \"inputs\": [\"nan\", \"q\", \"r12\"], \"attrs\": {\"beta\": 0}},\n"
 	"  {\"name\": \"ar\", \"op\": \"arange\", \"inputs\": [], \"attrs\": {\"end\": 5}},\n"
 	"  {\"name\": \"arf\", \"op\": \"arange\", \"inputs\": [], \"attrs\": {\"start\": 1, \"end\": 2, \"step\": 0.25}},\n"
-	"  {\"name\": \"arh\", \"op\": \"arange\", \"inputs\": [], \"attrs\": {\"start\": -3, \"end\": 3, \"step\": 2, \"dtype\": \"float16\"}}\n"
+	"  {\"name\": \"arh\", \"op\": \"arange\", \"inputs\": [], \"attrs\": {\"start\": -3, \"end\": 3, \"step\": 2, \"dtype\": \"float16\"}},\n"
+	"  {\"name\": \"ari\", \"op\": \"arange\", \"inputs\": [], \"attrs\": {\"start\": 0.5, \"end\": 3.7, \"step\": 1.5, \"dtype\": \"int32\"}}\n"
 	" ],\n"
 	" \"outputs\": [\"half\", \"flat\", \"sm\", \"mm\", \"lin\", \"ln\", \"cat\", \"pad\", \"sum\", \"mean\", \"wh\",\n"
 	"             \"conv\", \"up\", \"bil\", \"pool\", \"att\", \"hb\", \"hs\", \"sp1\", \"isum\", \"pw\", \"gl\", \"pr\", \"xt\",\n"
-	"             \"c4\", \"c1\", \"lr\", \"ub1\", \"ts2\", \"tss1\", \"bd\", \"bd0\", \"ar\", \"arf\", \"arh\"]\n"
+	"             \"c4\", \"c1\", \"lr\", \"ub1\", \"ts2\", \"tss1\", \"bd\", \"bd0\", \"ar\", \"arf\", \"arh\", \"ari\"]\n"
 	"}]}\n";
 
 static double e(double x)
@@ -196,6 +197,8 @@ static void test_known_answers(struct gpu_dev *d)
 		{"ar", 5, {0, 1, 2, 3, 4}, 0},
 		{"arf", 4, {1, 1.25, 1.5, 1.75}, 0},
 		{"arh", 3, {-3, -1, 1}, 0},
+		/* int32: ceil(3.2 / 1.5) = 3 elements of trunc(0.5) + i * trunc(1.5) (torch 1.13) */
+		{"ari", 3, {0, 1, 2}, 0},
 	};
 	CHECK(v->n_outputs == (int)(sizeof(want) / sizeof(want[0])), "output count %d", v->n_outputs);
 

@@ -306,6 +306,11 @@ static void test_more_ops(void)
 		{"{\"start\":10,\"end\":0,\"step\":-3}", "int64[4]"},
 		{"{\"end\":7,\"dtype\":\"float16\"}", "float16[7]"},
 		{"{\"start\":2,\"end\":2}", "int64[0]"},
+		/* integer dtypes truncate the bounds; int64 computes the length from
+		 * them, int32 from the numbers as given (torch 1.13) */
+		{"{\"start\":0.5,\"end\":3.7,\"dtype\":\"int64\"}", "int64[3]"},
+		{"{\"start\":0.5,\"end\":3.7,\"dtype\":\"int32\"}", "int32[4]"},
+		{"{\"end\":3,\"step\":0.5,\"dtype\":\"int64\"}", "ERR: step must be nonzero"},
 		{"{\"end\":5,\"step\":0}", "ERR: step must be nonzero"},
 		{"{\"start\":5,\"end\":0}", "ERR: inconsistent with step sign"},
 		{"{\"start\":1}", "ERR: missing attribute 'end'"},

@@ -14,4 +14,6 @@ class GraphModule(torch.nn.Module):
         tmp_5 = torch.arange(0.0, 1.0, 0.125)
         tmp_6 = tmp_5 * tmp_1
         tmp_7 = torch.arange(start = 10, end = 0, step = -3)
-        return (tmp_4, tmp_6, tmp_7)
+        tmp_8 = torch.arange(0.5, 3.7, 1.5, dtype = torch.int32)
+        tmp_9 = torch.arange(0.5, 3.7, dtype = torch.int64)
+        return (tmp_4, tmp_6, tmp_7, tmp_8, tmp_9)
