@@ -1137,19 +1137,17 @@ static void batch_strides(const struct view *v, int mat_dims, int nb, const int6
 	}
 }
 
-static int op_matmul(struct build *b)
+/* out (contiguous, of the result shape gv) = alpha * (a @ bm) with
+ * torch.matmul's rules.  Returns 0 or -1 with the error set. */
+static int plan_matmul(struct build *b, const struct view *a, const struct view *bm, const struct view *out,
+		       const struct graph_value *gv, double alpha)
 {
-	const struct view *a = opnd_view(b, 0), *bm = opnd_view(b, 1);
-	struct view *out = result_view(b, 0);
-	const struct graph_value *gv = result_value(b, 0);
-	if (new_tensor_like(b, gv, out))
-		return -1;
 	struct gemm_desc g = {0};
 	int a1 = a->ndim == 1, b1 = bm->ndim == 1;
 	g.a = a;
 	g.b = bm;
 	g.c = out;
-	g.alpha = 1.0;
+	g.alpha = alpha;
 	if (a1) {
 		g.m = 1;
 		g.sam = 0;
@@ -1178,6 +1176,77 @@ static int op_matmul(struct build *b)
 	if (g.k == 0)
 		return emit_fill(b, out, 0.0);
 	return emit_gemm(b, &g);
+}
+
+static int op_matmul(struct build *b)
+{
+	struct view *out = result_view(b, 0);
+	const struct graph_value *gv = result_value(b, 0);
+	if (new_tensor_like(b, gv, out))
+		return -1;
+	return plan_matmul(b, opnd_view(b, 0), opnd_view(b, 1), out, gv, 1.0);
+}
+
+/* baddbmm: the GEMM with alpha, then out += beta * input (broadcast) in the
+ * result's compute type.  beta = 0 skips the input altogether, so NaN and
+ * Inf in it do not reach the result (PyTorch's rule).  Returns 0 or -1. */
+static int op_baddbmm(struct build *b)
+{
+	struct view *out = result_view(b, 0);
+	const struct graph_value *gv = result_value(b, 0);
+	double beta = jnum(b->n->attrs, "beta", 1.0), alpha = jnum(b->n->attrs, "alpha", 1.0);
+	if (new_tensor_like(b, gv, out) || plan_matmul(b, opnd_view(b, 1), opnd_view(b, 2), out, gv, alpha))
+		return -1;
+	if (beta == 0.0)
+		return 0;
+	struct ew_opnd in[2] = {{out, 0, out->dt}, ew_operand(b, 0)};
+	return emit_ew(b, EW_BINARY, OPL_ADD, out, in, 2, beta);
+}
+
+/* arange: out[i] = start + i * step, computed in double (PyTorch's CPU
+ * accumulation type for float and int64) and converted once.  Integer
+ * results take start and step converted to the integer type first, as
+ * PyTorch's integer kernels do.  Returns 0 or -1. */
+static int op_arange(struct build *b)
+{
+	struct view *out = result_view(b, 0);
+	if (new_tensor_like(b, result_value(b, 0), out))
+		return -1;
+	opl_ew e;
+	memset(&e, 0, sizeof(e));
+	double start = jnum(b->n->attrs, "start", 0.0), step = jnum(b->n->attrs, "step", 1.0);
+	if (!graph_dtype_is_float(out->dt)) {
+		start = trunc(start);
+		step = trunc(step);
+	}
+	e.n = vnumel(out);
+	e.ndim = 1;
+	e.shape[0] = e.n;
+	e.ostride[0] = 1;
+	e.scalar[0] = start;
+	e.scalar[1] = step;
+	if (e.n == 0)
+		return 0;
+	char name[64];
+	snprintf(name, sizeof(name), "ew_arange<%s>", tname(out->dt));
+	pf_dim3 grid;
+	spread(b, e.n, EW_BLOCK, &grid, &e.per);
+	int si = add_step(b, name, grid, (pf_dim3){EW_BLOCK, 1, 1}, &e, sizeof(e));
+	if (si < 0)
+		return -1;
+	step_ptr(b, si, offsetof(opl_ew, out), out);
+	return 0;
+}
+
+/* leaky_relu is prelu's formula with the slope as a Python scalar operand.
+ * Returns 0 or -1 with the error set. */
+static int op_leaky_relu(struct build *b)
+{
+	struct view *out = result_view(b, 0);
+	struct ew_opnd in[2] = {ew_operand(b, 0), {NULL, jnum(b->n->attrs, "negative_slope", 0.01), DT_INVALID}};
+	if (new_tensor_like(b, result_value(b, 0), out))
+		return -1;
+	return emit_ew(b, EW_BINARY, OPL_PRELU, out, in, 2, 1.0);
 }
 
 static int op_linear(struct build *b)
@@ -1627,6 +1696,9 @@ static int plan_node(struct build *b)
 	case OP_MATMUL:
 	case OP_BMM: return op_matmul(b);
 	case OP_CONV2D: return op_conv2d(b);
+	case OP_BADDBMM: return op_baddbmm(b);
+	case OP_ARANGE: return op_arange(b);
+	case OP_LEAKY_RELU: return op_leaky_relu(b);
 	case OP_ADAPTIVE_AVG_POOL2D: return op_aap2d(b);
 	case OP_INTERPOLATE: return op_interpolate(b);
 	case OP_SDPA: return op_sdpa(b);
@@ -1696,6 +1768,33 @@ static int plan_node(struct build *b)
 			if (len > 0)
 				e->off += at * x->stride[dim];
 			at += len;
+		}
+		return 0;
+	}
+	case OP_TENSOR_SPLIT: {
+		int64_t dim = jint(attrs, "dim");
+		json_t *starts = json_object_get(attrs, "starts"), *sizes = json_object_get(attrs, "sizes");
+		for (int k = 0; k < n->n_results; k++) {
+			struct view *e = result_view(b, k);
+			int64_t len = json_integer_value(json_array_get(sizes, (size_t)k));
+			*e = *x;
+			e->shape[dim] = len;
+			if (len > 0)
+				e->off += json_integer_value(json_array_get(starts, (size_t)k)) * x->stride[dim];
+		}
+		return 0;
+	}
+	case OP_UNBIND: {
+		int64_t dim = jint(attrs, "dim");
+		for (int k = 0; k < n->n_results; k++) {
+			struct view *e = result_view(b, k);
+			*e = *x;
+			e->off += k * x->stride[dim];
+			e->ndim--;
+			for (int d = (int)dim; d < e->ndim; d++) {
+				e->shape[d] = x->shape[d + 1];
+				e->stride[d] = x->stride[d + 1];
+			}
 		}
 		return 0;
 	}

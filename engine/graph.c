@@ -861,7 +861,7 @@ static int render_node(const struct graph_variant *v, const struct graph_node *n
 		json_t *val;
 		int first = n->n_operands == 0;
 		json_object_foreach(n->attrs, key, val) {
-			if (strcmp(key, "sizes") == 0 || json_is_null(val) ||
+			if (strcmp(key, "sizes") == 0 || strcmp(key, "starts") == 0 || json_is_null(val) ||
 			    (graph_attr_is_default(n->op, key, val) && !graph_attr_semantic(key)))
 				continue;       /* derived (shown in the result), or a default that says nothing */
 			char *s = json_dumps(val, JSON_COMPACT | JSON_ENCODE_ANY | JSON_REAL_PRECISION(9));

@@ -53,6 +53,7 @@ enum graph_op {
 	OP_ADAPTIVE_AVG_POOL2D, OP_SDPA, OP_SUM, OP_MEAN,
 	OP_TRANSPOSE, OP_PERMUTE, OP_RESHAPE, OP_VIEW, OP_FLATTEN, OP_EXPAND,
 	OP_CONTIGUOUS, OP_GETITEM, OP_CAT, OP_SPLIT, OP_CHUNK, OP_PAD, OP_TO,
+	OP_LEAKY_RELU, OP_UNBIND, OP_TENSOR_SPLIT, OP_BADDBMM, OP_ARANGE,
 	OP_COUNT,
 	OP_INVALID = -1
 };
@@ -90,7 +91,7 @@ struct graph_node {
 	int n_operands;
 	struct graph_operand *operands;   /* owned */
 	json_t *attrs;          /* owned reference; normalised (see top) */
-	int n_results;          /* 1, or the tuple length for split/chunk */
+	int n_results;          /* 1, or the tuple length (split, chunk, unbind, tensor_split) */
 	int first_value;        /* index of result 0 in variant->values */
 	int is_tuple;
 };

@@ -77,6 +77,17 @@ static const struct aspec a_pad[] = {
 	{"pad", AK_INTS, F_REQ, NULL}, {"mode", AK_STR, 0, "\"constant\""},
 	{"value", AK_NUM, F_NULL, "null"}, {NULL, 0, 0, NULL}};
 static const struct aspec a_to[] = {{"dtype", AK_DTYPE, F_REQ, NULL}, {NULL, 0, 0, NULL}};
+static const struct aspec a_leaky_relu[] = {
+	{"negative_slope", AK_NUM, 0, "0.01"}, {"inplace", AK_BOOL, 0, "false"}, {NULL, 0, 0, NULL}};
+static const struct aspec a_unbind[] = {{"dim", AK_INT, 0, "0"}, {NULL, 0, 0, NULL}};
+static const struct aspec a_tensor_split[] = {
+	{"sections", AK_INT, F_NULL, "null"}, {"indices", AK_INTS, F_NULL, "null"}, {"dim", AK_INT, 0, "0"},
+	{NULL, 0, 0, NULL}};
+static const struct aspec a_baddbmm[] = {
+	{"beta", AK_NUM, 0, "1"}, {"alpha", AK_NUM, 0, "1"}, {NULL, 0, 0, NULL}};
+static const struct aspec a_arange[] = {
+	{"start", AK_NUM, 0, "0"}, {"end", AK_NUM, F_REQ, NULL}, {"step", AK_NUM, 0, "1"},
+	{"dtype", AK_DTYPE, F_NULL, "null"}, {NULL, 0, 0, NULL}};
 
 /* ---- operand helpers ----------------------------------------------------- */
 
@@ -347,6 +358,7 @@ static int infer_unary(struct icx *x)
 		break;
 	case OP_SILU:
 	case OP_GELU:
+	case OP_LEAKY_RELU:
 		if (need_float(x, 0))
 			return -1;
 		break;
@@ -525,6 +537,33 @@ static int infer_matmul(struct icx *x)
 	if (a->dtype != b->dtype)
 		return gerr(x->c, "operands have different dtypes (%s and %s); matmul does not promote",
 			    graph_dtype_name(a->dtype), graph_dtype_name(b->dtype));
+	return set_result(x, a->dtype, &r);
+}
+
+/* baddbmm(input, batch1, batch2): beta * input + alpha * (batch1 @ batch2),
+ * input broadcast to the [b, n, p] result; one dtype throughout, as PyTorch
+ * requires.  Returns 0, or -1 with the error set. */
+static int infer_baddbmm(struct icx *x)
+{
+	const struct graph_value *in = opv(x, 0), *a = opv(x, 1), *b = opv(x, 2);
+	char b1[160], b2[160];
+	if (a == NULL || b == NULL)
+		return gerr(x->c, "batch1 and batch2 (operands 1 and 2) must be tensors");
+	if (need_float(x, 1))
+		return -1;
+	const struct graph_shape *sa = &a->shape, *sb = &b->shape;
+	if (sa->ndim != 3 || sb->ndim != 3 || sa->d[0] != sb->d[0] || sa->d[2] != sb->d[1])
+		return gerr(x->c, "batch1 '%s' %s and batch2 '%s' %s must be [b, n, m] and [b, m, p]",
+			    a->name, shp(sa, b1), b->name, shp(sb, b2));
+	if (a->dtype != b->dtype || in->dtype != a->dtype)
+		return gerr(x->c, "operands have different dtypes (%s, %s, %s); baddbmm does not promote",
+			    graph_dtype_name(in->dtype), graph_dtype_name(a->dtype), graph_dtype_name(b->dtype));
+	struct graph_shape r = {3, {sa->d[0], sa->d[1], sb->d[2]}}, s = r;
+	if (broadcast(x, &s, &in->shape, in->name))
+		return -1;
+	if (s.ndim != 3 || memcmp(s.d, r.d, sizeof(int64_t) * 3) != 0)
+		return gerr(x->c, "input '%s' %s does not broadcast to the result %s", in->name,
+			    shp(&in->shape, b1), shp(&r, b2));
 	return set_result(x, a->dtype, &r);
 }
 
@@ -1313,6 +1352,141 @@ static int infer_chunk(struct icx *x)
 	return split_into(x, sizes, cnt, dim);
 }
 
+/* unbind: one result per index along dim, with that dim dropped.  Returns 0,
+ * or -1 with the error set. */
+static int infer_unbind(struct icx *x)
+{
+	const struct graph_value *t = opv(x, 0);
+	int64_t dim;
+	if (t->shape.ndim == 0)
+		return gerr(x->c, "cannot unbind a 0-dim tensor");
+	if (wrap_dim(x, "dim", aint(x, "dim"), t->shape.ndim, &dim))
+		return -1;
+	int64_t n = t->shape.d[dim];
+	if (n > GRAPH_MAX_RESULTS)
+		return gerr(x->c, "would produce %lld tensors; at most %d allowed", (long long)n, GRAPH_MAX_RESULTS);
+	aset_int(x, "dim", dim);
+	struct graph_shape r = t->shape;
+	r.ndim--;
+	for (int k = (int)dim; k < r.ndim; k++)
+		r.d[k] = t->shape.d[k + 1];
+	for (int64_t i = 0; i < n; i++)
+		if (set_result(x, t->dtype, &r))
+			return -1;
+	x->n->is_tuple = 1;
+	return 0;
+}
+
+/* PyTorch's slice bounds (at::slice with step 1): negative counts from the
+ * end, then clamped to [0, n], an end before the start meaning empty. */
+static void slice_bounds(int64_t n, int64_t start, int64_t end, int64_t *lo, int64_t *len)
+{
+	if (start < 0)
+		start += n;
+	if (end < 0)
+		end += n;
+	start = start < 0 ? 0 : start > n ? n : start;
+	end = end < start ? start : end > n ? n : end;
+	*lo = start;
+	*len = end - start;
+}
+
+/* tensor_split: `sections` pieces (the first n % sections one longer), or
+ * the slices between `indices`.  Normal form adds `starts` and `sizes` (the
+ * pieces may overlap: indices need not increase).  Returns 0, or -1 with the
+ * error set. */
+static int infer_tensor_split(struct icx *x)
+{
+	const struct graph_value *t = opv(x, 0);
+	int64_t dim, starts[GRAPH_MAX_RESULTS], sizes[GRAPH_MAX_RESULTS];
+	int cnt = 0;
+	if (t->shape.ndim == 0)
+		return gerr(x->c, "cannot tensor_split a 0-dim tensor");
+	if (anull(x, "sections") == anull(x, "indices"))
+		return gerr(x->c, "needs exactly one of 'sections' and 'indices'");
+	if (wrap_dim(x, "dim", aint(x, "dim"), t->shape.ndim, &dim))
+		return -1;
+	int64_t n = t->shape.d[dim];
+	if (!anull(x, "sections")) {
+		int64_t k = aint(x, "sections");
+		if (k < 1 || k > GRAPH_MAX_RESULTS)
+			return gerr(x->c, "sections must be 1..%d, not %lld", GRAPH_MAX_RESULTS, (long long)k);
+		for (int64_t i = 0, at = 0; i < k; i++) {
+			starts[cnt] = at;
+			sizes[cnt] = n / k + (i < n % k);
+			at += sizes[cnt++];
+		}
+	} else {
+		json_t *ix = json_object_get(x->n->attrs, "indices");
+		size_t m = json_array_size(ix);
+		if (m + 1 > GRAPH_MAX_RESULTS)
+			return gerr(x->c, "would produce %zu tensors; at most %d allowed", m + 1, GRAPH_MAX_RESULTS);
+		int64_t from = 0;
+		for (size_t i = 0; i <= m; i++) {
+			int64_t to = i < m ? json_integer_value(json_array_get(ix, i)) : n;
+			if (to > GRAPH_MAX_NUMEL || to < -GRAPH_MAX_NUMEL)
+				return gerr(x->c, "index %lld is out of range", (long long)to);
+			slice_bounds(n, from, to, &starts[cnt], &sizes[cnt]);
+			cnt++;
+			from = to;
+		}
+	}
+	aset_int(x, "dim", dim);
+	aset_ints(x, "starts", starts, cnt);
+	aset_ints(x, "sizes", sizes, cnt);
+	for (int i = 0; i < cnt; i++) {
+		struct graph_shape r = t->shape;
+		r.d[dim] = sizes[i];
+		if (set_result(x, t->dtype, &r))
+			return -1;
+	}
+	x->n->is_tuple = 1;
+	return 0;
+}
+
+/* arange: no operands; ceil((end - start) / step) elements.  The dtype is
+ * PyTorch's inference when not given: int64 when start, end and step are all
+ * integers, else the default float32.  An integer dtype takes the bounds
+ * truncated to integers for its checks and values (and, for int64 only, for
+ * the length too: PyTorch's arange_out computes it in the accumulation type
+ * there, in double otherwise).  Normal form: dtype resolved.  Returns 0, or
+ * -1 with the error set. */
+static int infer_arange(struct icx *x)
+{
+	json_t *a = x->n->attrs;
+	double start = anum(x, "start"), end = anum(x, "end"), step = anum(x, "step");
+	enum graph_dtype dt;
+	if (x->n->n_operands != 0)
+		return gerr(x->c, "takes no operands");
+	if (!anull(x, "dtype"))
+		dt = graph_dtype_parse(astr(x, "dtype"));
+	else if (json_is_integer(json_object_get(a, "start")) && json_is_integer(json_object_get(a, "end")) &&
+		 json_is_integer(json_object_get(a, "step")))
+		dt = DT_I64;
+	else
+		dt = DT_F32;
+	if (dt == DT_BOOL)
+		return gerr(x->c, "arange of dtype bool is not supported (PyTorch refuses it)");
+	double len = ceil((end - start) / step);
+	if (!graph_dtype_is_float(dt)) {
+		start = trunc(start);
+		end = trunc(end);
+		step = trunc(step);
+		if (dt == DT_I64)
+			len = ceil((end - start) / step);
+	}
+	if (step == 0)
+		return gerr(x->c, "step must be nonzero");
+	if ((step > 0 && end < start) || (step < 0 && end > start))
+		return gerr(x->c, "upper bound and larger bound inconsistent with step sign (start %g, end %g, "
+			    "step %g)", start, end, step);
+	if (!(len <= (double)GRAPH_MAX_NUMEL))
+		return gerr(x->c, "result is too large");
+	json_object_set_new(a, "dtype", json_string(graph_dtype_name(dt)));
+	struct graph_shape r = {1, {(int64_t)len}};
+	return set_result(x, dt, &r);
+}
+
 /* ---- the table ----------------------------------------------------------------------------- */
 
 struct opinfo {
@@ -1363,6 +1537,11 @@ static const struct opinfo ops[OP_COUNT] = {
 	[OP_CHUNK] = {"chunk", 1, 1, 0, 1, a_chunk, infer_chunk},
 	[OP_PAD] = {"pad", 1, 1, 0, 0, a_pad, infer_pad},
 	[OP_TO] = {"to", 1, 1, 0, 0, a_to, infer_to},
+	[OP_LEAKY_RELU] = {"leaky_relu", 1, 1, 0, 0, a_leaky_relu, infer_unary},
+	[OP_UNBIND] = {"unbind", 1, 1, 0, 1, a_unbind, infer_unbind},
+	[OP_TENSOR_SPLIT] = {"tensor_split", 1, 1, 0, 1, a_tensor_split, infer_tensor_split},
+	[OP_BADDBMM] = {"baddbmm", 3, 3, 0, 0, a_baddbmm, infer_baddbmm},
+	[OP_ARANGE] = {"arange", 0, 0, 0, 0, a_arange, infer_arange},
 };
 
 const char *graph_op_name(enum graph_op op)
@@ -1523,7 +1702,8 @@ int graph_infer_node(struct gctx *c, const struct graph_variant *v, struct graph
 			return gerr(c, "operand %d ('%s') is a tuple; pick an element with getitem first", i,
 				    v->nodes[n->operands[i].node].name);
 	/* Every op but getitem and cat reads operand 0 as a tensor. */
-	if (n->op != OP_GETITEM && n->op != OP_CAT && !ops[n->op].scalars_ok && opv(&x, 0) == NULL)
+	if (n->op != OP_GETITEM && n->op != OP_CAT && n->op != OP_ARANGE && !ops[n->op].scalars_ok &&
+	    opv(&x, 0) == NULL)
 		return gerr(c, "operand 0 must be a tensor");
 	if (n->op == OP_GETITEM && n->operands[0].kind != OPND_VALUE && n->operands[0].kind != OPND_TUPLE)
 		return gerr(c, "operand 0 must be a tensor or a tuple");

@@ -246,6 +246,8 @@ struct gnode {
 	int value;
 	int inplace_src;        /* in-place: the value it overwrote; else -1 */
 	int dup_output;         /* a copy made for a tensor returned twice */
+	int unpacked;           /* a tuple unpacked into this many names (checked after inference); else 0 */
+	int unpack_line;
 	int alive;
 };
 
@@ -986,7 +988,8 @@ static const char *gv_label(const struct prog *p, int g)
 static int use_tensor(struct prog *p, const struct pv *v, const char *what)
 {
 	if (v->k == PV_GTUPLE) {
-		perr(p, p->line, "%s: %s is a tuple (a split/chunk result); index it first",
+		perr(p, p->line,
+		     "%s: %s is a tuple (a split, chunk, unbind or tensor_split result); index or unpack it first",
 		     what, gv_label(p, v->gv));
 		return -1;
 	}
@@ -1470,9 +1473,10 @@ static int bind_call(struct prog *p, const char *fname, const char *spec, struct
 /* ---- the call tables ------------------------------------------------------ */
 
 #define F_VIEW 1        /* result shares the first operand's storage */
-#define F_TUPLE 2       /* result is a tuple (split, chunk) */
+#define F_TUPLE 2       /* result is a tuple (split, chunk, unbind, tensor_split) */
 #define F_INPLACE 4     /* torch.relu_ and friends */
 #define F_ELEM 8        /* elementwise with scalars: one operand must be a tensor */
+#define F_TSPLIT 16     /* tensor_split: indices_or_sections becomes sections or indices */
 
 struct fdef {
 	const char *name;       /* dotted path, or method name */
@@ -1486,6 +1490,12 @@ struct fdef {
 #define SDPA_SPEC "query:T key:T value:T attn_mask:T?n dropout_p:f? is_causal:b? scale:f?n enable_gqa:b?"
 #define INTERP_SPEC "input:T size:a?n scale_factor:a?n mode:s? align_corners:B?n " \
 	"recompute_scale_factor:B?n antialias:b?"
+
+/* PyTorch's three overloads in one: (indices_or_sections, dim), (sections,
+ * dim), (indices, dim); tsplit_attr() sorts out which was given. */
+#define TSPLIT_SPEC "input:T indices_or_sections:a? dim:i? * sections:i? indices:V?"
+#define BADDBMM_SPEC "input:T batch1:T batch2:T * beta:N? alpha:N?"
+#define CONV1D_SPEC "input:T weight:T bias:T?n stride:a? padding:a? dilation:a? groups:i?"
 
 static const struct fdef funcs[] = {
 	{"torch.nn.functional.linear", "linear", "input:T weight:T bias:T?n", 0},
@@ -1553,6 +1563,13 @@ static const struct fdef funcs[] = {
 	{"torch.true_divide", "div", "input:S other:S", F_ELEM},
 	{"torch.pow", "pow", "input:S exponent:S", F_ELEM},
 	{"torch.where", "where", "condition:T input:S other:S", 0},
+	{"torch.nn.functional.leaky_relu", "leaky_relu", "input:T negative_slope:f? inplace:X?", 0},
+	{"torch._C._nn.leaky_relu", "leaky_relu", "input:T negative_slope:f?", 0},
+	{"torch.nn.functional.leaky_relu_", "leaky_relu", "input:T negative_slope:f?", F_INPLACE},
+	{"torch._C._nn.leaky_relu_", "leaky_relu", "input:T negative_slope:f?", F_INPLACE},
+	{"torch.unbind", "unbind", "input:T dim:i?", F_VIEW | F_TUPLE},
+	{"torch.tensor_split", "tensor_split", TSPLIT_SPEC, F_VIEW | F_TUPLE | F_TSPLIT},
+	{"torch.baddbmm", "baddbmm", BADDBMM_SPEC, 0},
 	{NULL, NULL, NULL, 0}};
 
 /* Methods: self is bound to the first parameter.  A name ending in '_' is the
@@ -1583,6 +1600,9 @@ static const struct fdef methods[] = {
 	{"matmul", "matmul", "input:T other:T", 0},
 	{"bmm", "bmm", "input:T mat2:T", 0},
 	{"where", "where", "input:S#1 condition:T#0 other:S#2", 0},
+	{"unbind", "unbind", "input:T dim:i?", F_VIEW | F_TUPLE},
+	{"tensor_split", "tensor_split", TSPLIT_SPEC, F_VIEW | F_TUPLE | F_TSPLIT},
+	{"baddbmm", "baddbmm", BADDBMM_SPEC, 0},
 	{NULL, NULL, NULL, 0}};
 
 static const char *const inplace_methods[] = {
@@ -1835,7 +1855,7 @@ static struct pv *getitem(struct prog *p, struct pv *base, struct pv **items, in
 	}
 	if (base->k == PV_GTUPLE) {
 		if (n != 1 || tuple_syntax || items[0]->k != PV_INT)
-			return perr(p, p->line, "a split/chunk result can only be indexed with one int");
+			return perr(p, p->line, "a tuple op's result can only be indexed with one int");
 	} else if (base->k != PV_TENSOR) {
 		return perr(p, p->line, "cannot index %s", kind_name(base));
 	}
@@ -2276,12 +2296,48 @@ out:
 
 /* ---- calls -------------------------------------------------------------------- */
 
+/* tensor_split's indices_or_sections, as bound, becomes the graph's
+ * `sections` (an int) or `indices` (a list of ints).  0, or -1 with the error
+ * set when neither or several of the three are given or the kind is wrong. */
+static int tsplit_attr(struct prog *p, const char *fname, struct nodebuild *b)
+{
+	json_t *ios = b->attrs ? json_object_get(b->attrs, "indices_or_sections") : NULL;
+	int given = (ios != NULL) + (b->attrs && json_object_get(b->attrs, "sections") != NULL) +
+		    (b->attrs && json_object_get(b->attrs, "indices") != NULL);
+	if (given != 1) {
+		perr(p, p->line, "%s: needs exactly one of indices_or_sections, sections and indices", fname);
+		return -1;
+	}
+	if (ios == NULL)
+		return 0;
+	json_incref(ios);
+	json_object_del(b->attrs, "indices_or_sections");
+	int ok = json_is_integer(ios) || json_is_array(ios);
+	for (size_t i = 0; ok && json_is_array(ios) && i < json_array_size(ios); i++)
+		ok = json_is_integer(json_array_get(ios, i));
+	if (!ok) {
+		json_decref(ios);
+		perr(p, p->line, "%s argument 'indices_or_sections': expected an int or a tuple of ints", fname);
+		return -1;
+	}
+	/* the graph's order: sections/indices before dim */
+	json_t *dim = json_object_get(b->attrs, "dim");
+	json_incref(dim);
+	json_object_del(b->attrs, "dim");
+	int rc = nb_attr(p, b, json_is_integer(ios) ? "sections" : "indices", ios);
+	if (rc == 0 && dim)
+		rc = nb_attr(p, b, "dim", dim);
+	else
+		json_decref(dim);
+	return rc;
+}
+
 static struct pv *emit_call(struct prog *p, const struct fdef *f, const char *fname, struct callargs *a,
 			    struct pv *self_for_inplace)
 {
 	struct nodebuild nb = {.op = f->op};
 	int inplace = 0;
-	if (bind_call(p, fname, f->spec, a, &nb, &inplace)) {
+	if (bind_call(p, fname, f->spec, a, &nb, &inplace) || ((f->flags & F_TSPLIT) && tsplit_attr(p, fname, &nb))) {
 		nb_free(&nb);
 		return NULL;
 	}
@@ -2428,6 +2484,127 @@ static struct pv *call_unsqueeze(struct prog *p, const char *fname, struct pv *s
 	return getitem(p, x, items, n, 1);
 }
 
+/* A conv1d attribute (int, one-int tuple or, for padding, a string) as
+ * conv2d's pair with `h` for the unit height; strings stay.  NULL (absent)
+ * stays absent.  0, or -1 with the error set. */
+static int conv1d_pair(struct prog *p, const char *fname, struct nodebuild *b, const char *key, long long h)
+{
+	json_t *v = b->attrs ? json_object_get(b->attrs, key) : NULL;
+	if (v == NULL || json_is_string(v))
+		return 0;
+	if (json_is_array(v) && json_array_size(v) == 1)
+		v = json_array_get(v, 0);
+	if (!json_is_integer(v)) {
+		perr(p, p->line, "%s argument '%s': expected an int or a 1-tuple of ints%s", fname, key,
+		     strcmp(key, "padding") ? "" : " or a string");
+		return -1;
+	}
+	json_t *pair = json_pack("[II]", h, json_integer_value(v));
+	return nb_attr(p, b, key, pair);
+}
+
+/* torch.conv1d / F.conv1d as conv2d over a unit height, which is how
+ * PyTorch itself runs it: x[..., None, :] and w[..., None, :] in, conv2d
+ * with (1, s) stride, (0, p) padding, (1, d) dilation, then [..., 0, :]
+ * drops the height.  Returns the result or NULL with the error set. */
+static struct pv *call_conv1d(struct prog *p, const char *fname, struct callargs *a)
+{
+	struct nodebuild nb = {.op = "conv2d"};
+	int inplace = 0;
+	if (bind_call(p, fname, CONV1D_SPEC, a, &nb, &inplace) || conv1d_pair(p, fname, &nb, "stride", 1) ||
+	    conv1d_pair(p, fname, &nb, "padding", 0) || conv1d_pair(p, fname, &nb, "dilation", 1)) {
+		nb_free(&nb);
+		return NULL;
+	}
+	struct pv *full = pv_new(p, PV_SLICE);
+	if (full == NULL || (full->items = palloc(p, 3 * sizeof(struct pv *))) == NULL) {
+		nb_free(&nb);
+		return NULL;
+	}
+	full->n = 3;
+	full->items[0] = full->items[1] = full->items[2] = &PV_NONE_OBJ;
+	struct pv *zero = pv_int(p, 0);
+	struct pv *add_h[3] = {&PV_ELLIPSIS_OBJ, &PV_NONE_OBJ, full}, *drop_h[3] = {&PV_ELLIPSIS_OBJ, zero, full};
+	for (int k = 0; k < 2; k++) {
+		struct pv *t = zero ? tensor_pv(p, nb.ops[k].gv, 0) : NULL;
+		struct pv *u = t ? getitem(p, t, add_h, 3, 1) : NULL;
+		if (u == NULL) {
+			nb_free(&nb);
+			return NULL;
+		}
+		nb.ops[k].gv = u->gv;
+	}
+	nb.call = fname;
+	struct pv *r = tensor_pv(p, emit_node(p, &nb, 0, 0), 0);
+	return r ? getitem(p, r, drop_h, 3, 1) : NULL;
+}
+
+/* torch.arange(end) / (start, end, step=1), keywords too; dtype= and the
+ * ignored device/layout/pin_memory/requires_grad.  A node with no operands;
+ * the numbers keep their kind (the graph infers the dtype from them as
+ * PyTorch does).  Returns the result or NULL with the error set. */
+static struct pv *call_arange(struct prog *p, const char *fname, struct callargs *a)
+{
+	static const char *const names[3] = {"start", "end", "step"};
+	struct pv *num[3] = {0}, *dtype = NULL;
+	int have_end_kw = 0;
+	for (int k = 0; k < a->nkw; k++)
+		have_end_kw |= !strcmp(a->kwname[k], "end");
+	if (a->npos > 3)
+		return perr(p, p->line, "%s takes at most 3 positional arguments (%d given)", fname, a->npos);
+	if (a->npos == 1 && !have_end_kw)
+		num[1] = a->pos[0];
+	else
+		for (int k = 0; k < a->npos; k++)
+			num[k] = a->pos[k];
+	for (int k = 0; k < a->nkw; k++) {
+		const char *kn = a->kwname[k];
+		int q = -1;
+		for (int i = 0; i < 3; i++)
+			if (!strcmp(kn, names[i]))
+				q = i;
+		if (q >= 0) {
+			if (num[q])
+				return perr(p, p->line, "%s got multiple values for argument '%s'", fname, kn);
+			num[q] = a->kw[k];
+		} else if (!strcmp(kn, "dtype")) {
+			if (a->kw[k]->k != PV_DTYPE && a->kw[k]->k != PV_NONE)
+				return perr(p, p->line, "%s argument 'dtype': expected a dtype such as torch.float16, "
+					    "got %s", fname, kind_name(a->kw[k]));
+			dtype = a->kw[k]->k == PV_DTYPE ? a->kw[k] : NULL;
+		} else if (strcmp(kn, "device") && strcmp(kn, "layout") && strcmp(kn, "pin_memory") &&
+			   strcmp(kn, "requires_grad")) {
+			return perr(p, p->line, "unknown keyword argument '%s' for %s", kn, fname);
+		}
+	}
+	if (num[1] == NULL)
+		return perr(p, p->line, "%s: missing argument 'end'", fname);
+	struct nodebuild nb = {.op = "arange", .call = fname};
+	for (int i = 0; i < 3; i++) {
+		struct pv *v = num[i];
+		if (v == NULL)
+			continue;
+		if (v->k != PV_INT && v->k != PV_FLOAT) {
+			nb_free(&nb);
+			return perr(p, p->line, "%s argument '%s': expected a number, got %s", fname, names[i],
+				    kind_name(v));
+		}
+		if (!isfinite(num_val(v))) {
+			nb_free(&nb);
+			return perr(p, p->line, "%s argument '%s': not a finite number", fname, names[i]);
+		}
+		if (nb_attr(p, &nb, names[i], v->k == PV_INT ? json_integer(v->i) : json_real(v->f))) {
+			nb_free(&nb);
+			return NULL;
+		}
+	}
+	if (dtype && nb_attr(p, &nb, "dtype", json_string(dtype->s))) {
+		nb_free(&nb);
+		return NULL;
+	}
+	return tensor_pv(p, emit_node(p, &nb, 0, 0), 0);
+}
+
 static struct pv *call_value(struct prog *p, struct pv *fn, struct callargs *a)
 {
 	if (p->meta_mode)
@@ -2457,6 +2634,10 @@ static struct pv *call_value(struct prog *p, struct pv *fn, struct callargs *a)
 			return pv_new(p, PV_DEVICE);
 		if (!strcmp(name, "torch.unsqueeze"))
 			return call_unsqueeze(p, name, NULL, a, 1);
+		if (!strcmp(name, "torch.conv1d") || !strcmp(name, "torch.nn.functional.conv1d"))
+			return call_conv1d(p, name, a);
+		if (!strcmp(name, "torch.arange"))
+			return call_arange(p, name, a);
 		for (int i = 0; funcs[i].name; i++)
 			if (!strcmp(funcs[i].name, name))
 				return emit_call(p, &funcs[i], name, a, NULL);
@@ -2468,7 +2649,9 @@ static struct pv *call_value(struct prog *p, struct pv *fn, struct callargs *a)
 		char fname[80];
 		snprintf(fname, sizeof(fname), "Tensor.%.40s", m);
 		if (self->k == PV_GTUPLE)
-			return perr(p, p->line, "%s: %s is a tuple (a split/chunk result); index it first",
+			return perr(p, p->line,
+				    "%s: %s is a tuple (a split, chunk, unbind or tensor_split result); index or "
+				    "unpack it first",
 				    fname, gv_label(p, self->gv));
 		if (!strcmp(m, "unsqueeze"))
 			return call_unsqueeze(p, fname, self, a, 0);
@@ -2586,6 +2769,30 @@ static int parse_targets(struct prog *p, int s, int e, const char **names, int m
 	return 0;
 }
 
+/* `a, b, c = x.unbind(0)`: a getitem per name on the tuple op's result,
+ * whose length the graph only knows after inference: the tuple's node
+ * records the count, and import_build() checks it then.  Returns a Python
+ * tuple of the n elements, or NULL with the error set. */
+static struct pv *unpack_gtuple(struct prog *p, struct pv *t, int n, int line)
+{
+	struct gnode *node = &p->nodes[p->gv[t->gv].node];
+	if (node->unpacked)
+		return perr(p, line, "%s is unpacked a second time (first at line %d); not supported",
+			    gv_label(p, t->gv), node->unpack_line);
+	struct pv *seq = pv_seq(p, n, 0);
+	if (seq == NULL)
+		return NULL;
+	for (int k = 0; k < n; k++) {
+		struct pv *ix = pv_int(p, k);
+		if (ix == NULL || (seq->items[k] = getitem(p, t, &ix, 1, 0)) == NULL)
+			return NULL;
+	}
+	node = &p->nodes[p->gv[t->gv].node];    /* getitem may have moved the array */
+	node->unpacked = n;
+	node->unpack_line = line;
+	return seq;
+}
+
 static int exec_assign(struct prog *p, const struct lline *L, int *eqs, int neq)
 {
 	p->pos = eqs[neq - 1] + 1;
@@ -2606,9 +2813,10 @@ static int exec_assign(struct prog *p, const struct lline *L, int *eqs, int neq)
 				return -1;
 			continue;
 		}
+		if (v->k == PV_GTUPLE && (v = unpack_gtuple(p, v, n, L->line)) == NULL)
+			return -1;
 		if (v->k != PV_SEQ) {
-			perr(p, L->line, v->k == PV_GTUPLE ? "unpacking a split/chunk result is not supported; "
-			     "index it" : "cannot unpack %s", kind_name(v));
+			perr(p, L->line, "cannot unpack %s", kind_name(v));
 			return -1;
 		}
 		if (v->n != n) {
@@ -3659,6 +3867,32 @@ static int check_inplace(struct prog *m, const struct graph_task *t, const struc
 	return 0;
 }
 
+/* Python's rule for `a, b = t`: t must have exactly as many elements as
+ * there are names; a tuple op's length is known only now.  Returns 0, or -1
+ * with err naming the sample, line and variant. */
+static int check_unpack(struct prog *m, const struct graph_task *t, const struct import_sample *s, char *err,
+			size_t errlen)
+{
+	for (int i = 0; i < m->nnodes; i++) {
+		struct gnode *n = &m->nodes[i];
+		if (!n->alive || !n->unpacked)
+			continue;
+		for (int vi = 0; vi < t->n_variants; vi++) {
+			const struct graph_variant *v = &t->variants[vi];
+			for (int k = 0; k < v->n_nodes; k++) {
+				const struct graph_node *g = &v->nodes[k];
+				if (strcmp(g->name, m->gv[n->value].name) || g->n_results == n->unpacked)
+					continue;
+				snprintf(err, errlen, "%s:%d: cannot unpack the %d tensors of %s (%s) into %d names "
+					 "in variant '%s'", s[vi].model_label, n->unpack_line, g->n_results, g->name,
+					 n->op, n->unpacked, v->name);
+				return -1;
+			}
+		}
+	}
+	return 0;
+}
+
 /* The validator names variants and nodes; say which sample and line they are. */
 static void explain_graph_error(const struct prog *models, const struct import_sample *s, char *const *vnames,
 				int n, char *err, size_t errlen)
@@ -3838,7 +4072,7 @@ int import_build(const struct import_sample *s, int n, const struct import_optio
 		explain_graph_error(models, s, vnames, n, err, errlen);
 		goto out;
 	}
-	if (check_inplace(&models[0], task, s, err, errlen))
+	if (check_inplace(&models[0], task, s, err, errlen) || check_unpack(&models[0], task, s, err, errlen))
 		goto out;
 	*json_out = root;
 	root = NULL;

@@ -208,3 +208,13 @@ __global__ void ew_where(opl_ew p)
 	else
 		ew_where_loop<TO, TX, TY, unsigned long long>(p);
 }
+
+/* out[i] = scalar[0] + i * scalar[1] over a contiguous 1-D out (arange),
+ * computed in double and converted once. */
+template <typename TO>
+__global__ void ew_arange(opl_ew p)
+{
+	TO *out = static_cast<TO *>(p.out);
+	const double start = p.scalar[0], step = p.scalar[1];
+	opl_foreach(p.n, p.per, [&](long long i) { out[i] = opl_cast<TO>::from(start + (double)i * step); });
+}

@@ -35,13 +35,14 @@
 #define OPL_MUL 22
 #define OPL_DIV 23
 #define OPL_POW 24
-#define OPL_PRELU 25            /* a > 0 ? a : b * a */
+#define OPL_PRELU 25            /* a > 0 ? a : b * a (also leaky_relu, b the slope) */
 
 /* An elementwise launch: out[i] = f(in0[i], in1[i], in2[i]) over `shape`,
  * every operand strided (stride 0 broadcasts).  An operand whose pointer is
  * NULL is the Python scalar in scalar[k].  ew_unary<OP, TO, TA>,
  * ew_binary<OP, TO, TA, TB> and ew_where<TO, TX, TY> (in0 = the bool
- * condition) read this. */
+ * condition) read this; ew_arange<TO> reads scalar[0] (start) and scalar[1]
+ * (step) and writes a contiguous out. */
 typedef struct opl_ew {
 	void *out;
 	const void *in[3];

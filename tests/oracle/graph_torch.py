@@ -203,6 +203,14 @@ def _conv2d(x, w, b=None, stride=1, padding=0, dilation=1, groups=1):
     return F.conv2d(x, w, b, tup(stride), tup(padding), tup(dilation), groups)
 
 
+def _tensor_split(x, sections=None, indices=None, dim=0):
+    return torch.tensor_split(x, sections if sections is not None else indices, dim)
+
+
+def _arange(start=0, end=None, step=1, dtype=None, device="cpu"):
+    return torch.arange(start, end, step, dtype=DTYPES[dtype] if dtype else None, device=device)
+
+
 OPS = {
     "add": lambda a, b, alpha=1: _binary("add", a, b, alpha),
     "sub": lambda a, b, alpha=1: _binary("sub", a, b, alpha),
@@ -245,6 +253,11 @@ OPS = {
     "chunk": lambda x, chunks, dim=0: torch.chunk(x, chunks, dim),
     "pad": _pad,
     "to": lambda x, dtype: x.to(DTYPES[dtype]),
+    "leaky_relu": lambda x, negative_slope=0.01, inplace=False: F.leaky_relu(x, negative_slope),
+    "unbind": lambda x, dim=0: torch.unbind(x, dim),
+    "tensor_split": _tensor_split,
+    "baddbmm": lambda i, b1, b2, beta=1, alpha=1: torch.baddbmm(i, b1, b2, beta=beta, alpha=alpha),
+    "arange": _arange,
 }
 
 # Positional operands (beyond the required ones) that map to keyword parameters.
@@ -260,7 +273,7 @@ REQUIRED_OPERANDS = {"layer_norm": 1, "batch_norm": 3, "linear": 2, "conv2d": 2,
 
 # Ops whose result is a view or pure data movement: no arithmetic, never upcast.
 MOVEMENT = {"transpose", "permute", "reshape", "view", "flatten", "expand", "contiguous", "getitem",
-            "cat", "split", "chunk", "pad", "to", "dropout"}
+            "cat", "split", "chunk", "pad", "to", "dropout", "unbind", "tensor_split"}
 
 
 def _call(op, args, attrs):
@@ -341,8 +354,11 @@ def run_variant(variant, device="cpu", seed=123, inputs=None, trace=None):
                 args.append(env[a])
             else:
                 args.append(a)  # number or None
+        attrs = node.get("attrs") or {}
+        if op == "arange":  # no operand to take the device from
+            attrs = dict(attrs, device=device)
         try:
-            r = run_op(op, args, node.get("attrs") or {}, device)
+            r = run_op(op, args, attrs, device)
         except GraphError:
             raise
         except Exception as e:  # torch's own error, made to name the node
@@ -402,6 +418,9 @@ def cost(variant):
         if op in ("matmul", "bmm", "linear"):
             k = ins[0].shape[-1]
             flops += 2 * out * k
+        elif op == "baddbmm":
+            k = ins[1].shape[-1]
+            flops += 2 * out * k
         elif op == "conv2d":
             w = ins[1]
             flops += 2 * out * w.shape[1] * w.shape[2] * w.shape[3]
@@ -409,7 +428,7 @@ def cost(variant):
             q, k, v = ins[:3]
             scores = _numel(q.shape[:-1]) * k.shape[-2]
             flops += 2 * scores * q.shape[-1] + 2 * scores * v.shape[-1] + 5 * scores
-        elif op in ("getitem", "split", "chunk", "view", "reshape", "transpose", "permute",
+        elif op in ("getitem", "split", "chunk", "unbind", "tensor_split", "view", "reshape", "transpose", "permute",
                     "expand", "contiguous", "flatten", "dropout"):
             pass
         else:

@@ -46,7 +46,8 @@ static const char graph_text[] =
 	"  {\"name\": \"k4\", \"shape\": [4, 1, 3, 3], \"dtype\": \"float32\", \"data\": [1, 1, 1, 1, 1, 1, 1, 1, 1,\n"
 	"     2, 2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3, 3, 4, 4, 4, 4, 4, 4, 4, 4, 4]},\n"
 	"  {\"name\": \"k1\", \"shape\": [2, 1, 1, 1], \"dtype\": \"float32\", \"data\": [2, -1]},\n"
-	"  {\"name\": \"b2\", \"shape\": [2], \"dtype\": \"float32\", \"data\": [0.5, 1]}\n"
+	"  {\"name\": \"b2\", \"shape\": [2], \"dtype\": \"float32\", \"data\": [0.5, 1]},\n"
+	"  {\"name\": \"r12\", \"shape\": [1, 1, 2], \"dtype\": \"float32\", \"data\": [1, 2]}\n"
 	" ],\n"
 	" \"nodes\": [\n"
 	"  {\"name\": \"add\", \"op\": \"add\", \"inputs\": [\"x\", \"y\"], \"attrs\": {\"alpha\": 2}},\n"
@@ -78,11 +79,27 @@ static const char graph_text[] =
 	"  {\"name\": \"gl\", \"op\": \"gelu\", \"inputs\": [\"y\"], \"attrs\": {\"approximate\": \"tanh\"}},\n"
 	"  {\"name\": \"pr\", \"op\": \"prelu\", \"inputs\": [\"w\", \"a1\"]},\n"
 	"  {\"name\": \"c4\", \"op\": \"conv2d\", \"inputs\": [\"img\", \"k4\"], \"attrs\": {\"padding\": \"same\"}},\n"
-	"  {\"name\": \"c1\", \"op\": \"conv2d\", \"inputs\": [\"img\", \"k1\", \"b2\"]}\n"
+	"  {\"name\": \"c1\", \"op\": \"conv2d\", \"inputs\": [\"img\", \"k1\", \"b2\"]},\n"
+	"  {\"name\": \"lr\", \"op\": \"leaky_relu\", \"inputs\": [\"w\"], \"attrs\": {\"negative_slope\": 0.5}},\n"
+	"  {\"name\": \"ub\", \"op\": \"unbind\", \"inputs\": [\"x\"], \"attrs\": {\"dim\": -1}},\n"
+	"  {\"name\": \"ub1\", \"op\": \"getitem\", \"inputs\": [\"ub\"], \"attrs\": {\"index\": 1}},\n"
+	"  {\"name\": \"ts\", \"op\": \"tensor_split\", \"inputs\": [\"x\"], \"attrs\": {\"indices\": [2, 1], \"dim\": 1}},\n"
+	"  {\"name\": \"ts2\", \"op\": \"getitem\", \"inputs\": [\"ts\"], \"attrs\": {\"index\": 2}},\n"
+	"  {\"name\": \"tss\", \"op\": \"tensor_split\", \"inputs\": [\"y\"], \"attrs\": {\"sections\": 2}},\n"
+	"  {\"name\": \"tss1\", \"op\": \"getitem\", \"inputs\": [\"tss\"], \"attrs\": {\"index\": 1}},\n"
+	"  {\"name\": \"bd\", \"op\": \"baddbmm\", \"inputs\": [\"bb\", \"q\", \"r12\"], \"attrs\": {\"beta\": 0.5, \"alpha\": 2}},\n"
+	"  {\"name\": \"zz\", \"op\": \"sub\", \"inputs\": [\"bb\", \"bb\"]},\n"
+	"  {\"name\": \"inf\", \"op\": \"rsqrt\", \"inputs\": [\"zz\"]},\n"
+	"  {\"name\": \"nan\", \"op\": \"sub\", \"inputs\": [\"inf\", \"inf\"]},\n"
+	"  {\"name\": \"bd0\", \"op\": \"baddbmm\", \"inputs\": [\"nan\", \"q\", \"r12\"], \"attrs\": {\"beta\": 0}},\n"
+	"  {\"name\": \"ar\", \"op\": \"arange\", \"inputs\": [], \"attrs\": {\"end\": 5}},\n"
+	"  {\"name\": \"arf\", \"op\": \"arange\", \"inputs\": [], \"attrs\": {\"start\": 1, \"end\": 2, \"step\": 0.25}},\n"
+	"  {\"name\": \"arh\", \"op\": \"arange\", \"inputs\": [], \"attrs\": {\"start\": -3, \"end\": 3, \"step\": 2, \"dtype\": \"float16\"}},\n"
+	"  {\"name\": \"ari\", \"op\": \"arange\", \"inputs\": [], \"attrs\": {\"start\": 0.5, \"end\": 3.7, \"step\": 1.5, \"dtype\": \"int32\"}}\n"
 	" ],\n"
 	" \"outputs\": [\"half\", \"flat\", \"sm\", \"mm\", \"lin\", \"ln\", \"cat\", \"pad\", \"sum\", \"mean\", \"wh\",\n"
 	"             \"conv\", \"up\", \"bil\", \"pool\", \"att\", \"hb\", \"hs\", \"sp1\", \"isum\", \"pw\", \"gl\", \"pr\", \"xt\",\n"
-	"             \"c4\", \"c1\"]\n"
+	"             \"c4\", \"c1\", \"lr\", \"ub1\", \"ts2\", \"tss1\", \"bd\", \"bd0\", \"ar\", \"arf\", \"arh\", \"ari\"]\n"
 	"}]}\n";
 
 static double e(double x)
@@ -168,10 +185,24 @@ static void test_known_answers(struct gpu_dev *d)
 		{"c4", 36, {12, 21, 16, 27, 45, 33, 24, 39, 28, 24, 42, 32, 54, 90, 66, 48, 78, 56,
 			    36, 63, 48, 81, 135, 99, 72, 117, 84, 48, 84, 64, 108, 180, 132, 96, 156, 112}, 1e-6},
 		{"c1", 18, {2.5, 4.5, 6.5, 8.5, 10.5, 12.5, 14.5, 16.5, 18.5, 0, -1, -2, -3, -4, -5, -6, -7, -8}, 1e-6},
+		{"lr", 6, {1, 0, -0.5, 2, 1, 0}, 0},
+		{"ub1", 2, {2, 5}, 0},
+		/* tensor_split at [2, 1]: x[:, :2], x[:, 2:1] (empty), x[:, 1:] */
+		{"ts2", 4, {2, 3, 5, 6}, 0},
+		{"tss1", 1, {30}, 0},
+		/* 0.5 * (10, 20) + 2 * (1, 1)^T (1, 2) */
+		{"bd", 4, {7, 14, 7, 14}, 1e-6},
+		/* beta = 0: the NaN input does not reach the result */
+		{"bd0", 4, {1, 2, 1, 2}, 1e-6},
+		{"ar", 5, {0, 1, 2, 3, 4}, 0},
+		{"arf", 4, {1, 1.25, 1.5, 1.75}, 0},
+		{"arh", 3, {-3, -1, 1}, 0},
+		/* int32: ceil(3.2 / 1.5) = 3 elements of trunc(0.5) + i * trunc(1.5) (torch 1.13) */
+		{"ari", 3, {0, 1, 2}, 0},
 	};
 	CHECK(v->n_outputs == (int)(sizeof(want) / sizeof(want[0])), "output count %d", v->n_outputs);
 
-	void *host[32], *dev_in[32], *dev_out[32];
+	void *host[48], *dev_in[48], *dev_out[48];
 	if (inputs_generate(v, INPUTS_PUBLIC_SEED, host, err, sizeof(err))) {
 		CHECK(0, "inputs: %s", err);
 		graph_task_free(t);
@@ -182,7 +213,7 @@ static void test_known_answers(struct gpu_dev *d)
 		dev_in[i] = gpu_alloc(d, bytes);
 		gpu_copy_to_device(d, dev_in[i], host[i], bytes);
 	}
-	size_t ob[32];
+	size_t ob[48];
 	for (int j = 0; j < v->n_outputs; j++) {
 		const struct graph_value *o = &v->values[v->outputs[j]];
 		ob[j] = (size_t)graph_shape_numel(&o->shape) * graph_dtype_size(o->dtype);

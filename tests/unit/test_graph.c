@@ -246,6 +246,101 @@ static void test_cat_split(void)
 	EXPECT(IN1("[6]", "float32"), tup, "ERR: is a tuple");
 }
 
+/* The tuple ops unbind and tensor_split, leaky_relu, baddbmm, arange
+ * (shapes and dtypes checked against torch 1.13). */
+static void test_more_ops(void)
+{
+	EXPECT(IN1("[2,3]", "float16"), NODE("leaky_relu", "[\"x\"]", "{\"negative_slope\":0.2,\"inplace\":true}"),
+	       "float16[2,3]");
+	EXPECT(IN1("[2,3]", "int64"), NODE("leaky_relu", "[\"x\"]", "{}"), "ERR: needs a floating-point tensor");
+	EXPECT(IN1("[2,3]", "float32"), NODE("leaky_relu", "[\"x\"]", "{\"negative_slope\":\"a\"}"),
+	       "ERR: attribute 'negative_slope' must be a number");
+
+	const char *ub = "[{\"name\":\"s\",\"op\":\"unbind\",\"inputs\":[\"x\"],\"attrs\":{\"dim\":-3}},"
+			 "{\"name\":\"r\",\"op\":\"getitem\",\"inputs\":[\"s\"],\"attrs\":{\"index\":1}}]";
+	EXPECT(IN1("[3,2,5,4]", "bfloat16"), ub, "bfloat16[3,5,4]");
+	EXPECT(IN1("[3,2,5,4]", "float32"), NODE("unbind", "[\"x\"]", "{\"dim\":4}"), "ERR: dim 4 is out of range");
+	EXPECT(IN1("[]", "float32"), NODE("unbind", "[\"x\"]", "{}"), "ERR: cannot unbind a 0-dim tensor");
+	const char *ub3 = "[{\"name\":\"s\",\"op\":\"unbind\",\"inputs\":[\"x\"]},"
+			  "{\"name\":\"r\",\"op\":\"getitem\",\"inputs\":[\"s\"],\"attrs\":{\"index\":3}}]";
+	EXPECT(IN1("[3,2]", "float32"), ub3, "ERR: out of range for the 3-tuple 's'");
+
+	/* tensor_split(x, 3, dim=1) of 10: 4, 3, 3; indices [7, 2, -1]: 7, 0, 7, 1 */
+	const char *ts = "[{\"name\":\"s\",\"op\":\"tensor_split\",\"inputs\":[\"x\"],\"attrs\":{\"sections\":3,\"dim\":1}},"
+			 "{\"name\":\"r\",\"op\":\"getitem\",\"inputs\":[\"s\"],\"attrs\":{\"index\":0}}]";
+	EXPECT(IN1("[2,10]", "float32"), ts, "float32[2,4]");
+	const char *ti = "[{\"name\":\"s\",\"op\":\"tensor_split\",\"inputs\":[\"x\"],\"attrs\":{\"indices\":[7,2,-1],\"dim\":-1}},"
+			 "{\"name\":\"r\",\"op\":\"getitem\",\"inputs\":[\"s\"],\"attrs\":{\"index\":2}}]";
+	EXPECT(IN1("[2,10]", "float32"), ti, "float32[2,7]");
+	/* more sections than elements: empty pieces, as PyTorch gives */
+	const char *te = "[{\"name\":\"s\",\"op\":\"tensor_split\",\"inputs\":[\"x\"],\"attrs\":{\"sections\":5}},"
+			 "{\"name\":\"r\",\"op\":\"getitem\",\"inputs\":[\"s\"],\"attrs\":{\"index\":4}}]";
+	EXPECT(IN1("[3]", "int64"), te, "int64[0]");
+	EXPECT(IN1("[2,10]", "float32"), NODE("tensor_split", "[\"x\"]", "{\"sections\":0}"), "ERR: sections must be 1..");
+	EXPECT(IN1("[2,10]", "float32"), NODE("tensor_split", "[\"x\"]", "{\"sections\":2,\"indices\":[1]}"),
+	       "ERR: exactly one of 'sections' and 'indices'");
+	EXPECT(IN1("[2,10]", "float32"), NODE("tensor_split", "[\"x\"]", "{}"), "ERR: exactly one of");
+
+	const char *in3 = "[{\"name\":\"x\",\"shape\":[6,1,9],\"dtype\":\"float16\"},"
+			  "{\"name\":\"y\",\"shape\":[6,5,4],\"dtype\":\"float16\"},"
+			  "{\"name\":\"z\",\"shape\":[6,4,9],\"dtype\":\"float16\"}]";
+	EXPECT(in3, NODE("baddbmm", "[\"x\",\"y\",\"z\"]", "{\"beta\":0,\"alpha\":0.125}"), "float16[6,5,9]");
+	EXPECT(in3, NODE("baddbmm", "[\"y\",\"y\",\"z\"]", "{}"), "ERR: do not broadcast");
+	EXPECT(in3, NODE("baddbmm", "[\"x\",\"z\",\"y\"]", "{}"), "ERR: must be [b, n, m] and [b, m, p]");
+	EXPECT(in3, NODE("baddbmm", "[\"x\",\"y\"]", "{}"), "ERR: takes 3 operands, got 2");
+	const char *mix = "[{\"name\":\"x\",\"shape\":[9],\"dtype\":\"float32\"},"
+			  "{\"name\":\"y\",\"shape\":[6,5,4],\"dtype\":\"float16\"},"
+			  "{\"name\":\"z\",\"shape\":[6,4,9],\"dtype\":\"float16\"}]";
+	EXPECT(mix, NODE("baddbmm", "[\"x\",\"y\",\"z\"]", "{}"), "ERR: baddbmm does not promote");
+
+	/* arange: int64 from ints, float32 once any bound is a float */
+	const char *one = IN1("[1]", "float32");
+	const char *ar = "[{\"name\":\"r\",\"op\":\"arange\",\"inputs\":[],\"attrs\":%s},"
+			 "{\"name\":\"u\",\"op\":\"add\",\"inputs\":[\"x\",1]}]";
+	static const struct {
+		const char *attrs, *want;
+	} arc[] = {
+		{"{\"end\":10}", "int64[10]"},
+		{"{\"start\":1,\"end\":2,\"step\":0.3}", "float32[4]"},
+		{"{\"end\":5.0}", "float32[5]"},
+		{"{\"start\":10,\"end\":0,\"step\":-3}", "int64[4]"},
+		{"{\"end\":7,\"dtype\":\"float16\"}", "float16[7]"},
+		{"{\"start\":2,\"end\":2}", "int64[0]"},
+		/* integer dtypes truncate the bounds; int64 computes the length from
+		 * them, int32 from the numbers as given (torch 1.13) */
+		{"{\"start\":0.5,\"end\":3.7,\"dtype\":\"int64\"}", "int64[3]"},
+		{"{\"start\":0.5,\"end\":3.7,\"dtype\":\"int32\"}", "int32[4]"},
+		{"{\"end\":3,\"step\":0.5,\"dtype\":\"int64\"}", "ERR: step must be nonzero"},
+		{"{\"end\":5,\"step\":0}", "ERR: step must be nonzero"},
+		{"{\"start\":5,\"end\":0}", "ERR: inconsistent with step sign"},
+		{"{\"start\":1}", "ERR: missing attribute 'end'"},
+		{"{\"end\":3,\"dtype\":\"bool\"}", "ERR: dtype bool is not supported"},
+	};
+	for (size_t i = 0; i < sizeof(arc) / sizeof(arc[0]); i++) {
+		char nodes[512], got[GRAPH_ERR_LEN + 8];
+		snprintf(nodes, sizeof(nodes), ar, arc[i].attrs);
+		/* the graph's output is r; u keeps x used */
+		char doc[2048], err[GRAPH_ERR_LEN];
+		struct graph_task *t;
+		snprintf(doc, sizeof(doc),
+			 "{\"id\":\"t\",\"summary\":\"s\",\"variants\":[{\"name\":\"v\",\"inputs\":%s,"
+			 "\"nodes\":%s,\"outputs\":[\"r\",\"u\"]}]}", one, nodes);
+		if (graph_load_buffer("g.json", doc, strlen(doc), &t, err, sizeof(err))) {
+			snprintf(got, sizeof(got), "ERR: %s", err);
+		} else {
+			const struct graph_value *o = &t->variants[0].values[t->variants[0].outputs[0]];
+			char sb[200];
+			snprintf(got, sizeof(got), "%s%s", graph_dtype_name(o->dtype), graph_shape_str(&o->shape, sb, sizeof(sb)));
+			graph_task_free(t);
+		}
+		int ok = strncmp(arc[i].want, "ERR:", 4) == 0 ? strncmp(got, "ERR:", 4) == 0 && strstr(got, arc[i].want + 5)
+							       : strcmp(got, arc[i].want) == 0;
+		CHECK(ok, "arange %s: want '%s', got '%s'", arc[i].attrs, arc[i].want, got);
+	}
+	EXPECT(one, "[{\"name\":\"r\",\"op\":\"arange\",\"inputs\":[\"x\"],\"attrs\":{\"end\":3}}]",
+	       "ERR: takes 0 operands, got 1");
+}
+
 static void test_structure(void)
 {
 	char got[GRAPH_ERR_LEN + 8];
@@ -349,6 +444,7 @@ int main(void)
 	test_spatial_and_reduce();
 	test_views();
 	test_cat_split();
+	test_more_ops();
 	test_structure();
 	test_render();
 	printf("%d passed, %d failed\n", passed, failed);

@@ -419,7 +419,16 @@ static void test_functional(void)
 	NODE(5, "{\"name\":\"tmp_4\",\"op\":\"chunk\",\"inputs\":[\"v\"],\"attrs\":{\"chunks\":2,\"dim\":1}}");
 	BODY_ERR("tmp_0 = torch.chunk(v, 2)\nreturn (tmp_0,)", "t/model.py:6: return value 1: tmp_0 is a tuple");
 	BODY_ERR("tmp_0 = torch.chunk(v, 2)\ntmp_1 = tmp_0 + 1\nreturn (tmp_1,)", "tmp_0 is a tuple");
-	BODY_ERR("tmp_0, tmp_1 = torch.chunk(v, 2)\nreturn (tmp_1,)", "unpacking a split/chunk result");
+	/* unpacking a tuple op: a getitem per name; the count is checked once
+	 * the graph knows the tuple's length */
+	BODY_OK("tmp_0, tmp_1 = torch.chunk(v, 2)\nreturn (tmp_1, tmp_0)");
+	NODE(0, "{\"name\":\"tmp_0_chunk\",\"op\":\"chunk\",\"inputs\":[\"v\"],\"attrs\":{\"chunks\":2}}");
+	NODE(1, "{\"name\":\"tmp_0\",\"op\":\"getitem\",\"inputs\":[\"tmp_0_chunk\"],\"attrs\":{\"index\":[0]}}");
+	NODE(2, "{\"name\":\"tmp_1\",\"op\":\"getitem\",\"inputs\":[\"tmp_0_chunk\"],\"attrs\":{\"index\":[1]}}");
+	BODY_ERR("tmp_0, tmp_1 = torch.chunk(v, 4, 1)\nreturn (tmp_1,)",
+		 "t/model.py:5: cannot unpack the 4 tensors of tmp_0_chunk (chunk) into 2 names in variant 'float32_0'");
+	BODY_ERR("tmp_0 = torch.chunk(v, 2)\na, b = tmp_0\nc, d = tmp_0\nreturn (a, d)",
+		 "t/model.py:7: tmp_0 is unpacked a second time (first at line 6)");
 	BODY_ERR("tmp_0 = torch.chunk(v, 2)[0:1]\nreturn (tmp_0,)", "can only be indexed with one int");
 }
 
@@ -757,6 +766,111 @@ static void test_model_name(void)
 	CHECK(!strcmp(import_model_name("h14_albert", b, 4), "alb"), "%s", b);
 }
 
+/* The calls mapped to unbind, tensor_split, leaky_relu, baddbmm and arange,
+ * and conv1d lowered to conv2d over a unit height. */
+static void test_more_calls(void)
+{
+	BODY_OK("q, k, w2 = v.reshape(2, 8, 2, 8).unbind(-2)[0], v.unbind(1)[7], torch.unbind(v)\n"
+		"p0, p1 = w2\nreturn (q, k, p1)");
+	NODE(0, "{\"name\":\"q_reshape\",\"op\":\"reshape\",\"inputs\":[\"v\"],\"attrs\":{\"shape\":[2,8,2,8]}}");
+	NODE(1, "{\"name\":\"q_unbind\",\"op\":\"unbind\",\"inputs\":[\"q_reshape\"],\"attrs\":{\"dim\":-2}}");
+	NODE(2, "{\"name\":\"q\",\"op\":\"getitem\",\"inputs\":[\"q_unbind\"],\"attrs\":{\"index\":[0]}}");
+	NODE(3, "{\"name\":\"q_unbind_1\",\"op\":\"unbind\",\"inputs\":[\"v\"],\"attrs\":{\"dim\":1}}");
+	NODE(5, "{\"name\":\"w2\",\"op\":\"unbind\",\"inputs\":[\"v\"]}");
+	NODE(6, "{\"name\":\"p1\",\"op\":\"getitem\",\"inputs\":[\"w2\"],\"attrs\":{\"index\":[1]}}");
+	/* timm's q, k, v = qkv.unbind(0) */
+	BODY_OK("tmp_0 = v.reshape(2, 4, 2, 16)\nq, k, w2, u = tmp_0.permute(1, 0, 2, 3).unbind(0)\nreturn (w2, q)");
+	NODE(2, "{\"name\":\"q_unbind\",\"op\":\"unbind\",\"inputs\":[\"q_permute\"],\"attrs\":{\"dim\":0}}");
+	NODE(3, "{\"name\":\"q\",\"op\":\"getitem\",\"inputs\":[\"q_unbind\"],\"attrs\":{\"index\":[0]}}");
+	NODE(4, "{\"name\":\"w2\",\"op\":\"getitem\",\"inputs\":[\"q_unbind\"],\"attrs\":{\"index\":[2]}}");
+	CHECK(strstr(warnings, "k (getitem) is never used") && strstr(warnings, "u (getitem) is never used"),
+	      "unused unpacked names are dropped with a warning: %s", warnings);
+	/* too many names: the getitem past the end says so; too few: the count check */
+	BODY_ERR("tmp_0 = v.reshape(2, 2, 4, 16)\nq, k, w2 = tmp_0.unbind(0)\nreturn (w2,)",
+		 "node 'w2' (getitem): index 2 is out of range for the 2-tuple 'q_unbind' (at t/model.py:6)");
+	BODY_ERR("tmp_0 = v.reshape(2, 2, 4, 16)\nq, k = tmp_0.unbind(2)\nreturn (k,)",
+		 "t/model.py:6: cannot unpack the 4 tensors of q_unbind (unbind) into 2 names");
+	BODY_ERR("tmp_0 = v.unbind(3)\ntmp_1 = tmp_0[0]\nreturn (tmp_1,)", "dim 3 is out of range for a 3-dim tensor");
+	BODY_ERR("tmp_0 = v.unbind(dim=1.0)\nreturn (tmp_0[0],)", "Tensor.unbind argument 'dim': expected an int");
+	BODY_ERR("tmp_0 = v.unbind(0)\nreturn (tmp_0,)", "tmp_0 is a tuple");
+
+	BODY_OK("tmp_0 = v.tensor_split(2, -1)\ntmp_1 = torch.tensor_split(v, [1, 5], dim=1)[2]\n"
+		"tmp_2 = v.tensor_split(sections=3)\ntmp_3 = torch.tensor_split(v, indices=(4,))\n"
+		"return (tmp_0[1], tmp_1, tmp_2[0], tmp_3[1])");
+	NODE(0, "{\"name\":\"tmp_0\",\"op\":\"tensor_split\",\"inputs\":[\"v\"],\"attrs\":{\"sections\":2,\"dim\":-1}}");
+	NODE(1, "{\"name\":\"tmp_1_tensor_split\",\"op\":\"tensor_split\",\"inputs\":[\"v\"],"
+		"\"attrs\":{\"indices\":[1,5],\"dim\":1}}");
+	NODE(3, "{\"name\":\"tmp_2\",\"op\":\"tensor_split\",\"inputs\":[\"v\"],\"attrs\":{\"sections\":3}}");
+	NODE(4, "{\"name\":\"tmp_3\",\"op\":\"tensor_split\",\"inputs\":[\"v\"],\"attrs\":{\"indices\":[4]}}");
+	BODY_ERR("tmp_0 = v.tensor_split()\nreturn (tmp_0[0],)", "Tensor.tensor_split: needs exactly one of");
+	BODY_ERR("tmp_0 = v.tensor_split(2, sections=2)\nreturn (tmp_0[0],)", "needs exactly one of");
+	BODY_ERR("tmp_0 = v.tensor_split(2.5)\nreturn (tmp_0[0],)", "'indices_or_sections': expected an int or a tuple");
+	BODY_ERR("tmp_0 = v.tensor_split([1, None])\nreturn (tmp_0[0],)", "expected an int or a tuple of ints");
+	BODY_ERR("tmp_0 = v.tensor_split(0)\nreturn (tmp_0[0],)",
+		 "node 'tmp_0' (tensor_split): sections must be 1..1024, not 0 (at t/model.py:5)");
+
+	BODY_OK("tmp_0 = torch.nn.functional.leaky_relu(x, 0.1, True)\ntmp_1 = torch.nn.functional.leaky_relu(y)\n"
+		"tmp_2 = torch._C._nn.leaky_relu(y, negative_slope=2)\ntmp_3 = torch.nn.functional.leaky_relu_(tmp_2, 0.5)\n"
+		"return (x, tmp_1, tmp_2)");
+	NODE(0, "{\"name\":\"tmp_0\",\"op\":\"leaky_relu\",\"inputs\":[\"x\"],"
+		"\"attrs\":{\"negative_slope\":0.1,\"inplace\":true}}");
+	NODE(1, "{\"name\":\"tmp_1\",\"op\":\"leaky_relu\",\"inputs\":[\"y\"]}");
+	NODE(2, "{\"name\":\"tmp_2\",\"op\":\"leaky_relu\",\"inputs\":[\"y\"],\"attrs\":{\"negative_slope\":2.0}}");
+	/* in place: x and tmp_2 name the new values */
+	NODE(3, "{\"name\":\"tmp_3\",\"op\":\"leaky_relu\",\"inputs\":[\"tmp_2\"],\"attrs\":{\"negative_slope\":0.5}}");
+	OUTPUTS("[\"tmp_0\",\"tmp_1\",\"tmp_3\"]");
+	BODY_ERR("tmp_0 = torch.nn.functional.leaky_relu(x, 'a')\nreturn tmp_0",
+		 "torch.nn.functional.leaky_relu argument 'negative_slope': expected a number");
+	BODY_ERR("tmp_0 = torch.nn.functional.leaky_relu(i)\nreturn tmp_0", "needs a floating-point tensor");
+	BODY_ERR("tmp_0 = torch.nn.functional.leaky_relu(x, slope=0.1)\nreturn tmp_0", "unknown keyword argument 'slope'");
+
+	/* conv1d: [N, C, L] -> conv2d over [N, C, 1, L] */
+	BODY_OK("tmp_0 = torch.conv1d(v, v, None, (3,), (2,), (1,), 1)\n"
+		"tmp_1 = torch.nn.functional.conv1d(v, v, stride=2, padding='same', dilation=2)\nreturn (tmp_0,)");
+	NODE(0, "{\"name\":\"tmp_0_getitem\",\"op\":\"getitem\",\"inputs\":[\"v\"],"
+		"\"attrs\":{\"index\":[\"...\",null,[null,null,null]]}}");
+	NODE(1, "{\"name\":\"tmp_0_getitem_1\",\"op\":\"getitem\",\"inputs\":[\"v\"],"
+		"\"attrs\":{\"index\":[\"...\",null,[null,null,null]]}}");
+	NODE(2, "{\"name\":\"tmp_0_conv2d\",\"op\":\"conv2d\",\"inputs\":[\"tmp_0_getitem\",\"tmp_0_getitem_1\",null],"
+		"\"attrs\":{\"stride\":[1,3],\"padding\":[0,2],\"dilation\":[1,1],\"groups\":1}}");
+	NODE(3, "{\"name\":\"tmp_0\",\"op\":\"getitem\",\"inputs\":[\"tmp_0_conv2d\"],"
+		"\"attrs\":{\"index\":[\"...\",0,[null,null,null]]}}");
+	BODY_OK("tmp_1 = torch.nn.functional.conv1d(v, v, padding='same', dilation=2)\nreturn (tmp_1,)");
+	NODE(2, "{\"name\":\"tmp_1_conv2d\",\"op\":\"conv2d\",\"inputs\":[\"tmp_1_getitem\",\"tmp_1_getitem_1\"],"
+		"\"attrs\":{\"padding\":\"same\",\"dilation\":[1,2]}}");
+	BODY_ERR("tmp_0 = torch.conv1d(v, v, None, (1, 2))\nreturn tmp_0",
+		 "torch.conv1d argument 'stride': expected an int or a 1-tuple of ints");
+	BODY_ERR("tmp_0 = torch.conv1d(v, g)\nreturn tmp_0", "(conv2d)");
+	BODY_ERR("tmp_0 = torch.conv1d(v)\nreturn tmp_0", "torch.conv1d: missing argument 'weight'");
+
+	BODY_OK("tmp_0 = v.transpose(1, 2)\ntmp_1 = g.baddbmm(batch1 = tmp_0, batch2 = v, beta = 1.0, alpha = 0.125)\n"
+		"tmp_2 = torch.baddbmm(g, tmp_0, v, beta=0)\nreturn (tmp_1, tmp_2)");
+	NODE(1, "{\"name\":\"tmp_1\",\"op\":\"baddbmm\",\"inputs\":[\"g\",\"tmp_0\",\"v\"],"
+		"\"attrs\":{\"beta\":1.0,\"alpha\":0.125}}");
+	NODE(2, "{\"name\":\"tmp_2\",\"op\":\"baddbmm\",\"inputs\":[\"g\",\"tmp_0\",\"v\"],\"attrs\":{\"beta\":0}}");
+	BODY_ERR("tmp_0 = torch.baddbmm(g, v, v)\nreturn tmp_0", "must be [b, n, m] and [b, m, p]");
+	BODY_ERR("tmp_0 = torch.baddbmm(g, v, v, 1.0)\nreturn tmp_0", "takes at most 3 positional arguments");
+	BODY_ERR("tmp_0 = torch.baddbmm(g, v, v, alpha='x')\nreturn tmp_0", "argument 'alpha': expected a number");
+
+	BODY_OK("tmp_0 = torch.arange(16)\ntmp_1 = tmp_0.to(device(type='cuda', index=0))\ntmp_2 = g * tmp_1\n"
+		"tmp_3 = torch.arange(1, 9, device = device(type='cuda', index=0), dtype = torch.int32)\n"
+		"tmp_4 = torch.arange(0.0, 1.0, 0.0625, dtype=None)\ntmp_5 = torch.arange(start=16, end=0, step=-1)\n"
+		"tmp_6 = torch.arange(2, end=18)\nreturn (tmp_2, tmp_3, tmp_4, tmp_5, tmp_6)");
+	NODE(0, "{\"name\":\"tmp_0\",\"op\":\"arange\",\"inputs\":[],\"attrs\":{\"end\":16}}");
+	NODE(1, "{\"name\":\"tmp_2\",\"op\":\"mul\",\"inputs\":[\"g\",\"tmp_0\"]}");
+	NODE(2, "{\"name\":\"tmp_3\",\"op\":\"arange\",\"inputs\":[],\"attrs\":{\"start\":1,\"end\":9,\"dtype\":\"int32\"}}");
+	NODE(3, "{\"name\":\"tmp_4\",\"op\":\"arange\",\"inputs\":[],\"attrs\":{\"start\":0.0,\"end\":1.0,\"step\":0.0625}}");
+	NODE(4, "{\"name\":\"tmp_5\",\"op\":\"arange\",\"inputs\":[],\"attrs\":{\"start\":16,\"end\":0,\"step\":-1}}");
+	NODE(5, "{\"name\":\"tmp_6\",\"op\":\"arange\",\"inputs\":[],\"attrs\":{\"start\":2,\"end\":18}}");
+	BODY_ERR("tmp_0 = torch.arange()\nreturn tmp_0", "torch.arange: missing argument 'end'");
+	BODY_ERR("tmp_0 = torch.arange(0, 4, 1, 2)\nreturn tmp_0", "takes at most 3 positional arguments");
+	BODY_ERR("tmp_0 = torch.arange(x)\nreturn tmp_0", "torch.arange argument 'end': expected a number, got a tensor");
+	BODY_ERR("tmp_0 = torch.arange(4, out=x)\nreturn tmp_0", "unknown keyword argument 'out' for torch.arange");
+	BODY_ERR("tmp_0 = torch.arange(4, dtype='float')\nreturn tmp_0", "argument 'dtype': expected a dtype");
+	BODY_ERR("tmp_0 = torch.arange(0, 4, 0)\nreturn tmp_0", "node 'tmp_0' (arange): step must be nonzero (at t/model.py:5)");
+	BODY_ERR("tmp_0 = torch.arange(4, 0)\nreturn tmp_0", "inconsistent with step sign");
+}
+
 int main(void)
 {
 	test_basic();
@@ -765,6 +879,7 @@ int main(void)
 	test_rebinding();
 	test_functional();
 	test_methods();
+	test_more_calls();
 	test_subscripts();
 	test_statements();
 	test_meta_errors();
