@@ -568,9 +568,9 @@ int jail_compile(const char *rw_dir, int device_stubs, int cpu_s, struct jail_in
 		if (want == JAIL_LIMITS)
 			snprintf(why, sizeof why, "PASSFS_JAIL=limits");
 		else if (want == JAIL_LANDLOCK)
-			snprintf(why, sizeof why, "PASSFS_JAIL=landlock, %s", why2);
+			snprintf(why, sizeof why, "PASSFS_JAIL=landlock, %.200s", why2);
 		else
-			snprintf(why + strlen(why), sizeof why - strlen(why), "; %s", why2);
+			snprintf(why + strlen(why), sizeof why - strlen(why), "; %.200s", why2);
 		say(info->note, sizeof info->note,
 		    "compile jail: no namespaces and no Landlock (%s): the compilers can read what this user can; "
 		    "only limits, no capabilities and an empty environment hold", why);
