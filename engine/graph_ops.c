@@ -1262,12 +1262,17 @@ static int infer_cat(struct icx *x)
 	return set_result(x, result_type(x, 0, x->n->n_operands), &r);
 }
 
-static int split_into(struct icx *x, const int64_t *sizes, int cnt, int64_t dim)
+/* The results of a split along dim: cnt pieces of sizes[i] (starting at
+ * starts[i] when given: tensor_split's pieces may overlap or be empty).
+ * Returns 0, or -1 with the error set. */
+static int split_into(struct icx *x, const int64_t *starts, const int64_t *sizes, int cnt, int64_t dim)
 {
 	const struct graph_value *t = opv(x, 0);
 	if (cnt > GRAPH_MAX_RESULTS)
 		return gerr(x->c, "would produce %d tensors; at most %d allowed", cnt, GRAPH_MAX_RESULTS);
 	aset_int(x, "dim", dim);
+	if (starts)
+		aset_ints(x, "starts", starts, cnt);
 	aset_ints(x, "sizes", sizes, cnt);
 	for (int i = 0; i < cnt; i++) {
 		struct graph_shape r = t->shape;
@@ -1323,7 +1328,7 @@ static int infer_split(struct icx *x)
 				    (long long)sum, (long long)dim, t->name, shp(&t->shape, b1), (long long)n);
 		}
 	}
-	rc = split_into(x, sizes, cnt, dim);
+	rc = split_into(x, NULL, sizes, cnt, dim);
 	free(sizes);
 	return rc;
 }
@@ -1349,7 +1354,7 @@ static int infer_chunk(struct icx *x)
 		for (int64_t at = 0; at < n; at += each)
 			sizes[cnt++] = at + each <= n ? each : n - at;
 	}
-	return split_into(x, sizes, cnt, dim);
+	return split_into(x, NULL, sizes, cnt, dim);
 }
 
 /* unbind: one result per index along dim, with that dim dropped.  Returns 0,
@@ -1431,17 +1436,7 @@ static int infer_tensor_split(struct icx *x)
 			from = to;
 		}
 	}
-	aset_int(x, "dim", dim);
-	aset_ints(x, "starts", starts, cnt);
-	aset_ints(x, "sizes", sizes, cnt);
-	for (int i = 0; i < cnt; i++) {
-		struct graph_shape r = t->shape;
-		r.d[dim] = sizes[i];
-		if (set_result(x, t->dtype, &r))
-			return -1;
-	}
-	x->n->is_tuple = 1;
-	return 0;
+	return split_into(x, starts, sizes, cnt, dim);
 }
 
 /* arange: no operands; ceil((end - start) / step) elements.  The dtype is
