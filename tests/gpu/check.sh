@@ -41,7 +41,10 @@
 #   8 cheats     tests/cli/cheats.sh with BACKEND=cuda: the hack suite's GPU
 #                expectations (c08's late kernel timed, %globaltimer refused,
 #                the host memory flood stopped by RLIMIT_DATA, ...)
-#   9 anchor     tests/gpu/anchor.py: passfs eager vs PyTorch eager and
+#   9 truth      tests/cli/reward_truth.sh with BACKEND=cuda (5 bf16 runs), and
+#                the launch forms (templated helper, #undef'd macro, kernel
+#                table: kernels found by their exported symbols) verdict ok
+#  10 anchor     tests/gpu/anchor.py: passfs eager vs PyTorch eager and
 #                torch.compile on 8 tasks (outputs compared, 25 + 100 trials)
 # Then a summary, and the anchor's table; with OUT set, both go to
 # $OUT/gpu-check.txt and every step's log to $OUT/logs/.
@@ -357,6 +360,19 @@ PY
 	return $rc
 }
 
+# Reward truth and the launch forms on the real driver: the constant and
+# scaled passes never ok, the bf16 one-ulp pass ok (5 runs here), and the
+# templated, macro and kernel-table launches ok (kernels found by symbol).
+s_truth() {
+	local rc=0
+	BACKEND=cuda TRUTH_RUNS=5 PASSFS=$PASSFS bash tests/cli/reward_truth.sh || rc=1
+	for p in launch_template launch_macro launch_table; do
+		eval_json "$LOGS/$p.json" --pass tests/passes/$p.c || rc=1
+		/usr/bin/python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); print(sys.argv[2], r["verdict"], r["score"], "|", r["message"][:150]); sys.exit(0 if r["verdict"] == "ok" else 1)' "$LOGS/$p.json" "$p" || rc=1
+	done
+	return $rc
+}
+
 s_anchor() {
 	local deadline=$1
 	"$PYTHON" tests/gpu/anchor.py --passfs "$PASSFS" --deadline "$deadline" --table "$LOGS/anchor.txt"
@@ -366,7 +382,7 @@ s_anchor() {
 
 echo "passfs device check: $(date -u +%FT%TZ), budget ${BUDGET}s, logs in $LOGS"
 export REPO BUILD PREBUILT JOBS PASSFS LOGS PYTHON
-export -f s_env s_build s_device eval_json s_sandbox s_speed s_modload s_verdicts s_gpu_passes s_cheats s_anchor
+export -f s_env s_build s_device eval_json s_sandbox s_speed s_modload s_verdicts s_gpu_passes s_cheats s_truth s_anchor
 step env 30 0 s_env
 step build 180 0 s_build
 [ "${results[-1]}" = ok ] && built=1
@@ -377,6 +393,7 @@ step modload 45 1 s_modload
 step verdicts 150 1 s_verdicts
 step gpu-passes 90 1 s_gpu_passes
 step cheats 50 1 s_cheats
+step truth 40 1 s_truth
 # the anchor gets what is left, less a margin for the summary; torch.compile
 # stops starting new variants 20 s before its own limit
 left=$((BUDGET - $(elapsed) - 10))
