@@ -1267,10 +1267,13 @@ static int compare_set(struct ctx *c, int pass_slot, int eager_set, int *poisone
 			worst = cmp.min_t;
 		/* A counted level no tighter than a constant's proves nothing
 		 * (at t >= 0 every constant near eager's range passes; the
-		 * level rule already covers those). */
+		 * level rule already covers those).  Where even t = -10 cannot
+		 * tell eager from a constant (every value within 1e-10 of zero:
+		 * a degenerate output), no pass could be closer: the rule does
+		 * not apply, and nothing can be verified there. */
 		if (bl && bl->output < 0 && cmp.min_t <= COUNTED_T) {
 			int b = eval_blind_t(x->dtype, e, (size_t)graph_shape_numel(&x->shape));
-			if (b != SCORE_T_NEVER && cmp.min_t >= b) {
+			if (b != SCORE_T_NEVER && b > SCORE_T_MIN && cmp.min_t >= b) {
 				bl->output = o;
 				bl->blind_t = b;
 				bl->pass_t = cmp.min_t;
