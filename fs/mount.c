@@ -789,6 +789,24 @@ static int name_ok(const char *name)
 	return n > 0 && n <= 255 && strchr(name, '/') == NULL && strcmp(name, ".") && strcmp(name, "..");
 }
 
+/* Why directory p cannot take a new entry `name` (create, mkdir): ENOENT,
+ * ENOTDIR, root_err for the root (which holds no entries of the user's),
+ * ENAMETOOLONG or EINVAL for the name; 0 when it can. */
+static int new_entry_err(const struct node *p, const char *name, int root_err)
+{
+	if (p == NULL)
+		return ENOENT;
+	if (!is_dir(p))
+		return ENOTDIR;
+	if (p->task < 0)
+		return root_err;
+	if (!dir_alive(p))
+		return ENOENT;
+	if (!name_ok(name))
+		return strlen(name) > 255 ? ENAMETOOLONG : EINVAL;
+	return 0;
+}
+
 /* The row index named `name` in task_rows, or -1. */
 static int row_index(const char *name)
 {
@@ -1582,17 +1600,7 @@ static void op_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_
 	struct node *n = NULL;
 	pthread_mutex_lock(&m->lock);
 	struct node *p = node_get(m, parent);
-	if (p == NULL)
-		err = ENOENT;
-	else if (!is_dir(p))
-		err = ENOTDIR;
-	else if (p->task < 0)
-		err = EACCES;           /* the root holds no files of yours */
-	else if (!dir_alive(p))
-		err = ENOENT;
-	else if (!name_ok(name))
-		err = strlen(name) > 255 ? ENAMETOOLONG : EINVAL;
-	if (err)
+	if ((err = new_entry_err(p, name, EACCES)) != 0)
 		goto fail;
 	int task = p->task;
 	struct mtask *t = &m->t[task];
@@ -1872,24 +1880,17 @@ static void op_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t
 	char *nm = NULL;
 	pthread_mutex_lock(&m->lock);
 	struct node *p = node_get(m, parent);
-	if (p == NULL)
-		err = ENOENT;
-	else if (!is_dir(p))
-		err = ENOTDIR;
-	else if (p->task < 0)
-		err = EPERM;
-	else if (!dir_alive(p))
-		err = ENOENT;
-	else if (!name_ok(name))
-		err = strlen(name) > 255 ? ENAMETOOLONG : EINVAL;
-	else if (dir_find(m, p, name))
-		err = EEXIST;
-	else if (is_pass_name(p, name))
-		err = EPERM;
-	else if (m->t[p->task].nentries >= SCRATCH_MAX_ENTRIES)
-		err = ENOSPC;
-	else if ((nm = strdup(name)) == NULL || (n = node_new(m, 0, &sdir_row, p->task)) == NULL)
-		err = ENOMEM;
+	err = new_entry_err(p, name, EPERM);
+	if (err == 0) {
+		if (dir_find(m, p, name))
+			err = EEXIST;
+		else if (is_pass_name(p, name))
+			err = EPERM;
+		else if (m->t[p->task].nentries >= SCRATCH_MAX_ENTRIES)
+			err = ENOSPC;
+		else if ((nm = strdup(name)) == NULL || (n = node_new(m, 0, &sdir_row, p->task)) == NULL)
+			err = ENOMEM;
+	}
 	if (err) {
 		pthread_mutex_unlock(&m->lock);
 		free(nm);
