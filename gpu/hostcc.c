@@ -1292,6 +1292,15 @@ static int compiler_words(char **words, int max, char *store, size_t storelen)
 	return n;
 }
 
+/* The compiler command split into words[] (*nw of them; at most max) and
+ * its program found on PATH: malloc'd, or NULL when there are no words or
+ * no such program. */
+static char *compiler_find(char **words, int max, char *store, size_t storelen, int *nw)
+{
+	*nw = compiler_words(words, max, store, storelen);
+	return *nw > 0 ? find_program(words[0]) : NULL;
+}
+
 /* The compiler's whole environment: a fixed one, never the caller's (a
  * daemon's environment holds tokens and keys, and a compiler can be made to
  * quote /proc/self/environ).  PATH for the driver's helpers, C messages
@@ -1623,8 +1632,8 @@ int hostcc_pch_prepare(int device_stubs, const char *include_dir, char *out, siz
 	char store[1024];
 	char *words[16];
 	const char *cg[24];
-	int nw = compiler_words(words, 16, store, sizeof store);
-	char *prog = nw > 0 ? find_program(words[0]) : NULL;
+	int nw;
+	char *prog = compiler_find(words, 16, store, sizeof store, &nw);
 	char **env = prog != NULL ? child_env() : NULL;
 	int rc = -1;
 	code_flags(device_stubs, cg);
@@ -1640,8 +1649,8 @@ int hostcc_compiler_path(char *out, size_t outlen)
 {
 	char store[1024];
 	char *words[16];
-	int nw = compiler_words(words, 16, store, sizeof store);
-	char *prog = nw > 0 ? find_program(words[0]) : NULL;
+	int nw;
+	char *prog = compiler_find(words, 16, store, sizeof store, &nw);
 	if (prog == NULL)
 		return -1;
 	int n = snprintf(out, outlen, "%s", prog);
@@ -1718,8 +1727,8 @@ enum hostcc_status hostcc_compile(const struct hostcc_request *req, struct hostc
 
 	char store[1024];
 	char *words[16];
-	int nw = compiler_words(words, 16, store, sizeof store);
-	if (nw == 0 || (prog = find_program(words[0])) == NULL) {
+	int nw;
+	if ((prog = compiler_find(words, 16, store, sizeof store, &nw)) == NULL) {
 		snprintf(err, errlen, "%s: no host C++ compiler: '%s' not found (set PASSFS_CXX)", label,
 			 nw ? words[0] : "");
 		goto done;
@@ -1801,8 +1810,8 @@ int hostcc_compiler_version(char *out, size_t len)
 {
 	char store[1024];
 	char *words[16];
-	int nw = compiler_words(words, 15, store, sizeof store);
-	char *prog = nw > 0 ? find_program(words[0]) : NULL;
+	int nw;
+	char *prog = compiler_find(words, 15, store, sizeof store, &nw);
 	if (prog == NULL) {
 		snprintf(out, len, "'%s' not found (set PASSFS_CXX)", nw ? words[0] : "");
 		return -1;
