@@ -46,44 +46,41 @@
  * JSON. */
 #define EV_HEAD_BYTES (4 * 2 + 4 * 5 + 8 * 5 + 4 * EV_NSTR)
 
+/* n bytes of v at p, least significant first; and back. */
+static void put_le(unsigned char *p, uint64_t v, int n)
+{
+	for (int i = 0; i < n; i++)
+		p[i] = (unsigned char)(v >> (8 * i));
+}
+
+static uint64_t get_le(const unsigned char *p, int n)
+{
+	uint64_t v = 0;
+	for (int i = 0; i < n; i++)
+		v |= (uint64_t)p[i] << (8 * i);
+	return v;
+}
+
 static void put_u32(unsigned char *p, uint32_t v)
 {
-	for (int i = 0; i < 4; i++)
-		p[i] = (unsigned char)(v >> (8 * i));
+	put_le(p, v, 4);
 }
 
 static uint32_t get_u32(const unsigned char *p)
 {
-	uint32_t v = 0;
-	for (int i = 0; i < 4; i++)
-		v |= (uint32_t)p[i] << (8 * i);
-	return v;
-}
-
-static void put_u64(unsigned char *p, uint64_t v)
-{
-	for (int i = 0; i < 8; i++)
-		p[i] = (unsigned char)(v >> (8 * i));
-}
-
-static uint64_t get_u64(const unsigned char *p)
-{
-	uint64_t v = 0;
-	for (int i = 0; i < 8; i++)
-		v |= (uint64_t)p[i] << (8 * i);
-	return v;
+	return (uint32_t)get_le(p, 4);
 }
 
 static void put_f64(unsigned char *p, double d)
 {
 	uint64_t v;
 	memcpy(&v, &d, 8);
-	put_u64(p, v);
+	put_le(p, v, 8);
 }
 
 static double get_f64(const unsigned char *p)
 {
-	uint64_t v = get_u64(p);
+	uint64_t v = get_le(p, 8);
 	double d;
 	memcpy(&d, &v, 8);
 	return d;
@@ -128,7 +125,7 @@ static int recv_head(int fd, struct ev_req *q, char *err, size_t errlen)
 	double *dbl[4] = {&q->variant_timeout_s, &q->b, &q->p, &q->lock_timeout_s};
 	for (int i = 0; i < 4; i++, p += 8)
 		*dbl[i] = get_f64(p);
-	q->secret_seed = get_u64(p);
+	q->secret_seed = get_le(p, 8);
 	p += 8;
 	for (int i = 0; i < EV_NSTR; i++, p += 4)
 		q->len[i] = get_u32(p);
@@ -289,7 +286,7 @@ static int send_request(int fd, const struct eval_job *job, const char *graph_te
 	double dbl[4] = {o->variant_timeout_s, o->b, o->p, o->lock_timeout_s};
 	for (int i = 0; i < 4; i++, p += 8)
 		put_f64(p, dbl[i]);
-	put_u64(p, o->secret_seed);
+	put_le(p, o->secret_seed, 8);
 	p += 8;
 	for (int i = 0; i < EV_NSTR; i++, p += 4) {
 		if (len[i] > EV_STR_MAX)
