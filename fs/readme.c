@@ -316,8 +316,15 @@ static int renamed(const struct graph_task *t, int is_out, int idx)
 	return 0;
 }
 
+/* An input the task README already lists under the std floor. */
+struct floor_listed {
+	const char *name;
+	double used;
+};
+
 char *readme_task(const struct graph_task *t, enum readme_mode mode, size_t *len_out)
 {
+	struct floor_listed *listed = NULL;
 	char *buf = NULL, *render = NULL;
 	size_t len = 0, rlen = 0;
 	int watch = mode == README_WATCH;
@@ -369,8 +376,13 @@ char *readme_task(const struct graph_task *t, enum readme_mode mode, size_t *len
 			A("\nSome tensors have other names in some variants (see the graph below); the\n"
 			  "position is what counts.\n");
 		/* the inputs the std floor applies to (engine/inputs.h), once per
-		 * name and rule */
-		int floored_any = 0;
+		 * name and std used (at the first variant it applies to) */
+		int floored_any = 0, n_listed = 0, total = 0;
+		for (int k = 0; k < t->n_variants; k++)
+			total += t->variants[k].n_inputs;
+		listed = malloc(sizeof(*listed) * (size_t)(total > 0 ? total : 1));
+		if (listed == NULL)
+			goto oom;
 		for (int k = 0; k < t->n_variants; k++) {
 			const struct graph_variant *v = &t->variants[k];
 			for (int i = 0; i < v->n_inputs; i++) {
@@ -378,22 +390,11 @@ char *readme_task(const struct graph_task *t, enum readme_mode mode, size_t *len
 				const struct graph_input_gen *g = &v->gen[i];
 				int fl, seen = 0;
 				double used = inputs_std(g, x->dtype, (size_t)graph_shape_numel(&x->shape), &fl);
-				if (!fl)
+				for (int q = 0; q < n_listed && !seen; q++)
+					seen = listed[q].used == used && strcmp(listed[q].name, x->name) == 0;
+				if (!fl || seen)
 					continue;
-				for (int k2 = 0; k2 <= k && !seen; k2++) {
-					const struct graph_variant *v2 = &t->variants[k2];
-					for (int i2 = 0; i2 < v2->n_inputs && !seen; i2++) {
-						int fl2;
-						if (k2 == k && i2 == i)
-							break;
-						const struct graph_value *x2 = &v2->values[i2];
-						double u2 = inputs_std(&v2->gen[i2], x2->dtype,
-								       (size_t)graph_shape_numel(&x2->shape), &fl2);
-						seen = fl2 && u2 == used && strcmp(x2->name, x->name) == 0;
-					}
-				}
-				if (seen)
-					continue;
+				listed[n_listed++] = (struct floor_listed){x->name, used};
 				if (!floored_any)
 					A("\nInputs are generated as PassNet does (`randn * std * 0.2 + mean`, seed 123,\n"
 					  "plus a secret seed). These inputs' std is below what varies them, so passfs\n"
@@ -405,6 +406,8 @@ char *readme_task(const struct graph_task *t, enum readme_mode mode, size_t *len
 					A("- `%s` (%s): std %g instead of 0.1\n", x->name, v->name, used);
 			}
 		}
+		free(listed);
+		listed = NULL;
 	}
 
 	A("\n## The graph\n\n"
@@ -430,6 +433,7 @@ char *readme_task(const struct graph_task *t, enum readme_mode mode, size_t *len
 	*len_out = strlen(buf);
 	return buf;
 oom:
+	free(listed);
 	free(render);
 	free(buf);
 	return NULL;
