@@ -1,6 +1,7 @@
 /* evalopt.c - the evaluation options table (evalopt.h). */
 #include "evalopt.h"
 
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -11,31 +12,33 @@ struct row {
 	const char *okey;       /* -o key (mount) */
 	int cmds;
 	enum kind kind;
+	size_t off;             /* the eval_opts field it sets (an int for counts and
+				 * flags, a double for seconds) */
 	const char *arg;        /* the argument in usage texts, NULL for a flag */
 	const char *help;       /* help lines, each but the first indented by the printer */
 };
 
 static const struct row rows[] = {
-	{"backend", "backend", EVALOPT_EVAL | EVALOPT_DAEMON, K_BACKEND, "B",
+	{"backend", "backend", EVALOPT_EVAL | EVALOPT_DAEMON, K_BACKEND, offsetof(struct eval_opts, backend), "B",
 	 "auto (default: cuda when a GPU exists), cpu or cuda"},
-	{"trials", "trials", EVALOPT_EVAL | EVALOPT_DAEMON, K_COUNT, "N",
+	{"trials", "trials", EVALOPT_EVAL | EVALOPT_DAEMON, K_COUNT, offsetof(struct eval_opts, trials), "N",
 	 "timed calls per variant (default: 100 on cuda, 10 on cpu); from\n"
 	 "6 on, up to 4 times as many while the speedup's 95% interval is\n"
 	 "wider than +-3%"},
-	{"warmup", "warmup", EVALOPT_EVAL | EVALOPT_DAEMON, K_WARMUP, "N",
+	{"warmup", "warmup", EVALOPT_EVAL | EVALOPT_DAEMON, K_WARMUP, offsetof(struct eval_opts, warmup), "N",
 	 "warm-up calls per variant (default: 25 on cuda, 2 on cpu; 0: none)"},
-	{"timeout", "timeout", EVALOPT_EVAL | EVALOPT_DAEMON, K_SECONDS, "S",
+	{"timeout", "timeout", EVALOPT_EVAL | EVALOPT_DAEMON, K_SECONDS, offsetof(struct eval_opts, variant_timeout_s), "S",
 	 "wall-clock limit of one worker step in seconds (default 20;\n"
 	 "once a variant timed out, a tenth of it, at least 1 s)"},
-	{"lock-timeout", "lock_timeout", EVALOPT_EVAL | EVALOPT_DAEMON, K_SECONDS, "S",
+	{"lock-timeout", "lock_timeout", EVALOPT_EVAL | EVALOPT_DAEMON, K_SECONDS, offsetof(struct eval_opts, lock_timeout_s), "S",
 	 "wait at most S seconds for the GPU's benchmark lock, held by\n"
 	 "another evaluation on the same GPU (default 600)"},
-	{"cold", "cold", EVALOPT_EVAL | EVALOPT_DAEMON, K_FLAG, NULL,
+	{"cold", "cold", EVALOPT_EVAL | EVALOPT_DAEMON, K_FLAG, offsetof(struct eval_opts, cold), NULL,
 	 "flush the caches before every timed call (the GPU's L2 on cuda,\n"
 	 "the CPU caches on cpu); inputs are rotated every call either way"},
-	{"secret-seed", NULL, EVALOPT_EVAL, K_SEED, "N",
+	{"secret-seed", NULL, EVALOPT_EVAL, K_SEED, offsetof(struct eval_opts, secret_seed), "N",
 	 "fix the secret input seed (for reproducing a result)"},
-	{"trial-times", NULL, EVALOPT_EVAL, K_FLAG, NULL,
+	{"trial-times", NULL, EVALOPT_EVAL, K_FLAG, offsetof(struct eval_opts, trial_times), NULL,
 	 "add every timed call's time per side to result.json (trial_ms;\n"
 	 "for studying the timing, bench/rescore.sh)"},
 };
@@ -87,7 +90,7 @@ int evalopt_apply(int key, const char *val, struct eval_opts *eo, const char *ho
 			fprintf(stderr, "%s: %s must be auto, cpu or cuda, not '%s'\n", cmd, how, val);
 			return 2;
 		}
-		eo->backend = val;
+		*(const char **)((char *)eo + r->off) = val;
 		return 0;
 	case K_COUNT:
 	case K_WARMUP: {
@@ -97,10 +100,8 @@ int evalopt_apply(int key, const char *val, struct eval_opts *eo, const char *ho
 			fprintf(stderr, "%s: %s needs a whole number from %ld to 100000, not '%s'\n", cmd, how, lo, val);
 			return 2;
 		}
-		if (r->kind == K_WARMUP)
-			eo->warmup = v ? (int)v : -1;   /* -1: explicitly none */
-		else
-			eo->trials = (int)v;
+		/* warmup 0 is stored as -1: explicitly none (0 is the default) */
+		*(int *)((char *)eo + r->off) = r->kind == K_WARMUP && v == 0 ? -1 : (int)v;
 		return 0;
 	}
 	case K_SECONDS: {
@@ -110,10 +111,7 @@ int evalopt_apply(int key, const char *val, struct eval_opts *eo, const char *ho
 				how, val);
 			return 2;
 		}
-		if (strcmp(r->name, "timeout") == 0)
-			eo->variant_timeout_s = v;
-		else
-			eo->lock_timeout_s = v;
+		*(double *)((char *)eo + r->off) = v;
 		return 0;
 	}
 	case K_SEED: {
@@ -122,14 +120,11 @@ int evalopt_apply(int key, const char *val, struct eval_opts *eo, const char *ho
 			fprintf(stderr, "%s: %s needs a non-zero integer, not '%s'\n", cmd, how, val);
 			return 2;
 		}
-		eo->secret_seed = v;
+		*(uint64_t *)((char *)eo + r->off) = v;
 		return 0;
 	}
 	case K_FLAG:
-		if (strcmp(r->name, "cold") == 0)
-			eo->cold = 1;
-		else
-			eo->trial_times = 1;
+		*(int *)((char *)eo + r->off) = 1;
 		return 0;
 	}
 	return 2;
