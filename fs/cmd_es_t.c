@@ -7,7 +7,7 @@
  *   t=4    ES_t=1.500000
  *   score 1.496595
  *
- * All the arithmetic is engine/score.c; this file only reads, overrides b and
+ * All the arithmetic is engine/eval/score.c; this file only reads, overrides b and
  * p, and prints. */
 #define _POSIX_C_SOURCE 200809L    /* fileno */
 #include <errno.h>

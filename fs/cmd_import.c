@@ -8,7 +8,7 @@
  * Each SAMPLE_DIR (model.py + weight_meta.py) is one variant; or one
  * SAMPLE_DIR's model.py with several --weight-meta files (PassNet's
  * "<graph>.float32_7.weight_meta.py" naming gives the variant names).  The
- * conversion itself is engine/import.c; this file reads the files, writes
+ * conversion itself is engine/import/import.c; this file reads the files, writes
  * graph.json atomically and prints the result.  docs/importer.md. */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>

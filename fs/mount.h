@@ -7,7 +7,7 @@
  *
  * plus scratch files in task directories (editors' temp and backup files).
  * Every byte of pass.c, every state and every result belongs to the
- * evaluation service (engine/service.h); this module only turns file
+ * evaluation service (engine/service/service.h); this module only turns file
  * operations into service calls and back.  docs/mount.md describes the
  * behaviour; the comment at the top of mount.c describes the design.
  *

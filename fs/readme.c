@@ -375,7 +375,7 @@ char *readme_task(const struct graph_task *t, enum readme_mode mode, size_t *len
 		if (any_renamed)
 			A("\nSome tensors have other names in some variants (see the graph below); the\n"
 			  "position is what counts.\n");
-		/* the inputs the std floor applies to (engine/inputs.h), once per
+		/* the inputs the std floor applies to (engine/eval/inputs.h), once per
 		 * name and std used (at the first variant it applies to) */
 		int floored_any = 0, n_listed = 0, total = 0;
 		for (int k = 0; k < t->n_variants; k++)

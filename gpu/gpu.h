@@ -194,7 +194,7 @@ void gpu_bench_unlock(struct gpu_dev *d);
 /* The descriptors the GPU driver (and CUPTI) opened while initialising d
  * (cuda backend, once the device is in use: after the first alloc, compile
  * or load); d NULL: those of every cuda device initialised in this process.
- * The sandbox allows the driver's calls on them (engine/sandbox.c asks with
+ * The sandbox allows the driver's calls on them (engine/eval/guard/sandbox.c asks with
  * NULL).  Returns how many were written (at most max); 0 on the cpu backend. */
 int gpu_driver_fds(struct gpu_dev *d, int *fds, int max);
 

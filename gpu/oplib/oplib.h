@@ -1,5 +1,5 @@
 /* oplib.h - the op library's parameter blocks: what the eager executor
- * (engine/eager.c, C17) and the kernels (the .cu files here, CUDA C) agree on.
+ * (engine/eval/eager/eager.c, C17) and the kernels (the .cu files here, CUDA C) agree on.
  *
  * Every op-library kernel takes exactly one argument: one of the structs
  * below, by value.  The host fills it at plan time; device pointers are

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The evaluation process's request is versioned (engine/evaluator.c): a
+# The evaluation process's request is versioned (engine/eval/evaluator.c): a
 # request of another protocol version, or something that is no request at
 # all, is refused with one line that says which, exit status 2, and no
 # evaluation.

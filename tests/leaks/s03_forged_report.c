@@ -1,6 +1,6 @@
 /* Forged report: the pass finds passfs's own syscall gadget (sbx_syscall)
  * and the SIGSYS handler's report descriptor (the static report_fd in
- * engine/sandbox.c) from the load address its caller's return address
+ * engine/eval/guard/sandbox.c) from the load address its caller's return address
  * gives, writes a line claiming the GPU driver made a refused call, then
  * tries to open the canary file (refused: the handler appends the true
  * line and exits).  The parent once read only the forged first line and

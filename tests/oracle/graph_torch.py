@@ -55,7 +55,7 @@ def dtype_name(dt):
 
 
 def floored_std(std, mean, dt, n):
-    """passfs's std floor (engine/inputs.h): a std below 0.0005, or one whose
+    """passfs's std floor (engine/eval/inputs.h): a std below 0.0005, or one whose
     draws (0.2 * std) span fewer than 4 of the dtype's spacings at |mean|,
     becomes max(0.1, 0.05 * |mean|) for a tensor of more than one element."""
     if n <= 1:

@@ -18,7 +18,7 @@ tolerance of docs/scoring.md at the level below (docs/eager.md says why):
 
 Every float input and output of more than one element must vary: a constant
 one would let a pass that writes a constant be "right" (the input generator's
-std floor, engine/inputs.h, is what keeps inputs from being constant).
+std floor, engine/eval/inputs.h, is what keeps inputs from being constant).
 
 Then the same for the PassNet samples in ../shared/passnet-samples that have a
 weight_meta.py, each imported with `$PASSFS import` first (skipped with a note

@@ -2,7 +2,7 @@
  * PF_BACKEND_CUDA) packs the arguments as cuLaunchKernel wants them: one
  * pointer per parameter, pointing at a value already converted to the
  * parameter's type, plus each parameter's size; the kernel goes by its host
- * address, which the worker maps through the kernel table (engine/pass_run.c).
+ * address, which the worker maps through the kernel table (engine/eval/pass_run.c).
  * A runtime that records the launch stands in for the worker. */
 #pragma GCC diagnostic ignored "-Wunknown-pragmas"
 #include <passfs.h>

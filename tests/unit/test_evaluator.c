@@ -1,5 +1,5 @@
 /* test_evaluator.c - one evaluation in a process of its own
- * (engine/evaluator.c): this program is also the evaluator it starts
+ * (engine/eval/evaluator.c): this program is also the evaluator it starts
  * (evaluator_main_if first thing in main).  Checks a whole evaluation
  * through the socket (the result, its progress phases), a cancel, an
  * evaluation process that dies, and a program at /proc/self/exe that is no

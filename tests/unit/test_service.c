@@ -558,7 +558,7 @@ int main(int argc, char **argv)
 	CHECK(r && str(r, "save_error") == NULL && !json_is_true(json_object_get(r, "stale")));
 	json_decref(r);
 
-	/* Each evaluation is a child process of its own (engine/evaluator.c);
+	/* Each evaluation is a child process of its own (engine/eval/evaluator.c);
 	 * one that dies (here: SIGKILL while its pass spins) yields an error
 	 * result naming that, and the next evaluation runs as usual. */
 	svc_close(s);

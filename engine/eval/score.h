@@ -63,7 +63,7 @@ int score_tolerance(enum score_dtype dt, int t, double *atol, double *rtol);
  * must be NaN, where eager is +-Inf pass must be the same Inf, and a
  * non-finite pass value where eager is finite fails.  1 or 0.  The one
  * element rule: the evaluator's sweep over whole outputs (eval_compare,
- * engine/eval_util.h, which finds the smallest passing t in one pass using
+ * engine/eval/eval_util.h, which finds the smallest passing t in one pass using
  * the monotonicity stated at score_tolerance) applies it. */
 int score_close(double pass, double eager, double atol, double rtol);
 

@@ -1,5 +1,5 @@
 /* state.h - the files of the state directory: durable atomic writes, reads,
- * and the numbered history.  Shared by the service (engine/service.c) and
+ * and the numbered history.  Shared by the service (engine/service/service.c) and
  * `passfs history export`, which reads a state directory without a service.
  *
  * Layout (one subdirectory per task id; see service.h):
