@@ -181,17 +181,13 @@ static void check_eval(struct report *r)
 		return;
 	}
 	char err[512] = "";
-	struct graph_task *t = NULL;
-	if (graph_load_buffer("passfs doctor's task", doctor_task, sizeof doctor_task - 1, &t, err, sizeof err)) {
-		add(r, FAIL, "evaluation", "the built-in task does not load: %s", err);
-		return;
-	}
-	struct eval_job job = {.task = t, .pass_label = "doctor_pass.c", .pass_src = doctor_pass,
-			       .pass_len = sizeof doctor_pass - 1,
+	struct eval_job job = {.graph_text = doctor_task, .graph_len = sizeof doctor_task - 1,
+			       .graph_label = "passfs doctor's task", .pass_label = "doctor_pass.c",
+			       .pass_src = doctor_pass, .pass_len = sizeof doctor_pass - 1,
 			       .opts = {.backend = "auto", .warmup = 2, .trials = 5, .quiet = 1}};
 	json_t *res = NULL;
 	double t0 = eval_now_ms();
-	int rc = eval_run(&job, &res, err, sizeof err);
+	int rc = eval_run(&job, NULL, &res, err, sizeof err);
 	double secs = (eval_now_ms() - t0) / 1e3;
 	const char *verdict = res ? json_string_value(json_object_get(res, "verdict")) : NULL;
 	const char *msg = res ? json_string_value(json_object_get(res, "message")) : NULL;
@@ -206,7 +202,6 @@ static void check_eval(struct report *r)
 		    json_string_value(json_object_get(res, "backend")), secs,
 		    json_number_value(json_object_get(v0, "speedup")));
 	json_decref(res);
-	graph_task_free(t);
 }
 
 static int dir_writable(const char *dir)

@@ -14,7 +14,7 @@
 #include "task.h"
 
 /* Ctrl-C or SIGTERM: the evaluation stops at its next wait, kills its
- * workers and removes its compile directory (eval_opts.cancel); a second
+ * workers and removes its compile directory (eval_hooks.cancel); a second
  * signal ends the process at once. */
 static int eval_cancel;
 static volatile sig_atomic_t eval_signal;
@@ -193,7 +193,9 @@ int cmd_eval(int argc, char **argv)
 		dir = cmd_default_tasks_dir();
 	char err[1024];
 	struct graph_task *t;
-	if (task_load(dir, id, &t, err, sizeof(err))) {
+	char *gtext = NULL, *gpath = NULL;
+	size_t glen = 0;
+	if (task_load_text(dir, id, &t, &gtext, &glen, &gpath, err, sizeof(err))) {
 		fprintf(stderr, "passfs eval: %s\n", err);
 		return 1;
 	}
@@ -201,16 +203,19 @@ int cmd_eval(int argc, char **argv)
 	char *src = pass ? read_all(pass, &len, err, sizeof(err)) : pass_template(t);
 	if (src == NULL) {
 		fprintf(stderr, "passfs eval: %s\n", pass ? err : "out of memory");
+		free(gtext);
+		free(gpath);
 		graph_task_free(t);
 		return 1;
 	}
 	if (!pass)
 		len = strlen(src);
 	eo.quiet = as_json;
-	struct eval_job job = {.task = t, .pass_label = pass && strcmp(pass, "-") ? pass : "pass.c",
+	struct eval_job job = {.graph_text = gtext, .graph_len = glen, .graph_label = gpath,
+			       .pass_label = pass && strcmp(pass, "-") ? pass : "pass.c",
 			       .pass_src = src, .pass_len = len, .opts = eo};
+	struct eval_hooks hooks = {.cancel = &eval_cancel};
 	json_t *res;
-	job.opts.cancel = &eval_cancel;
 	struct sigaction sa, old_int, old_term;
 	memset(&sa, 0, sizeof sa);
 	sa.sa_handler = on_stop_signal;         /* no SA_RESTART: waits see EINTR */
@@ -223,7 +228,7 @@ int cmd_eval(int argc, char **argv)
 		sigaction(SIGINT, &sa, NULL);
 	if (old_term.sa_handler != SIG_IGN)
 		sigaction(SIGTERM, &sa, NULL);
-	int rc = eval_run(&job, &res, err, sizeof(err));
+	int rc = eval_run(&job, &hooks, &res, err, sizeof(err));
 	sigaction(SIGINT, &old_int, NULL);
 	sigaction(SIGTERM, &old_term, NULL);
 	if (eval_signal) {
@@ -231,6 +236,8 @@ int cmd_eval(int argc, char **argv)
 			json_decref(res);
 		fprintf(stderr, "passfs eval: stopped by %s; nothing was scored\n", strsignal(eval_signal));
 		free(src);
+		free(gtext);
+		free(gpath);
 		graph_task_free(t);
 		return 128 + eval_signal;
 	}
@@ -246,6 +253,8 @@ int cmd_eval(int argc, char **argv)
 		json_decref(res);
 	}
 	free(src);
+	free(gtext);
+	free(gpath);
 	graph_task_free(t);
 	return rc ? 1 : 0;
 }

@@ -341,7 +341,6 @@ int cmd_mount(int argc, char **argv)
 	opts[k] = (struct option){NULL, 0, NULL, 0};
 	struct settings st;
 	memset(&st, 0, sizeof(st));
-	st.mo.svc.eval.backend = "auto";
 	int c, rc;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "hfdo:", opts, NULL)) != -1) {

@@ -43,7 +43,6 @@ int cmd_watch(int argc, char **argv)
 	evalopt_longopts(EVALOPT_DAEMON, opts, &nopts);
 	opts[nopts] = (struct option){NULL, 0, NULL, 0};
 	struct watch_opts wo = {0};
-	wo.svc.eval.backend = "auto";
 	wo.svc.eval.quiet = 1;
 	int c;
 	char *end;

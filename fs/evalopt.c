@@ -90,7 +90,7 @@ int evalopt_apply(int key, const char *val, struct eval_opts *eo, const char *ho
 			fprintf(stderr, "%s: %s must be auto, cpu or cuda, not '%s'\n", cmd, how, val);
 			return 2;
 		}
-		*(const char **)((char *)eo + r->off) = val;
+		snprintf((char *)eo + r->off, EVAL_BACKEND_MAX, "%s", val);
 		return 0;
 	case K_COUNT:
 	case K_WARMUP: {

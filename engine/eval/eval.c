@@ -183,11 +183,22 @@ struct worker {
 	const int *cancel;      /* the job's: a wait ends as a timeout once set */
 };
 
+/* The job as this file works on it: the parsed graph beside the options,
+ * and the hooks (eval_run makes it from the value of eval.h). */
+struct ejob {
+	const struct graph_task *task;
+	const char *pass_label;
+	const char *pass_src;
+	size_t pass_len;
+	struct eval_opts opts;
+	struct eval_hooks hooks;
+};
+
 /* One batch of variants, evaluated by one eager worker and a pass worker
  * that lives across variants until one fails (each variant's own copy:
  * v, lay and the variant index change as the batch goes on). */
 struct ctx {
-	const struct eval_job *job;
+	const struct ejob *job;
 	int first, count;               /* the batch: task variants first .. first+count-1 */
 	struct layout *lays;            /* per batch variant */
 	const struct graph_variant *v;  /* the current variant */
@@ -815,7 +826,7 @@ static void __attribute__((noreturn)) worker_main(struct ctx *c, int is_pass, in
 			goto fail;
 		oom_first();
 	}
-	if (gpu_open(c->job->opts.backend ? c->job->opts.backend : "auto", &w.dev, err, sizeof(err)))
+	if (gpu_open(c->job->opts.backend[0] ? c->job->opts.backend : "auto", &w.dev, err, sizeof(err)))
 		goto fail;
 	/* GPU time: CUPTI must be on before any module loads or memory is
 	 * allocated.  Not having it is a note in the result, not a failure. */
@@ -1040,7 +1051,7 @@ static int worker_start(struct ctx *c, int is_pass, int k, struct worker *wk, ch
 	close(out[1]);
 	close(rep[1]);
 	wk->pid = pid;
-	wk->cancel = c->job->opts.cancel;
+	wk->cancel = c->job->hooks.cancel;
 	wk->sock = sv[0];
 	wk->out_fd = out[0];
 	wk->report_fd = rep[0];
@@ -2057,7 +2068,7 @@ static void batch_close(struct batch *b)
 
 /* Lays out the batch from task variant `first` on, creates its shared
  * memory and starts its eager worker. */
-static int batch_open(struct batch *b, const struct eval_job *job, int first, int warmup, int trials, int cuda,
+static int batch_open(struct batch *b, const struct ejob *job, int first, int warmup, int trials, int cuda,
 		      int early_pass, char *err, size_t errlen)
 {
 	const struct graph_task *t = job->task;
@@ -2180,7 +2191,7 @@ static enum score_status eval_status_of_diag(enum pass_verdict v)
 	}
 }
 
-static void eval_trial_counts(const struct eval_job *job, enum gpu_backend be, int *warmup, int *trials)
+static void eval_trial_counts(const struct ejob *job, enum gpu_backend be, int *warmup, int *trials)
 {
 	/* The cpu backend runs kernels thousands of times slower than a GPU:
 	 * fewer trials (documented in docs/result-format.md). */
@@ -2204,7 +2215,7 @@ struct scan_result {
 
 /* How the evaluation timed (result.json: timing), and the pass's kernels
  * with what each uses (kernels; cuda backend). */
-static void timing_json(json_t *res, const struct eval_job *job, const struct eval_shared *es, const char *backend)
+static void timing_json(json_t *res, const struct ejob *job, const struct eval_shared *es, const char *backend)
 {
 	json_t *tm = json_object();
 	int cuda = strcmp(backend, "cuda") == 0;
@@ -2257,7 +2268,7 @@ static void timing_json(json_t *res, const struct eval_job *job, const struct ev
 	json_object_set_new(res, "kernels", ks);
 }
 
-static int eval_finish(const struct eval_job *job, const struct graph_task *t, struct score_variant *sv,
+static int eval_finish(const struct ejob *job, const struct graph_task *t, struct score_variant *sv,
 		       struct vresult *vr, json_t *variants, const struct pass_diag *diag,
 		       const struct pass_module *mod, const struct scan_result *scan, const struct eval_shared *es,
 		       const char *backend, const char *device, double elapsed_ms, json_t **result, char *err,
@@ -2491,7 +2502,7 @@ static double compile_timeout_s(void)
 	return t > 0 ? t : COMPILE_TIMEOUT_S;
 }
 
-static void __attribute__((noreturn)) compile_child(const struct eval_job *job, const struct pass_options *po,
+static void __attribute__((noreturn)) compile_child(const struct ejob *job, const struct pass_options *po,
 						   const char *tmp, int fd)
 {
 	struct compile_head h;
@@ -2543,7 +2554,7 @@ static void __attribute__((noreturn)) compile_child(const struct eval_job *job, 
  * entered), the device-code scan's result in scan (rc 2: not run); -1 with
  * err when passfs itself failed (no fork, no temporary directory).  *tmpdir receives a directory the caller
  * removes (rm_tree) after pass_module_free. */
-static int compile_isolated(const struct eval_job *job, const struct pass_options *po, struct pass_module **mod,
+static int compile_isolated(const struct ejob *job, const struct pass_options *po, struct pass_module **mod,
 			    struct pass_diag *diag, struct scan_result *scan, char *tmpdir, size_t tmplen, char *err,
 			    size_t errlen)
 {
@@ -2586,7 +2597,7 @@ static int compile_isolated(const struct eval_job *job, const struct pass_option
 	int timed_out = 0, oom = 0;
 	for (;;) {
 		double left = deadline - eval_now_ms();
-		if (left <= 0 || is_cancelled(job->opts.cancel)) {
+		if (left <= 0 || is_cancelled(job->hooks.cancel)) {
 			timed_out = 1;
 			break;
 		}
@@ -2662,7 +2673,7 @@ static int compile_isolated(const struct eval_job *job, const struct pass_option
 	return 0;
 }
 
-int eval_run(const struct eval_job *job, json_t **result, char *err, size_t errlen)
+static int eval_run_work(const struct ejob *job, json_t **result, char *err, size_t errlen)
 {
 	const struct graph_task *t = job->task;
 	struct pass_diag diag;
@@ -2686,7 +2697,7 @@ int eval_run(const struct eval_job *job, json_t **result, char *err, size_t errl
 	struct batch bt = {.lays = NULL};
 	int open_batch = 0;             /* bt is open (batch 0, started before the compile) */
 	int lock_ms = (int)((job->opts.lock_timeout_s > 0 ? job->opts.lock_timeout_s : 600) * 1000);
-	if (gpu_open(job->opts.backend ? job->opts.backend : "auto", &probe, err, errlen))
+	if (gpu_open(job->opts.backend[0] ? job->opts.backend : "auto", &probe, err, errlen))
 		goto out;
 	/* The device stays open (CUDA is never initialised here: workers do
 	 * that) for the benchmark lock. */
@@ -2702,8 +2713,8 @@ int eval_run(const struct eval_job *job, json_t **result, char *err, size_t errl
 	int warmup, trials;
 	eval_trial_counts(job, be, &warmup, &trials);
 
-	if (job->opts.progress)
-		job->opts.progress(job->opts.progress_ctx, "compiling");
+	if (job->hooks.progress)
+		job->hooks.progress(job->hooks.ctx, "compiling");
 	/* The device's own arch (sm_90a on an H200), so Hopper instructions
 	 * are there for passes; the cpu backend keeps the default. */
 	struct pass_options po = {.allow_device_only = be == GPU_BACKEND_CUDA,
@@ -2722,7 +2733,7 @@ int eval_run(const struct eval_job *job, json_t **result, char *err, size_t errl
 	open_batch = t->n_variants > 0;
 	if (compile_isolated(job, &po, &mod, &diag, &scan, tmpdir, sizeof(tmpdir), err, errlen))
 		goto out;
-	if (is_cancelled(job->opts.cancel)) {
+	if (is_cancelled(job->hooks.cancel)) {
 		snprintf(err, errlen, "cancelled");
 		goto out;
 	}
@@ -2751,8 +2762,8 @@ int eval_run(const struct eval_job *job, json_t **result, char *err, size_t errl
 				 eval_now_ms() - t_start, result, err, errlen);
 		goto out;
 	}
-	if (job->opts.progress)
-		job->opts.progress(job->opts.progress_ctx, "running");
+	if (job->hooks.progress)
+		job->hooks.progress(job->hooks.ctx, "running");
 	/* Variants run in batches: one sealed input memfd, one eager worker
 	 * and (while variants go well) one pass worker per batch. */
 	for (int first = 0; first < t->n_variants;) {
@@ -2783,7 +2794,7 @@ int eval_run(const struct eval_job *job, json_t **result, char *err, size_t errl
 				c->bytes_per_ms = integrity_gpu_bytes_per_ms(gpu_clock_khz, gpu_bus_bits);
 				c->roof_cached = (size_t)gpu_l2;
 			}
-			if (is_cancelled(job->opts.cancel)) {
+			if (is_cancelled(job->hooks.cancel)) {
 				snprintf(err, errlen, "cancelled");
 				bad = 1;
 				break;
@@ -2802,7 +2813,7 @@ int eval_run(const struct eval_job *job, json_t **result, char *err, size_t errl
 			/* One benchmark per GPU at a time, machine-wide: the
 			 * variant's checks and timing hold the device's lock. */
 			double w0 = eval_now_ms();
-			if (gpu_bench_lock(probe, lock_ms, job->opts.cancel, err, errlen)) {
+			if (gpu_bench_lock(probe, lock_ms, job->hooks.cancel, err, errlen)) {
 				bad = 1;
 				break;
 			}
@@ -2810,7 +2821,7 @@ int eval_run(const struct eval_job *job, json_t **result, char *err, size_t errl
 			int erc = eval_variant(c, k, &bt.ew, &bt.pw, &es, &vr[i], err, errlen);
 			gpu_bench_unlock(probe);
 			vr[i].lock_wait_ms = waited;
-			if (erc || is_cancelled(job->opts.cancel)) {
+			if (erc || is_cancelled(job->hooks.cancel)) {
 				/* a wait cut short by the cancel reads as a timeout:
 				 * no result at all, not that one */
 				if (!erc)
@@ -2853,7 +2864,28 @@ out:
 		rm_tree(tmpdir);
 	gpu_close(probe);
 	/* whatever step noticed it (a worker killed reads as "died") */
-	if (rc != 0 && is_cancelled(job->opts.cancel))
+	if (rc != 0 && is_cancelled(job->hooks.cancel))
 		snprintf(err, errlen, "cancelled");
+	return rc;
+}
+
+int eval_run(const struct eval_job *job, const struct eval_hooks *hooks, json_t **result, char *err,
+	     size_t errlen)
+{
+	*result = NULL;
+	struct graph_task *t = NULL;
+	const char *label = job->graph_label ? job->graph_label : "graph.json";
+	if (job->graph_text == NULL) {
+		snprintf(err, errlen, "%s: the job holds no graph", label);
+		return -1;
+	}
+	if (graph_load_buffer(label, job->graph_text, job->graph_len, &t, err, errlen) != 0)
+		return -1;
+	struct ejob w = {.task = t, .pass_label = job->pass_label ? job->pass_label : "pass.c",
+			 .pass_src = job->pass_src, .pass_len = job->pass_len, .opts = job->opts};
+	if (hooks != NULL)
+		w.hooks = *hooks;
+	int rc = eval_run_work(&w, result, err, errlen);
+	graph_task_free(t);
 	return rc;
 }

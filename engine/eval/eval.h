@@ -1,12 +1,23 @@
 /* eval.h - one evaluation: a pass against every variant of a task.
  *
- * The job is a value (task graph + pass source + options) so it can cross a
- * process or network boundary.  eval_run() compiles the pass once, then for
- * each variant generates the inputs (the public seed 123 and a secret seed),
- * runs eager in a trusted worker process and the pass in a sandboxed worker
- * process, compares every output at every tolerance level, times both
- * (interleaved), checks the integrity rules, and scores the whole with ES_t.
- * The result is the result.json document (docs/result-format.md). */
+ * The job is a plain value: the task's graph.json text, the pass's bytes and
+ * the options, with no parsed structures, callbacks or environment in it, so
+ * that it can be encoded whole for another process (engine/eval/evaluator.c
+ * sends it to an evaluation process in a versioned protocol).  What happens
+ * while it runs - progress phases out, a cancel in - travels beside it
+ * (struct eval_hooks), as messages of that protocol when it runs elsewhere.
+ *
+ * eval_run() parses the graph, compiles the pass once, then for each variant
+ * generates the inputs (the public seed 123 and a secret seed), runs eager
+ * in a trusted worker process and the pass in a sandboxed worker process,
+ * compares every output at every tolerance level, times both (interleaved),
+ * checks the integrity rules, and scores the whole with ES_t.  The result
+ * is the result.json document (docs/result-format.md).
+ *
+ * The evaluation reads settings of the machine it runs on from the
+ * environment (where the CUDA driver, NVRTC and the caches are, the jail's
+ * mode, diagnostics: docs/service.md "Machine settings"): the operator's of
+ * that machine, never part of the job. */
 #ifndef PASSFS_EVAL_H
 #define PASSFS_EVAL_H
 
@@ -16,8 +27,10 @@
 
 #include "graph.h"
 
+#define EVAL_BACKEND_MAX 16
+
 struct eval_opts {
-	const char *backend;        /* "auto" (default), "cpu", "cuda" */
+	char backend[EVAL_BACKEND_MAX]; /* "auto" (also ""), "cpu", "cuda" */
 	int warmup;                 /* 0: the backend's default */
 	int trials;                 /* 0: the backend's default */
 	double variant_timeout_s;   /* wall clock for one worker step; 0: 20 s */
@@ -29,30 +42,41 @@ struct eval_opts {
 	int trial_times;            /* result.json: every timed trial's ms per side
 				     * (trial_ms; `passfs eval --trial-times`,
 				     * for bench/rescore.sh's estimator study) */
-	/* Called when the evaluation moves on: phase "compiling" (before the
-	 * pass compile), "running" (after it, before the first variant).  May be
-	 * NULL.  Runs on the evaluating thread. */
-	void (*progress)(void *ctx, const char *phase);
-	void *progress_ctx;
-	/* May be NULL.  Once *cancel is nonzero (another thread sets it, with
-	 * __atomic_store_n), the evaluation stops at its next wait - a worker
-	 * step, the compile - kills its workers and returns -1 with the message
-	 * "cancelled".  The service's close uses it after a grace period. */
-	const int *cancel;
 };
 
+/* One evaluation, as a value.  The pointers name bytes the caller keeps
+ * alive for the call; nothing else is referenced. */
 struct eval_job {
-	const struct graph_task *task;
+	const char *graph_text;     /* the task's graph.json bytes */
+	size_t graph_len;
+	const char *graph_label;    /* its path, in messages */
 	const char *pass_label;     /* "pass.c" in messages */
 	const char *pass_src;
 	size_t pass_len;
 	struct eval_opts opts;
 };
 
-/* Runs the evaluation.  Returns 0 with the result document in *result
- * (caller decrefs); the verdict inside may be any failure: a pass that does
- * not compile still yields a result.  Returns -1 with a message only when
- * passfs itself cannot evaluate (no backend, out of memory, eager failed). */
-int eval_run(const struct eval_job *job, json_t **result, char *err, size_t errlen);
+/* What travels beside a running evaluation.  Every member may be NULL. */
+struct eval_hooks {
+	/* Called when the evaluation moves on: phase "compiling" (before the
+	 * pass compile), "running" (after it, before the first variant).  Runs
+	 * on the evaluating thread. */
+	void (*progress)(void *ctx, const char *phase);
+	void *ctx;
+	/* Once *cancel is nonzero (another thread sets it, with
+	 * __atomic_store_n), the evaluation stops at its next wait - a worker
+	 * step, the compile - kills its workers and returns -1 with the message
+	 * "cancelled". */
+	const int *cancel;
+};
+
+/* Runs the evaluation here, in this process (its pass workers are forks of
+ * it: see evaluator.h for running it in a process of its own).  Returns 0
+ * with the result document in *result (caller decrefs); the verdict inside
+ * may be any failure: a pass that does not compile still yields a result.
+ * Returns -1 with a message only when passfs itself cannot evaluate (the
+ * graph does not load, no backend, out of memory, eager failed). */
+int eval_run(const struct eval_job *job, const struct eval_hooks *hooks, json_t **result, char *err,
+	     size_t errlen);
 
 #endif

@@ -1,19 +1,35 @@
-/* evaluator.c - one evaluation in a process of its own (evaluator.h).
+/* evaluator.c - the evaluator interface's local implementation, and the
+ * evaluation process it starts (evaluator.h).
  *
- * The caller and the evaluator talk over a stream socket, the evaluator's
- * descriptor 3, in a versioned protocol of fixed byte order (below, at
- * EV_VERSION): the request (the options, then the strings backend, pass
- * label, graph label, graph text, pass bytes), then replies: progress phases
- * and one result.
- * Cancel is SIGTERM to the evaluator (eval_opts.cancel there); the caller's
- * death reaches it as SIGTERM too (PR_SET_PDEATHSIG), and so does a closed
- * socket at its next write. */
+ * The protocol between the caller and the evaluation process, over a stream
+ * socket (the process's descriptor 3), in a fixed byte order (little-endian)
+ * whatever the hosts':
+ *
+ *   caller -> process:  u32 magic "evfp", u32 version (EV_VERSION), then
+ *                       messages
+ *   a message:          u8 type, u32 n, n bytes of payload
+ *   caller -> process:  'Q' the request (once, first): i32 warmup, trials,
+ *                       cold, quiet, trial_times; f64 variant_timeout_s, b,
+ *                       p, lock_timeout_s; u64 secret_seed; then five
+ *                       strings, each u32 length and bytes: backend, pass
+ *                       label, graph label, graph text, pass
+ *                       'C' cancel (no payload): stop, kill the workers,
+ *                       answer "cancelled"
+ *   process -> caller:  'P' a phase ("compiling", "running")
+ *                       'R' the result: i32 rc, u32 n, message, u32 m, JSON
+ *
+ * A message of a type the reader does not know is skipped whole (its length
+ * says how far), so a newer caller's extra message is ignored, not misread;
+ * a field added to, moved in or reinterpreted in a known message bumps
+ * EV_VERSION.  A closed socket is a cancel too, and the caller's death
+ * reaches the process as SIGTERM (PR_SET_PDEATHSIG), which cancels. */
 #define _GNU_SOURCE
 #include "evaluator.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -29,22 +45,14 @@
 #include "graph.h"
 
 #define EV_MAGIC 0x70667665u    /* "evfp" */
-/* The protocol's version: bumped whenever a field is added, moved or
- * reinterpreted.  Both ends are the same binary today; a remote worker of
- * another build must be told, not misread. */
-#define EV_VERSION 2
+#define EV_VERSION 3
 #define EV_FD 3
 #define EV_STR_MAX ((uint32_t)512 << 20)
 #define EV_NSTR 5               /* backend, pass label, graph label, graph text, pass */
-
-/* The request, in a fixed byte order (little-endian) whatever the host's:
- *   u32 magic, u32 version,
- *   i32 warmup, i32 trials, i32 cold, i32 quiet, i32 trial_times,
- *   f64 variant_timeout_s, f64 b, f64 p, f64 lock_timeout_s, u64 secret_seed,
- *   u32 len[5], then the five strings' bytes.
- * Replies: 'P' u32 n, n bytes (a phase); 'R' i32 rc, u32 n, message, u32 m,
- * JSON. */
-#define EV_HEAD_BYTES (4 * 2 + 4 * 5 + 8 * 5 + 4 * EV_NSTR)
+#define EV_FIXED (4 * 5 + 8 * 5)   /* the request's fixed fields */
+/* After a cancel is sent, how long the process has to answer before it is
+ * killed (it stops at its next wait, at most a worker step's poll). */
+#define EV_CANCEL_GRACE_MS 3000
 
 /* n bytes of v at p, least significant first; and back. */
 static void put_le(unsigned char *p, uint64_t v, int n)
@@ -86,89 +94,38 @@ static double get_f64(const unsigned char *p)
 	return d;
 }
 
-/* A request's fixed part, decoded. */
-struct ev_req {
-	int32_t warmup, trials, cold, quiet, trial_times;
-	double variant_timeout_s, b, p, lock_timeout_s;
-	uint64_t secret_seed;
-	uint32_t len[EV_NSTR];
-};
+/* ---- messages ------------------------------------------------------------------ */
 
-/* Reads and checks the fixed part from fd: 0, or -1 with why in err. */
-static int recv_head(int fd, struct ev_req *q, char *err, size_t errlen)
-{
-	unsigned char h[EV_HEAD_BYTES];
-	/* magic and version first: a request of another version is named as
-	 * such, whatever its length */
-	if (eval_recv_all(fd, h, 8) != 0) {
-		snprintf(err, errlen, "no evaluation request on descriptor %d", fd);
-		return -1;
-	}
-	if (get_u32(h) != EV_MAGIC) {
-		snprintf(err, errlen, "descriptor %d holds no evaluation request (magic %08x, not the evaluation "
-			 "protocol version %d's)", fd, get_u32(h), EV_VERSION);
-		return -1;
-	}
-	if (get_u32(h + 4) != EV_VERSION) {
-		snprintf(err, errlen, "an evaluation request of protocol version %u; this passfs speaks version %d",
-			 get_u32(h + 4), EV_VERSION);
-		return -1;
-	}
-	if (eval_recv_all(fd, h + 8, sizeof h - 8) != 0) {
-		snprintf(err, errlen, "the evaluation request on descriptor %d is cut short", fd);
-		return -1;
-	}
-	const unsigned char *p = h + 8;
-	int32_t *ints[5] = {&q->warmup, &q->trials, &q->cold, &q->quiet, &q->trial_times};
-	for (int i = 0; i < 5; i++, p += 4)
-		*ints[i] = (int32_t)get_u32(p);
-	double *dbl[4] = {&q->variant_timeout_s, &q->b, &q->p, &q->lock_timeout_s};
-	for (int i = 0; i < 4; i++, p += 8)
-		*dbl[i] = get_f64(p);
-	q->secret_seed = get_le(p, 8);
-	p += 8;
-	for (int i = 0; i < EV_NSTR; i++, p += 4)
-		q->len[i] = get_u32(p);
-	return 0;
-}
-
-/* ---- the evaluator (the exec'd process) --------------------------------------- */
-
-static int ev_cancel;
-
-static void on_term(int sig)
-{
-	(void)sig;
-	__atomic_store_n(&ev_cancel, 1, __ATOMIC_RELAXED);
-}
-
-static void send_msg(int fd, char type, const void *a, uint32_t an)
+static int send_msg(int fd, char type, const void *a, uint32_t an)
 {
 	unsigned char h[5];
 	h[0] = (unsigned char)type;
 	put_u32(h + 1, an);
-	if (eval_send_all(fd, h, 5) == 0 && an > 0)
-		eval_send_all(fd, a, an);
+	return eval_send_all(fd, h, 5) || (an > 0 && eval_send_all(fd, a, an)) ? -1 : 0;
 }
 
-static void on_phase(void *ctx, const char *phase)
+/* Reads one message's header: 0 with its type and length, or -1 (the end). */
+static int recv_head(int fd, char *type, uint32_t *n)
 {
-	(void)ctx;
-	send_msg(EV_FD, 'P', phase, (uint32_t)strlen(phase));
+	unsigned char h[5];
+	if (eval_recv_all(fd, h, 5) != 0)
+		return -1;
+	*type = (char)h[0];
+	*n = get_u32(h + 1);
+	return 0;
 }
 
-static int send_result(int rc, const char *msg, const char *json)
+/* Skips n bytes of payload: 0, or -1 (the end). */
+static int skip(int fd, uint32_t n)
 {
-	uint32_t mn = (uint32_t)strlen(msg), jn = json ? (uint32_t)strlen(json) : 0;
-	unsigned char h[9], j4[4];
-	h[0] = 'R';
-	put_u32(h + 1, (uint32_t)rc);
-	put_u32(h + 5, mn);
-	put_u32(j4, jn);
-	return eval_send_all(EV_FD, h, 9) || eval_send_all(EV_FD, msg, mn) || eval_send_all(EV_FD, j4, 4) ||
-			       eval_send_all(EV_FD, json, jn)
-		       ? -1
-		       : 0;
+	char buf[4096];
+	while (n > 0) {
+		uint32_t k = n < sizeof buf ? n : (uint32_t)sizeof buf;
+		if (eval_recv_all(fd, buf, k) != 0)
+			return -1;
+		n -= k;
+	}
+	return 0;
 }
 
 /* n bytes from fd as a malloc'd NUL-terminated string, or NULL. */
@@ -186,6 +143,171 @@ static char *read_str(int fd, uint32_t n)
 	return s;
 }
 
+/* ---- the request ------------------------------------------------------------- */
+
+/* The request of a job: the hello and the 'Q' message.  0, or -1. */
+static int send_request(int fd, const struct eval_job *job)
+{
+	const struct eval_opts *o = &job->opts;
+	const char *backend = o->backend[0] ? o->backend : "auto";
+	const char *label = job->pass_label ? job->pass_label : "pass.c";
+	const char *glabel = job->graph_label ? job->graph_label : "graph.json";
+	const char *str[EV_NSTR] = {backend, label, glabel, job->graph_text, job->pass_src};
+	size_t len[EV_NSTR] = {strlen(backend), strlen(label), strlen(glabel), job->graph_len, job->pass_len};
+	unsigned char h[8 + 5 + EV_FIXED + 4], *p = h + 13;
+	uint64_t total = EV_FIXED;
+	for (int i = 0; i < EV_NSTR; i++) {
+		if (len[i] > EV_STR_MAX)
+			return -1;
+		total += 4 + len[i];
+	}
+	if (total > UINT32_MAX)
+		return -1;
+	put_u32(h, EV_MAGIC);
+	put_u32(h + 4, EV_VERSION);
+	h[8] = 'Q';
+	put_u32(h + 9, (uint32_t)total);
+	int32_t ints[5] = {o->warmup, o->trials, o->cold, o->quiet, o->trial_times};
+	for (int i = 0; i < 5; i++, p += 4)
+		put_u32(p, (uint32_t)ints[i]);
+	double dbl[4] = {o->variant_timeout_s, o->b, o->p, o->lock_timeout_s};
+	for (int i = 0; i < 4; i++, p += 8)
+		put_f64(p, dbl[i]);
+	put_le(p, o->secret_seed, 8);
+	if (eval_send_all(fd, h, 13 + EV_FIXED))
+		return -1;
+	for (int i = 0; i < EV_NSTR; i++) {
+		unsigned char l4[4];
+		put_u32(l4, (uint32_t)len[i]);
+		if (eval_send_all(fd, l4, 4) || eval_send_all(fd, str[i], len[i]))
+			return -1;
+	}
+	return 0;
+}
+
+/* A decoded request: the job (its strings malloc'd in s[]). */
+struct ev_req {
+	struct eval_job job;
+	char *s[EV_NSTR];
+};
+
+static void req_free(struct ev_req *q)
+{
+	for (int i = 0; i < EV_NSTR; i++)
+		free(q->s[i]);
+}
+
+/* Reads the hello and the request from fd: 0, or -1 with why in err. */
+static int recv_request(int fd, struct ev_req *q, char *err, size_t errlen)
+{
+	unsigned char h[EV_FIXED];
+	memset(q, 0, sizeof *q);
+	/* magic and version first: a request of another version is named as
+	 * such, whatever follows */
+	if (eval_recv_all(fd, h, 8) != 0) {
+		snprintf(err, errlen, "no evaluation request on descriptor %d", fd);
+		return -1;
+	}
+	if (get_u32(h) != EV_MAGIC) {
+		snprintf(err, errlen, "descriptor %d holds no evaluation request (magic %08x, not the evaluation "
+			 "protocol version %d's)", fd, get_u32(h), EV_VERSION);
+		return -1;
+	}
+	if (get_u32(h + 4) != EV_VERSION) {
+		snprintf(err, errlen, "an evaluation request of protocol version %u; this passfs speaks version %d",
+			 get_u32(h + 4), EV_VERSION);
+		return -1;
+	}
+	char type;
+	uint32_t n;
+	if (recv_head(fd, &type, &n) != 0 || type != 'Q' || n < EV_FIXED || eval_recv_all(fd, h, EV_FIXED) != 0) {
+		snprintf(err, errlen, "the evaluation request on descriptor %d is cut short or malformed", fd);
+		return -1;
+	}
+	struct eval_opts *o = &q->job.opts;
+	const unsigned char *p = h;
+	int32_t *ints[5] = {&o->warmup, &o->trials, &o->cold, &o->quiet, &o->trial_times};
+	for (int i = 0; i < 5; i++, p += 4)
+		*ints[i] = (int32_t)get_u32(p);
+	double *dbl[4] = {&o->variant_timeout_s, &o->b, &o->p, &o->lock_timeout_s};
+	for (int i = 0; i < 4; i++, p += 8)
+		*dbl[i] = get_f64(p);
+	o->secret_seed = get_le(p, 8);
+	uint64_t left = n - EV_FIXED;
+	uint32_t len[EV_NSTR];
+	for (int i = 0; i < EV_NSTR; i++) {
+		unsigned char l4[4];
+		if (left < 4 || eval_recv_all(fd, l4, 4) != 0 || (len[i] = get_u32(l4)) > left - 4 ||
+		    (q->s[i] = read_str(fd, len[i])) == NULL) {
+			req_free(q);
+			snprintf(err, errlen, "the evaluation request on descriptor %d is cut short or malformed", fd);
+			return -1;
+		}
+		left -= 4 + (uint64_t)len[i];
+	}
+	if (left != 0 || len[0] >= sizeof o->backend) {
+		req_free(q);
+		snprintf(err, errlen, "the evaluation request on descriptor %d is malformed", fd);
+		return -1;
+	}
+	memcpy(o->backend, q->s[0], (size_t)len[0] + 1);
+	q->job.pass_label = q->s[1];
+	q->job.graph_label = q->s[2];
+	q->job.graph_text = q->s[3];
+	q->job.graph_len = len[3];
+	q->job.pass_src = q->s[4];
+	q->job.pass_len = len[4];
+	return 0;
+}
+
+/* ---- the evaluation process (the exec'd program) --------------------------------- */
+
+static int ev_cancel;
+
+static void on_term(int sig)
+{
+	(void)sig;
+	__atomic_store_n(&ev_cancel, 1, __ATOMIC_RELAXED);
+}
+
+/* Reads the caller's messages while the evaluation runs: 'C', or the end of
+ * the stream, cancels it. */
+static void *listen_main(void *arg)
+{
+	(void)arg;
+	char type;
+	uint32_t n;
+	while (recv_head(EV_FD, &type, &n) == 0) {
+		if (type == 'C')
+			break;
+		if (skip(EV_FD, n) != 0)
+			break;
+	}
+	__atomic_store_n(&ev_cancel, 1, __ATOMIC_RELAXED);
+	return NULL;
+}
+
+static void on_phase(void *ctx, const char *phase)
+{
+	(void)ctx;
+	send_msg(EV_FD, 'P', phase, (uint32_t)strlen(phase));
+}
+
+static int send_result(int rc, const char *msg, const char *json)
+{
+	uint32_t mn = (uint32_t)strlen(msg), jn = json ? (uint32_t)strlen(json) : 0;
+	unsigned char h[13], j4[4];
+	h[0] = 'R';
+	put_u32(h + 1, 4 + 4 + mn + 4 + jn);
+	put_u32(h + 5, (uint32_t)rc);
+	put_u32(h + 9, mn);
+	put_u32(j4, jn);
+	return eval_send_all(EV_FD, h, 13) || eval_send_all(EV_FD, msg, mn) || eval_send_all(EV_FD, j4, 4) ||
+			       eval_send_all(EV_FD, json, jn)
+		       ? -1
+		       : 0;
+}
+
 int evaluator_main_if(int argc, char **argv)
 {
 	if (argc < 2 || strcmp(argv[1], EVALUATOR_ARG) != 0)
@@ -197,34 +319,22 @@ int evaluator_main_if(int argc, char **argv)
 	sigaction(SIGTERM, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
 	struct ev_req q;
-	char herr[200];
-	if (recv_head(EV_FD, &q, herr, sizeof herr) != 0) {
-		fprintf(stderr, "passfs: %s: %s\n", EVALUATOR_ARG, herr);
+	char err[1024] = "";
+	if (recv_request(EV_FD, &q, err, sizeof err) != 0) {
+		fprintf(stderr, "passfs: %s: %s\n", EVALUATOR_ARG, err);
 		return 2;
 	}
-	char *s[EV_NSTR] = {NULL};
-	for (int i = 0; i < EV_NSTR; i++)
-		if ((s[i] = read_str(EV_FD, q.len[i])) == NULL) {
-			for (int k = 0; k < i; k++)
-				free(s[k]);
-			fprintf(stderr, "passfs: %s: the evaluation request is cut short\n", EVALUATOR_ARG);
-			return 2;
-		}
-	char err[1024] = "";
-	struct graph_task *t = NULL;
+	/* the listener is a thread of this process only: the pass's workers
+	 * are forks, which take the calling thread alone, and close every
+	 * descriptor they did not ask for */
+	pthread_t listener;
+	int listening = pthread_create(&listener, NULL, listen_main, NULL) == 0;
+	if (!listening)
+		fprintf(stderr, "passfs: %s: no listener for a cancel (%s); SIGTERM still cancels\n", EVALUATOR_ARG,
+			strerror(errno));
 	json_t *doc = NULL;
-	int rc = graph_load_buffer(s[2], s[3], q.len[3], &t, err, sizeof err);
-	if (rc == 0) {
-		struct eval_job job = {
-			.task = t, .pass_label = s[1], .pass_src = s[4], .pass_len = q.len[4],
-			.opts = {.backend = s[0], .warmup = q.warmup, .trials = q.trials,
-				 .variant_timeout_s = q.variant_timeout_s, .secret_seed = q.secret_seed, .b = q.b,
-				 .p = q.p, .cold = q.cold, .lock_timeout_s = q.lock_timeout_s, .quiet = q.quiet,
-				 .trial_times = q.trial_times,
-				 .progress = on_phase, .cancel = &ev_cancel},
-		};
-		rc = eval_run(&job, &doc, err, sizeof err);
-	}
+	struct eval_hooks hooks = {.progress = on_phase, .cancel = &ev_cancel};
+	int rc = eval_run(&q.job, &hooks, &doc, err, sizeof err);
 	char *text = rc == 0 && doc != NULL ? json_dumps(doc, JSON_COMPACT) : NULL;
 	if (rc == 0 && text == NULL) {
 		rc = -1;
@@ -233,13 +343,24 @@ int evaluator_main_if(int argc, char **argv)
 	int sent = send_result(rc, err, text);
 	free(text);
 	json_decref(doc);
-	graph_task_free(t);
-	for (int i = 0; i < EV_NSTR; i++)
-		free(s[i]);
+	req_free(&q);
+	/* the listener may still be blocked in a read: the process's exit
+	 * ends it */
 	return sent == 0 ? 0 : 1;
 }
 
-/* ---- the caller ------------------------------------------------------------------ */
+/* ---- the local evaluator (the caller's side) -------------------------------------- */
+
+struct local {
+	struct evaluator base;
+	int fallback;           /* in_process_fallback */
+	int cancelled;          /* atomic: cancel() was called */
+};
+
+static int is_cancelled(struct local *l)
+{
+	return __atomic_load_n(&l->cancelled, __ATOMIC_RELAXED);
+}
 
 /* In the child between fork and exec: async-signal-safe calls only. */
 static void __attribute__((noreturn)) exec_evaluator(int sock, pid_t parent)
@@ -268,49 +389,22 @@ static void __attribute__((noreturn)) exec_evaluator(int sock, pid_t parent)
 	_exit(127);
 }
 
-static int send_request(int fd, const struct eval_job *job, const char *graph_text, size_t graph_len,
-			const char *graph_label)
-{
-	const struct eval_opts *o = &job->opts;
-	const char *backend = o->backend ? o->backend : "auto";
-	const char *label = job->pass_label ? job->pass_label : "pass.c";
-	const char *str[EV_NSTR] = {backend, label, graph_label, graph_text, job->pass_src};
-	size_t len[EV_NSTR] = {strlen(backend), strlen(label), strlen(graph_label), graph_len, job->pass_len};
-	unsigned char h[EV_HEAD_BYTES], *p = h;
-	put_u32(p, EV_MAGIC);
-	put_u32(p + 4, EV_VERSION);
-	p += 8;
-	int32_t ints[5] = {o->warmup, o->trials, o->cold, o->quiet, o->trial_times};
-	for (int i = 0; i < 5; i++, p += 4)
-		put_u32(p, (uint32_t)ints[i]);
-	double dbl[4] = {o->variant_timeout_s, o->b, o->p, o->lock_timeout_s};
-	for (int i = 0; i < 4; i++, p += 8)
-		put_f64(p, dbl[i]);
-	put_le(p, o->secret_seed, 8);
-	p += 8;
-	for (int i = 0; i < EV_NSTR; i++, p += 4) {
-		if (len[i] > EV_STR_MAX)
-			return -1;
-		put_u32(p, (uint32_t)len[i]);
-	}
-	if (eval_send_all(fd, h, sizeof h))
-		return -1;
-	for (int i = 0; i < EV_NSTR; i++)
-		if (eval_send_all(fd, str[i], len[i]))
-			return -1;
-	return 0;
-}
-
 /* Reads replies until 'R' (0 with *result/rc filled) or the end (-1);
- * *answered: anything came. */
-static int read_replies(int fd, pid_t pid, const struct eval_job *job, int *rc_out, json_t **result, char *err,
-			size_t errlen, int *answered)
+ * *answered: anything came.  A cancel meanwhile is sent as 'C'; a process
+ * that does not answer it within EV_CANCEL_GRACE_MS is killed. */
+static int read_replies(struct local *l, int fd, pid_t pid, void (*progress)(void *, const char *), void *ctx,
+			int *rc_out, json_t **result, char *err, size_t errlen, int *answered)
 {
-	int killed = 0;
+	double cancel_at = -1;
 	for (;;) {
-		if (!killed && job->opts.cancel != NULL && __atomic_load_n(job->opts.cancel, __ATOMIC_RELAXED)) {
-			kill(pid, SIGTERM);
-			killed = 1;
+		if (cancel_at < 0 && is_cancelled(l)) {
+			cancel_at = eval_now_ms();
+			if (send_msg(fd, 'C', NULL, 0) != 0)
+				kill(pid, SIGTERM);
+		}
+		if (cancel_at >= 0 && eval_now_ms() - cancel_at > EV_CANCEL_GRACE_MS) {
+			kill(pid, SIGKILL);
+			cancel_at = 1e300;      /* once */
 		}
 		struct pollfd pf = {.fd = fd, .events = POLLIN};
 		int k = poll(&pf, 1, 100);
@@ -318,27 +412,31 @@ static int read_replies(int fd, pid_t pid, const struct eval_job *job, int *rc_o
 			return -1;
 		if (k <= 0)
 			continue;
-		unsigned char type, b4[4];
+		char type;
 		uint32_t n;
-		if (eval_recv_all(fd, &type, 1) != 0)
+		if (recv_head(fd, &type, &n) != 0)
 			return -1;
 		*answered = 1;
 		if (type == 'P') {
 			char phase[64];
-			if (eval_recv_all(fd, b4, 4) != 0 || (n = get_u32(b4)) >= sizeof phase ||
-			    eval_recv_all(fd, phase, n) != 0)
+			if (n >= sizeof phase || eval_recv_all(fd, phase, n) != 0)
 				return -1;
 			phase[n] = '\0';
-			if (job->opts.progress != NULL)
-				job->opts.progress(job->opts.progress_ctx, phase);
+			if (progress != NULL)
+				progress(ctx, phase);
 			continue;
 		}
-		int32_t rc;
+		if (type != 'R') {
+			if (skip(fd, n) != 0)
+				return -1;
+			continue;
+		}
+		unsigned char b4[4];
 		char *msg, *json;
-		if (type != 'R' || eval_recv_all(fd, b4, 4) != 0)
+		if (n < 12 || eval_recv_all(fd, b4, 4) != 0)
 			return -1;
-		rc = (int32_t)get_u32(b4);
-		if (eval_recv_all(fd, b4, 4) != 0 || (msg = read_str(fd, get_u32(b4))) == NULL)
+		int32_t rc = (int32_t)get_u32(b4);
+		if (eval_recv_all(fd, b4, 4) != 0 || get_u32(b4) > n - 12 || (msg = read_str(fd, get_u32(b4))) == NULL)
 			return -1;
 		snprintf(err, errlen, "%s", msg);
 		free(msg);
@@ -358,10 +456,11 @@ static int read_replies(int fd, pid_t pid, const struct eval_job *job, int *rc_o
 	}
 }
 
-int evaluator_run(const struct eval_job *job, const char *graph_text, size_t graph_len, const char *graph_label,
-		  int *spawned, json_t **result, char *err, size_t errlen)
+/* One run in an evaluation process.  *spawned: the process started (it
+ * answered, or died of something other than a failed start). */
+static int run_process(struct local *l, const struct eval_job *job, void (*progress)(void *, const char *),
+		       void *ctx, int *spawned, json_t **result, char *err, size_t errlen)
 {
-	*result = NULL;
 	*spawned = 0;
 	int sv[2];
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) {
@@ -380,27 +479,28 @@ int evaluator_run(const struct eval_job *job, const char *graph_text, size_t gra
 		exec_evaluator(sv[1], parent);
 	close(sv[1]);
 	int rc = -1, got = -1, answered = 0;
-	if (send_request(sv[0], job, graph_text, graph_len, graph_label) == 0)
-		got = read_replies(sv[0], pid, job, &rc, result, err, errlen, &answered);
+	if (send_request(sv[0], job) == 0)
+		got = read_replies(l, sv[0], pid, progress, ctx, &rc, result, err, errlen, &answered);
 	close(sv[0]);
 	int st = 0;
 	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
 		;
 	if (got == 0) {
 		*spawned = 1;
+		if (rc != 0 && is_cancelled(l))
+			snprintf(err, errlen, "cancelled");
 		return rc;
 	}
 	/* No result.  It exited without a word: the exec failed (127), or
-	 * /proc/self/exe is not this program (a loader or a wrapper ran it), so
-	 * the caller may evaluate in-process.  Killed, or gone after it
-	 * answered: the evaluation's own failure. */
+	 * /proc/self/exe is not this program (a loader or a wrapper ran it).
+	 * Killed, or gone after it answered: the evaluation's own failure. */
 	if (WIFEXITED(st) && !answered) {
 		snprintf(err, errlen, "cannot start the evaluation process (/proc/self/exe %s, exit status %d)",
 			 EVALUATOR_ARG, WEXITSTATUS(st));
 		return -1;
 	}
 	*spawned = 1;
-	if (job->opts.cancel != NULL && __atomic_load_n(job->opts.cancel, __ATOMIC_RELAXED))
+	if (is_cancelled(l))
 		snprintf(err, errlen, "cancelled");
 	else if (WIFSIGNALED(st))
 		snprintf(err, errlen, "the evaluation process was killed by signal %d (%s)", WTERMSIG(st),
@@ -409,4 +509,59 @@ int evaluator_run(const struct eval_job *job, const char *graph_text, size_t gra
 		snprintf(err, errlen, "the evaluation process exited with status %d without a result",
 			 WIFEXITED(st) ? WEXITSTATUS(st) : -1);
 	return -1;
+}
+
+static int local_run(struct evaluator *ev, const struct eval_job *job, void (*progress)(void *, const char *),
+		     void *ctx, json_t **result, char *err, size_t errlen)
+{
+	struct local *l = (struct local *)ev;
+	*result = NULL;
+	if (is_cancelled(l)) {
+		snprintf(err, errlen, "cancelled");
+		return -1;
+	}
+	int spawned = 0;
+	int rc = run_process(l, job, progress, ctx, &spawned, result, err, errlen);
+	if (spawned || rc == 0)
+		return rc;
+	if (!l->fallback) {
+		size_t el = strlen(err);
+		snprintf(err + el, errlen - el, "; not evaluated inside the daemon instead (--in-process-fallback "
+			 "allows that)");
+		return -1;
+	}
+	/* the operator's explicit choice: here, and result.json says so */
+	fprintf(stderr, "passfs: %s; evaluating inside the daemon instead (--in-process-fallback)\n", err);
+	err[0] = '\0';
+	struct eval_hooks hooks = {.progress = progress, .ctx = ctx, .cancel = &l->cancelled};
+	rc = eval_run(job, &hooks, result, err, errlen);
+	if (rc == 0 && *result != NULL)
+		json_object_set_new(*result, "evaluated_in",
+				    json_string("the daemon's own process (--in-process-fallback): the pass's workers "
+						"could read its memory"));
+	return rc;
+}
+
+static void local_cancel(struct evaluator *ev)
+{
+	__atomic_store_n(&((struct local *)ev)->cancelled, 1, __ATOMIC_RELAXED);
+}
+
+static void local_destroy(struct evaluator *ev)
+{
+	free(ev);
+}
+
+static const struct evaluator_ops local_ops = {
+	.name = "local", .run = local_run, .cancel = local_cancel, .destroy = local_destroy,
+};
+
+struct evaluator *evaluator_local(int in_process_fallback)
+{
+	struct local *l = calloc(1, sizeof *l);
+	if (l == NULL)
+		return NULL;
+	l->base.ops = &local_ops;
+	l->fallback = in_process_fallback;
+	return &l->base;
 }

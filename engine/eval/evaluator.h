@@ -1,13 +1,26 @@
-/* evaluator.h - one evaluation in a process of its own.
+/* evaluator.h - where an evaluation runs: the evaluator interface, and the
+ * evaluation process that its local implementation starts.
  *
- * The daemons (`passfs mount`, `passfs watch`) hold every task's current
- * pass.c, results and history in memory.  A pass worker is a fork of the
- * process that evaluates, so an evaluation run inside the daemon would hand
- * the pass a copy of all of that: other tasks' passes and results, readable
- * from the pass's host code.  evaluator_run() instead starts this program
- * afresh (fork + exec of /proc/self/exe with EVALUATOR_ARG), sends it the
- * one task's graph text, the pass and the options over a socket, and reads
- * back the progress phases and the result document.  Its memory holds one
+ * An evaluator takes a job (eval.h: a plain value) and returns its result
+ * document.  The service (engine/service/service.c) holds one, chosen in
+ * svc_opts, and knows nothing of how it runs the job:
+ *
+ *   run     evaluates one job, on the calling thread, calling progress with
+ *           each phase as it comes; several runs may be in flight at once on
+ *           different threads.
+ *   cancel  from any thread: every run in flight, and every later one,
+ *           stops and returns -1 with the message "cancelled" (the service's
+ *           close uses it once its grace period is over).
+ *   destroy frees it (no run in flight).
+ *
+ * The first implementation is local (evaluator_local): each run starts
+ * this program afresh (fork + exec of /proc/self/exe with EVALUATOR_ARG)
+ * and talks to it over a socket in a versioned protocol of fixed byte order
+ * (evaluator.c: the request, then progress and a result back, a cancel
+ * forth).  The daemons (`passfs mount`, `passfs watch`) hold every task's
+ * current pass.c, results and history in memory, and a pass worker is a
+ * fork of the process that evaluates: an evaluation inside the daemon would
+ * hand the pass a copy of all of that.  The evaluation process holds one
  * task and one pass; its workers inherit only that.
  *
  * Every program that links the engine and may run a service calls
@@ -22,17 +35,33 @@
 
 #define EVALUATOR_ARG "--passfs-evaluator"
 
+struct evaluator;
+
+struct evaluator_ops {
+	const char *name;
+	/* Same return as eval_run: 0 with *result, or -1 with a message when
+	 * passfs could not evaluate (or the run was cancelled). */
+	int (*run)(struct evaluator *ev, const struct eval_job *job, void (*progress)(void *ctx, const char *phase),
+		   void *ctx, json_t **result, char *err, size_t errlen);
+	void (*cancel)(struct evaluator *ev);
+	void (*destroy)(struct evaluator *ev);
+};
+
+struct evaluator {
+	const struct evaluator_ops *ops;
+};
+
+/* The local evaluator: every run in an evaluation process of its own.
+ * When that process cannot be started at all (/proc/self/exe is not passfs:
+ * a loader or a wrapper ran it), the run fails with the reason - unless
+ * in_process_fallback is set, the operator's explicit choice: then it
+ * evaluates inside the calling process, whose memory the pass's workers can
+ * then read, and result.json says so ("evaluated_in").  NULL when out of
+ * memory. */
+struct evaluator *evaluator_local(int in_process_fallback);
+
 /* argv[1] == EVALUATOR_ARG: runs the evaluation described on descriptor 3
  * and returns the process's exit status; otherwise -1 (not an evaluator). */
 int evaluator_main_if(int argc, char **argv);
-
-/* eval_run(job) in a fresh process.  graph_text/graph_len/graph_label: the
- * task's graph.json bytes as job->task was parsed from, and its path.
- * job->opts.progress is called on this thread; *job->opts.cancel stops the
- * evaluation (the process gets SIGTERM, kills its workers, and no result
- * comes back).  Same return as eval_run.  When the process cannot be
- * started at all (*spawned == 0) the caller may evaluate in-process. */
-int evaluator_run(const struct eval_job *job, const char *graph_text, size_t graph_len,
-		  const char *graph_label, int *spawned, json_t **result, char *err, size_t errlen);
 
 #endif

@@ -88,7 +88,7 @@ struct task {
 
 struct svc {
 	struct svc_opts o;
-	char *tasks_dir, *state_dir, *backend;
+	char *tasks_dir, *state_dir;
 	svc_notify_fn notify;
 	void *notify_ctx;
 	int n;
@@ -99,6 +99,8 @@ struct svc {
 	pthread_cond_t wake;    /* a notification is due, or closing */
 	int closing;
 	int cancel;             /* set by svc_close after the grace period (atomic) */
+	struct evaluator *ev;   /* where evaluations run (svc_opts.evaluator) */
+	int own_ev;             /* ev was made here: destroy at close */
 	uint64_t tickets;
 	uint64_t evaluations;   /* eval_run calls made */
 	unsigned char *notify_bits;
@@ -356,12 +358,13 @@ int svc_open(const struct svc_opts *o, svc_notify_fn notify, void *notify_ctx, s
 	s->o = *o;
 	s->tasks_dir = xstrdup(o->tasks_dir);
 	s->state_dir = xstrdup(o->state_dir ? o->state_dir : svc_default_state_dir(defdir, sizeof(defdir)));
-	s->backend = xstrdup(o->eval.backend);
 	s->o.tasks_dir = s->tasks_dir;
 	s->o.state_dir = s->state_dir;
-	s->o.eval.backend = s->backend;
-	s->o.eval.progress = NULL;
-	s->o.eval.progress_ctx = NULL;
+	s->ev = o->evaluator;
+	if (s->ev == NULL) {
+		s->ev = evaluator_local(o->in_process_fallback);
+		s->own_ev = 1;
+	}
 	s->notify = notify;
 	s->notify_ctx = notify_ctx;
 	pthread_mutex_init(&s->mu, NULL);
@@ -370,7 +373,7 @@ int svc_open(const struct svc_opts *o, svc_notify_fn notify, void *notify_ctx, s
 	s->t = calloc((size_t)n, sizeof(*s->t));
 	s->notify_bits = calloc((size_t)n, 1);
 	int *refire = calloc((size_t)n, sizeof(int));
-	if (!s->t || !s->notify_bits || !refire || !s->tasks_dir || !s->state_dir) {
+	if (!s->t || !s->notify_bits || !refire || !s->tasks_dir || !s->state_dir || !s->ev) {
 		snprintf(err, errlen, "out of memory");
 		goto fail;
 	}
@@ -456,6 +459,8 @@ void svc_close(struct svc *s)
 		usleep(20000);
 	}
 	__atomic_store_n(&s->cancel, 1, __ATOMIC_RELAXED);
+	if (s->ev != NULL)
+		s->ev->ops->cancel(s->ev);
 	for (int k = 0; k < s->n_workers; k++)
 		pthread_join(s->workers[k], NULL);
 	if (s->notifier_started)
@@ -478,7 +483,8 @@ void svc_close(struct svc *s)
 	free(s->notify_bits);
 	free(s->tasks_dir);
 	free(s->state_dir);
-	free(s->backend);
+	if (s->own_ev && s->ev != NULL)
+		s->ev->ops->destroy(s->ev);
 	pthread_cond_destroy(&s->work);
 	pthread_cond_destroy(&s->wake);
 	pthread_mutex_destroy(&s->mu);
@@ -882,35 +888,15 @@ static void *worker_main(void *arg)
 		}
 		if (!done) {
 			struct progress_ctx pc = {s, i, j->seq};
-			struct eval_job ej = {.task = t->g, .pass_label = "pass.c", .pass_src = j->src,
+			struct eval_job ej = {.graph_text = t->graph_text, .graph_len = t->graph_len,
+					      .graph_label = t->graph_path, .pass_label = "pass.c", .pass_src = j->src,
 					      .pass_len = j->len, .opts = s->o.eval};
-			ej.opts.progress = on_progress;
-			ej.opts.progress_ctx = &pc;
-			ej.opts.cancel = &s->cancel;
 			json_t *doc = NULL;
 			char err[512] = "";
 			pthread_mutex_lock(&s->mu);
 			s->evaluations++;
 			pthread_mutex_unlock(&s->mu);
-			/* in a process of its own: the pass's workers must not
-			 * inherit this one's memory (every task's pass and results) */
-			int spawned = 0;
-			int erc = evaluator_run(&ej, t->graph_text, t->graph_len, t->graph_path, &spawned, &doc, err,
-						sizeof(err));
-			if (!spawned && s->o.in_process_fallback) {
-				fprintf(stderr, "passfs: %s: seq %" PRIu64 ": %s; evaluating inside the daemon instead "
-					"(--in-process-fallback)\n", t->g->id, j->seq, err);
-				err[0] = '\0';
-				erc = eval_run(&ej, &doc, err, sizeof(err));
-				if (erc == 0 && doc)
-					json_object_set_new(doc, "evaluated_in",
-							    json_string("the daemon's own process (--in-process-fallback): "
-									"the pass's workers could read its memory"));
-			} else if (!spawned) {
-				size_t el = strlen(err);
-				snprintf(err + el, sizeof(err) - el, "; not evaluated inside the daemon instead "
-					 "(--in-process-fallback allows that)");
-			}
+			int erc = s->ev->ops->run(s->ev, &ej, on_progress, &pc, &doc, err, sizeof(err));
 			if (__atomic_load_n(&s->cancel, __ATOMIC_RELAXED)) {
 				/* stopped by the close: no result, so the next
 				 * open finds pass.c unevaluated and fires it */

@@ -30,6 +30,7 @@
 #include <stdio.h>
 
 #include "eval.h"
+#include "evaluator.h"
 #include "graph.h"
 
 #define SVC_PASS_MAX (1u << 20)  /* pass.c size cap: larger writes get EFBIG */
@@ -41,12 +42,16 @@ struct svc_opts {
 	const char *state_dir;      /* NULL: the default above */
 	struct eval_opts eval;      /* backend, timeouts, b and p for every evaluation */
 	int parallel;               /* evaluations at once across tasks; <= 0: 1 */
-	/* When an evaluation process cannot be started (/proc/self/exe is not
-	 * passfs: a loader or wrapper ran it), evaluate inside this process
-	 * instead - its pass workers then inherit this process's memory, every
-	 * task's pass.c and results - and say so in result.json
-	 * ("evaluated_in").  0 (the default): that evaluation fails with the
-	 * reason, as an error result. */
+	/* Where evaluations run (engine/eval/evaluator.h), the caller's to free
+	 * after svc_close; NULL: the local evaluator, an evaluation process per
+	 * evaluation, which the service makes and frees. */
+	struct evaluator *evaluator;
+	/* For the local evaluator made here: when an evaluation process cannot
+	 * be started (/proc/self/exe is not passfs: a loader or wrapper ran it),
+	 * evaluate inside this process instead - its pass workers then inherit
+	 * this process's memory, every task's pass.c and results - and say so
+	 * in result.json ("evaluated_in").  0 (the default): that evaluation
+	 * fails with the reason, as an error result. */
 	int in_process_fallback;
 };
 

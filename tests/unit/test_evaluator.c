@@ -1,9 +1,11 @@
 /* test_evaluator.c - one evaluation in a process of its own
+ * through the evaluator interface's local implementation
  * (engine/eval/evaluator.c): this program is also the evaluator it starts
  * (evaluator_main_if first thing in main).  Checks a whole evaluation
- * through the socket (the result, its progress phases), a cancel, an
- * evaluation process that dies, and a program at /proc/self/exe that is no
- * evaluator (the caller is told it may evaluate in-process). */
+ * through the socket (the result, its progress phases), a graph that does
+ * not load, a cancel, an evaluation process that dies, and a program at
+ * /proc/self/exe that is no evaluator (no evaluation, unless the in-process
+ * fallback was asked for, which the result then names). */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <pthread.h>
@@ -25,7 +27,7 @@
 struct phases {
 	char seen[128];
 	int cancel_at_running;
-	int *cancel;
+	struct evaluator *ev;
 };
 
 static void on_phase(void *ctx, const char *phase)
@@ -33,7 +35,7 @@ static void on_phase(void *ctx, const char *phase)
 	struct phases *p = ctx;
 	snprintf(p->seen + strlen(p->seen), sizeof p->seen - strlen(p->seen), "%s%s", p->seen[0] ? " " : "", phase);
 	if (p->cancel_at_running && strcmp(phase, "running") == 0)
-		__atomic_store_n(p->cancel, 1, __ATOMIC_RELAXED);
+		p->ev->ops->cancel(p->ev);
 }
 
 static char *slurp(const char *path, size_t *len)
@@ -58,82 +60,98 @@ int main(int argc, char **argv)
 		(void)!read(3, &c, 1);
 		raise(SIGKILL);
 	}
-	int ev = evaluator_main_if(argc, argv);
-	if (ev >= 0)
-		return ev;
+	int as_evaluator = evaluator_main_if(argc, argv);
+	if (as_evaluator >= 0)
+		return as_evaluator;
 
 	size_t glen = 0, plen = 0, slen = 0;
 	char *graph = slurp(GRAPH, &glen), *pass = slurp("tests/passes/ok_fused.c", &plen);
 	char *spin = slurp("tests/passes/timeout_spin.c", &slen);
 	if (graph == NULL || pass == NULL || spin == NULL)
 		return 1;
-	struct graph_task *t = NULL;
 	char err[1024] = "";
-	if (graph_load_buffer(GRAPH, graph, glen, &t, err, sizeof err) != 0) {
-		fprintf(stderr, "%s\n", err);
+	struct evaluator *ev = evaluator_local(0);
+	CHECK(ev != NULL && strcmp(ev->ops->name, "local") == 0);
+	if (ev == NULL)
 		return 1;
-	}
 
 	/* a whole evaluation: the result document and its phases */
-	int cancel = 0;
-	struct phases ph = {.cancel = &cancel};
-	struct eval_job job = {.task = t, .pass_label = "pass.c", .pass_src = pass, .pass_len = plen,
-			       .opts = {.backend = "cpu", .trials = 2, .warmup = 1, .quiet = 1,
-					.progress = on_phase, .progress_ctx = &ph, .cancel = &cancel}};
+	struct phases ph = {.ev = ev};
+	struct eval_job job = {.graph_text = graph, .graph_len = glen, .graph_label = GRAPH, .pass_label = "pass.c",
+			       .pass_src = pass, .pass_len = plen,
+			       .opts = {.backend = "cpu", .trials = 2, .warmup = 1, .quiet = 1}};
 	json_t *doc = NULL;
-	int spawned = 0;
-	int rc = evaluator_run(&job, graph, glen, GRAPH, &spawned, &doc, err, sizeof err);
-	CHECK_MSG(rc == 0 && spawned && doc != NULL, err);
+	int rc = ev->ops->run(ev, &job, on_phase, &ph, &doc, err, sizeof err);
+	CHECK_MSG(rc == 0 && doc != NULL, err);
 	const char *verdict = doc ? json_string_value(json_object_get(doc, "verdict")) : NULL;
 	CHECK_MSG(verdict && strcmp(verdict, "ok") == 0, verdict ? verdict : "(none)");
 	/* the options came along: 2 timed trials per variant */
 	CHECK(doc && json_integer_value(json_object_get(json_array_get(json_object_get(doc, "variants"), 0), "trials")) ==
 			     2);
 	CHECK_MSG(strcmp(ph.seen, "compiling running") == 0, ph.seen);
+	CHECK(doc && json_object_get(doc, "evaluated_in") == NULL);
 	json_decref(doc);
+
+	/* a graph that does not load is passfs's failure, named */
+	job.graph_len = glen / 2;
+	doc = NULL;
+	rc = ev->ops->run(ev, &job, NULL, NULL, &doc, err, sizeof err);
+	CHECK_MSG(rc == -1 && doc == NULL && strstr(err, GRAPH) != NULL, err);
+	job.graph_len = glen;
 
 	/* a compile error is a result too, not a failure */
 	static const char broken[] = "#include <passfs.h>\nPASS_REPLACEMENT(pf_call *call) { return nope; }\n";
 	job.pass_src = broken;
 	job.pass_len = sizeof broken - 1;
 	ph.seen[0] = '\0';
-	rc = evaluator_run(&job, graph, glen, GRAPH, &spawned, &doc, err, sizeof err);
+	rc = ev->ops->run(ev, &job, on_phase, &ph, &doc, err, sizeof err);
 	verdict = rc == 0 && doc ? json_string_value(json_object_get(doc, "verdict")) : NULL;
 	CHECK_MSG(verdict && strcmp(verdict, "compile_error") == 0, err);
 	json_decref(doc);
 
-	/* cancel once it runs: no result, "cancelled", and soon (the pass
-	 * spins for the 20 s step limit otherwise) */
+	/* an evaluation process that dies: the caller says so */
+	job.pass_src = pass;
+	job.pass_len = plen;
+	setenv("TEST_EVALUATOR_DIE", "1", 1);
+	rc = ev->ops->run(ev, &job, NULL, NULL, &doc, err, sizeof err);
+	unsetenv("TEST_EVALUATOR_DIE");
+	CHECK_MSG(rc == -1 && strstr(err, "the evaluation process was killed by signal 9") != NULL, err);
+
+	/* /proc/self/exe that is no evaluator: no evaluation, and none inside
+	 * this process either unless asked */
+	setenv("TEST_NOT_EVALUATOR", "1", 1);
+	rc = ev->ops->run(ev, &job, NULL, NULL, &doc, err, sizeof err);
+	CHECK_MSG(rc == -1 && strstr(err, "cannot start the evaluation process") != NULL &&
+			  strstr(err, "exit status 3") != NULL && strstr(err, "--in-process-fallback") != NULL, err);
+	/* asked (the operator's explicit choice): here, and the result says so */
+	struct evaluator *fb = evaluator_local(1);
+	doc = NULL;
+	rc = fb ? fb->ops->run(fb, &job, NULL, NULL, &doc, err, sizeof err) : -1;
+	unsetenv("TEST_NOT_EVALUATOR");
+	verdict = rc == 0 && doc ? json_string_value(json_object_get(doc, "verdict")) : NULL;
+	CHECK_MSG(verdict && strcmp(verdict, "ok") == 0 && json_object_get(doc, "evaluated_in") != NULL, err);
+	json_decref(doc);
+	if (fb)
+		fb->ops->destroy(fb);
+
+	/* cancel once it runs: a 'C' message, then no result, "cancelled",
+	 * and soon (the pass spins for the 20 s step limit otherwise) */
 	job.pass_src = spin;
 	job.pass_len = slen;
 	ph.seen[0] = '\0';
 	ph.cancel_at_running = 1;
 	double t0 = eval_now_ms();
 	doc = NULL;
-	rc = evaluator_run(&job, graph, glen, GRAPH, &spawned, &doc, err, sizeof err);
+	rc = ev->ops->run(ev, &job, on_phase, &ph, &doc, err, sizeof err);
 	double ms = eval_now_ms() - t0;
-	CHECK_MSG(rc == -1 && spawned && doc == NULL && strstr(err, "cancelled") != NULL, err);
+	CHECK_MSG(rc == -1 && doc == NULL && strstr(err, "cancelled") != NULL, err);
 	CHECK(ms < 15000);
-	ph.cancel_at_running = 0;
-	cancel = 0;
+	/* and every later run: at once, no process */
+	t0 = eval_now_ms();
+	rc = ev->ops->run(ev, &job, NULL, NULL, &doc, err, sizeof err);
+	CHECK_MSG(rc == -1 && strcmp(err, "cancelled") == 0 && eval_now_ms() - t0 < 100, err);
+	ev->ops->destroy(ev);
 
-	/* an evaluation process that dies: the caller says so */
-	job.pass_src = pass;
-	job.pass_len = plen;
-	setenv("TEST_EVALUATOR_DIE", "1", 1);
-	rc = evaluator_run(&job, graph, glen, GRAPH, &spawned, &doc, err, sizeof err);
-	unsetenv("TEST_EVALUATOR_DIE");
-	CHECK_MSG(rc == -1 && spawned && strstr(err, "the evaluation process was killed by signal 9") != NULL, err);
-
-	/* /proc/self/exe that is no evaluator: not started, the caller may
-	 * evaluate in-process */
-	setenv("TEST_NOT_EVALUATOR", "1", 1);
-	rc = evaluator_run(&job, graph, glen, GRAPH, &spawned, &doc, err, sizeof err);
-	unsetenv("TEST_NOT_EVALUATOR");
-	CHECK_MSG(rc == -1 && !spawned && strstr(err, "cannot start the evaluation process") != NULL &&
-			  strstr(err, "exit status 3") != NULL, err);
-
-	graph_task_free(t);
 	free(graph);
 	free(pass);
 	free(spin);

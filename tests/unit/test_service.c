@@ -195,7 +195,7 @@ static pid_t evaluator_child(void)
 static struct svc *open_svc_fb(const char *state, const char *backend, int in_process_fallback)
 {
 	struct svc_opts o = {.tasks_dir = TASKS, .state_dir = state, .in_process_fallback = in_process_fallback};
-	o.eval.backend = backend;
+	snprintf(o.eval.backend, sizeof o.eval.backend, "%s", backend);
 	o.eval.trials = 1;
 	o.eval.warmup = -1;
 	o.eval.quiet = 1;
