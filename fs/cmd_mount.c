@@ -14,6 +14,8 @@
 #include <sys/types.h>
 #include <unistd.h>
 
+#include <fuse_opt.h>
+
 #include "cmd.h"
 #include "evalopt.h"
 #include "mount.h"
@@ -239,7 +241,7 @@ struct settings {
 	struct mnt_opts mo;
 	const char *tasks, *state;
 	int foreground;
-	char fuse_opts[4096];           /* -o options for libfuse */
+	char *fuse_opts;                /* -o options for libfuse (malloc'd, comma-joined) */
 };
 
 /* passfs's own settings, as long options and as "-o key=value" (so an
@@ -285,46 +287,47 @@ static int apply(struct settings *st, int key, const char *val, const char *how)
 	return 2;
 }
 
-/* Splits one -o argument: passfs's keys are applied, the rest goes to
- * libfuse.  arg is modified and must outlive the settings.  0 or 2. */
-static int apply_o(struct settings *st, char *arg)
+/* One -o item, as fuse_opt_parse hands it over (escapes such as "\\,"
+ * resolved): passfs's keys are applied, the rest is kept for libfuse. */
+static int o_item(void *data, const char *arg, int key, struct fuse_args *outargs)
 {
-	char *save = NULL;
-	for (char *item = strtok_r(arg, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
-		char *eq = strchr(item, '=');
-		int mine = 0;
-		if (strcmp(item, "in_process_fallback") == 0) {
-			st->mo.svc.in_process_fallback = 1;
-			continue;
-		}
-		int ek = evalopt_okey(EVALOPT_DAEMON, item, eq ? (size_t)(eq - item) : strlen(item));
-		if (ek >= 0) {
-			char how[64];
-			snprintf(how, sizeof(how), "-o %.*s", (int)(eq ? eq - item : (long)strlen(item)), item);
-			if (apply(st, ek, eq ? eq + 1 : NULL, how))
-				return 2;
-			continue;
-		}
-		for (size_t i = 0; eq && i < sizeof(settings_keys) / sizeof(settings_keys[0]); i++)
-			if ((size_t)(eq - item) == strlen(settings_keys[i].okey) &&
-			    strncmp(item, settings_keys[i].okey, (size_t)(eq - item)) == 0) {
-				char how[64];
-				snprintf(how, sizeof(how), "-o %s", settings_keys[i].okey);
-				if (apply(st, settings_keys[i].key, eq + 1, how))
-					return 2;
-				mine = 1;
-			}
-		if (mine)
-			continue;
-		if (strlen(st->fuse_opts) + strlen(item) + 2 > sizeof(st->fuse_opts)) {
-			fprintf(stderr, "passfs mount: -o options too long\n");
-			return 2;
-		}
-		if (st->fuse_opts[0])
-			strcat(st->fuse_opts, ",");
-		strcat(st->fuse_opts, item);
+	struct settings *st = data;
+	(void)outargs;
+	if (key != FUSE_OPT_KEY_OPT)
+		return 1;
+	if (strcmp(arg, "in_process_fallback") == 0) {
+		st->mo.svc.in_process_fallback = 1;
+		return 0;
 	}
-	return 0;
+	const char *eq = strchr(arg, '=');
+	size_t klen = eq ? (size_t)(eq - arg) : strlen(arg);
+	char how[64];
+	snprintf(how, sizeof(how), "-o %.*s", (int)klen, arg);
+	int ek = evalopt_okey(EVALOPT_DAEMON, arg, klen);
+	if (ek >= 0)
+		return apply(st, ek, eq ? eq + 1 : NULL, how) ? -1 : 0;
+	for (size_t i = 0; eq && i < sizeof(settings_keys) / sizeof(settings_keys[0]); i++)
+		if (klen == strlen(settings_keys[i].okey) && strncmp(arg, settings_keys[i].okey, klen) == 0) {
+			/* the value must outlive the settings: keep a copy */
+			char *val = strdup(eq + 1);
+			if (val == NULL)
+				return -1;
+			int rc = apply(st, settings_keys[i].key, val, how);
+			if (rc != 0 || (settings_keys[i].key != 't' && settings_keys[i].key != 's'))
+				free(val);
+			return rc ? -1 : 0;
+		}
+	return fuse_opt_add_opt_escaped(&st->fuse_opts, arg) == 0 ? 0 : -1;
+}
+
+/* Parses one -o argument with libfuse's own parser.  0 or 2. */
+static int apply_o(struct settings *st, const char *arg)
+{
+	char *argv[] = {"passfs", "-o", (char *)arg, NULL};
+	struct fuse_args a = FUSE_ARGS_INIT(3, argv);
+	int rc = fuse_opt_parse(&a, st, NULL, o_item);
+	fuse_opt_free_args(&a);
+	return rc == 0 ? 0 : 2;
 }
 
 int cmd_mount(int argc, char **argv)
@@ -397,12 +400,13 @@ int cmd_mount(int argc, char **argv)
 		free(tasks_abs);
 		free(state_abs);
 		free(mp);
+		free(fuse_opts);
 		return 1;
 	}
 	mo.mountpoint = mp;
 	mo.svc.tasks_dir = tasks_abs;
 	mo.svc.state_dir = state_abs;
-	mo.fuse_opts = fuse_opts[0] ? fuse_opts : NULL;
+	mo.fuse_opts = fuse_opts;
 	char log[PATH_MAX + 16];
 	snprintf(log, sizeof(log), "%s/mount.log", state_abs);
 
@@ -443,6 +447,7 @@ int cmd_mount(int argc, char **argv)
 			free(tasks_abs);
 			free(state_abs);
 			free(mp);
+			free(fuse_opts);
 			if (got > 0 && buf[0] == 'O') {
 				fputs(buf + 1, stdout);
 				return 0;
@@ -487,6 +492,7 @@ int cmd_mount(int argc, char **argv)
 		free(tasks_abs);
 		free(state_abs);
 		free(mp);
+		free(fuse_opts);
 		return 1;
 	}
 	if (foreground) {
@@ -519,5 +525,6 @@ int cmd_mount(int argc, char **argv)
 	free(tasks_abs);
 	free(state_abs);
 	free(mp);
+	free(fuse_opts);
 	return rc == 0 ? 0 : 1;
 }
