@@ -3,7 +3,7 @@
 # directory, on three file systems side by side:
 #
 #   passfs   `passfs mount` (cpu backend; the state directory under
-#            --state-in, default /tmp)
+#            --state-in, default $TMPDIR or /tmp)
 #   minifs   bench/minifs.c: a minimal libfuse3 low-level file system serving
 #            the same bytes, with passfs's caching settings (the FUSE floor)
 #   tmpfs    a copy of the same files in /dev/shm
@@ -18,7 +18,7 @@
 # medians.  --pin runs the daemons and the timing loop under `taskset -c
 # CPUS` (one CPU: no cross-CPU wake-ups, the steadiest numbers on a small
 # VM); --pin-split 1/0 runs the daemons on CPU 1 and the loop on CPU 0.
-# --state-in puts passfs's state directory there (default /tmp; a save's
+# --state-in puts passfs's state directory there (default $TMPDIR or /tmp; a save's
 # durable write is the one cost that depends on it).  Needs /dev/fuse,
 # fusermount3 (or root) and the build (cmake --build build; BUILD=dir points
 # elsewhere).  Prints a markdown table; docs/benchmarks-fs.md has the last
@@ -33,7 +33,7 @@ TASKS=tasks
 TASK=""
 PIN=""        # taskset for the daemons
 PINC=""       # taskset for the timing loop
-STATE_IN=/tmp
+STATE_IN=${TMPDIR:-/tmp}
 while [ $# -gt 0 ]; do
 	case $1 in
 	-n) N=$2; shift 2 ;;
@@ -55,7 +55,7 @@ if [ -z "$TASK" ]; then
 	TASK=$(for d in "$TASKS"/*/; do [ -f "$d/graph.json" ] && basename "$d"; done | head -1)
 fi
 
-tmp=$(mktemp -d /tmp/passfs-bench.XXXXXX)
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/passfs-bench.XXXXXX")
 shm=$(mktemp -d /dev/shm/passfs-bench.XXXXXX)
 state=$(mktemp -d "$STATE_IN/passfs-bench-state.XXXXXX")
 mini_pid=""

@@ -2,9 +2,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "cmd.h"
+#include "datadir.h"
 #include "evaluator.h"
 
 static const struct {
@@ -36,13 +36,10 @@ static void usage(FILE *f)
 
 const char *cmd_default_tasks_dir(void)
 {
-	struct stat st;
 	const char *env = getenv("PASSFS_TASKS");
 	if (env && *env)
 		return env;
-	if (stat(PASSFS_SOURCE_TASKS, &st) == 0 && S_ISDIR(st.st_mode))
-		return PASSFS_SOURCE_TASKS;
-	return PASSFS_INSTALLED_TASKS;
+	return datadir_get(DATADIR_TASKS);
 }
 
 int main(int argc, char **argv)

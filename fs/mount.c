@@ -7,7 +7,7 @@
  * Files.  One static table, task_rows[], describes the files of a task
  * directory (name, kind, mode, how their bytes are produced); root_rows[]
  * does the same for the root.  Handlers look a node up and dispatch on its
- * row: there is no name comparison outside dir_find() and root_find().
+ * row: there is no name comparison outside row_index() and root_find().
  * Kinds:
  *   FIXED     bytes known at mount time (README.md, graph.json): served from
  *             the kernel page cache (keep_cache, long attribute timeout);

@@ -2,6 +2,7 @@
 #define _GNU_SOURCE
 #include "hostcc.h"
 
+#include "datadir.h"
 #include "gpu.h"
 
 #include <dirent.h>
@@ -30,28 +31,12 @@
 
 /* --- include directory --------------------------------------------------- */
 
-static int has_passfs_h(const char *dir)
-{
-	char p[4096];
-	struct stat st;
-	snprintf(p, sizeof p, "%s/passfs.h", dir);
-	return stat(p, &st) == 0 && S_ISREG(st.st_mode);
-}
-
 const char *hostcc_include_dir(void)
 {
 	const char *env = getenv("PASSFS_INCLUDE_DIR");
 	if (env != NULL && *env != '\0')
 		return env;
-#ifdef PASSFS_SOURCE_INCLUDE
-	if (has_passfs_h(PASSFS_SOURCE_INCLUDE))
-		return PASSFS_SOURCE_INCLUDE;
-#endif
-#ifdef PASSFS_INSTALLED_INCLUDE
-	return PASSFS_INSTALLED_INCLUDE;
-#else
-	return "/usr/local/include/passfs";
-#endif
+	return datadir_get(DATADIR_INCLUDE);
 }
 
 /* --- masking comments and literals ---------------------------------------- */

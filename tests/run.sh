@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds passfs and runs every test: the ctest suite (unit, command-level and
-# PyTorch oracle tests) on a normal build, then the unit tests again on an
-# AddressSanitizer + UndefinedBehaviorSanitizer build.  Prints one summary line
+# PyTorch oracle tests) on a normal build, then the unit tests and the fuzz
+# targets' seed corpora again on an AddressSanitizer + UndefinedBehaviorSanitizer
+# build.  Prints one summary line
 # per stage and exits non-zero when anything fails.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -28,7 +29,7 @@ stage "sanitizer build" build build-asan -DPASSFS_SANITIZE=ON
 # moment it stops the process; a failing sanitizer test is run once more, and
 # a real finding fails both times.
 ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
-	stage "sanitizer unit tests" ctest --test-dir build-asan --output-on-failure -j "$jobs" -R '^unit/' \
+	stage "sanitizer unit tests" ctest --test-dir build-asan --output-on-failure -j "$jobs" -R '^(unit|fuzz)/' \
 	--repeat until-pass:2
 
 if [ $status -eq 0 ]; then echo "passfs tests: all stages passed"; else echo "passfs tests: FAILED"; fi

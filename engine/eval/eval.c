@@ -1432,8 +1432,8 @@ static double after_timeout_s(double timeout_s)
 }
 
 /* The pass worker's step failed: turn how into a verdict. */
-static void pass_step_failed(struct worker *pw, int step, const struct reply *r, struct vresult *vr,
-			     const struct ctx *c)
+static void worker_step_verdict(struct worker *pw, int step, const struct reply *r, struct vresult *vr,
+				const struct ctx *c)
 {
 	char how[300] = "";
 	if (step == STEP_TIMEOUT) {
@@ -1499,7 +1499,7 @@ enum { TIME_STOP = 1, TIME_DONE = 2 };
 
 /* Per kernel (lowered name) over traced calls: the median time and launch
  * count per call, the slowest first, as a JSON array. */
-static json_t *gpu_kernel_medians(const struct trial_gpu *g, int n)
+static json_t *kernel_medians_json(const struct trial_gpu *g, int n)
 {
 	json_t *arr = json_array();
 	double *ms = malloc(sizeof(double) * (size_t)(n ? n : 1)), *cnt = malloc(sizeof(double) * (size_t)(n ? n : 1));
@@ -1650,7 +1650,7 @@ static int time_variant(struct ctx *c, struct worker *ew, struct worker *pw, str
 		step = worker_step(pw, c->timeout_s, &cm, &r, t1);
 		wp[k] = eval_now_ms() - t0;
 		if (step != STEP_OK || r.status != PF_OK || r.n_times != 1) {
-			pass_step_failed(pw, step, &r, vr, c);
+			worker_step_verdict(pw, step, &r, vr, c);
 			out = TIME_DONE;
 			goto end;
 		}
@@ -1796,8 +1796,8 @@ static int time_variant(struct ctx *c, struct worker *ew, struct worker *pw, str
 		vr->gpu_dropped = 0;
 		json_decref(vr->eager_gpu_kernels);
 		json_decref(vr->pass_gpu_kernels);
-		vr->eager_gpu_kernels = gpu_kernel_medians(gte, nt);
-		vr->pass_gpu_kernels = gpu_kernel_medians(gtp, nt);
+		vr->eager_gpu_kernels = kernel_medians_json(gte, nt);
+		vr->pass_gpu_kernels = kernel_medians_json(gtp, nt);
 		for (int k = 0; k < nt; k++) {
 			if (gtp[k].tr.n_streams > vr->pass_streams)
 				vr->pass_streams = gtp[k].tr.n_streams;
@@ -1835,7 +1835,7 @@ static int worker_pass_ready(struct worker *pw, int step, const struct reply *r,
 			worker_stop(pw, 1, NULL, 0);
 			fail_variant(vr, SCORE_RUNTIME_ERROR, "the pass could not be loaded: %s", r->msg);
 		} else {
-			pass_step_failed(pw, step, r, vr, c);
+			worker_step_verdict(pw, step, r, vr, c);
 		}
 		return -1;
 	}
@@ -1905,7 +1905,7 @@ static int eval_variant(struct ctx *c, int k, struct worker *ew, struct worker *
 		struct cmd cm = {.op = CMD_VARIANT, .variant = k};
 		step = worker_step(pw, c->timeout_s, &cm, &r, t1);
 		if (step != STEP_OK || r.status != PF_OK) {
-			pass_step_failed(pw, step, &r, vr, c);
+			worker_step_verdict(pw, step, &r, vr, c);
 			goto done;
 		}
 		pw->variant = k;
@@ -1925,7 +1925,7 @@ static int eval_variant(struct ctx *c, int k, struct worker *ew, struct worker *
 		struct cmd cm = {.op = CMD_CHECK, .set = s};
 		step = worker_step(pw, c->timeout_s, &cm, &r, t1);
 		if (step != STEP_OK || r.status != PF_OK) {
-			pass_step_failed(pw, step, &r, vr, c);
+			worker_step_verdict(pw, step, &r, vr, c);
 			goto done;
 		}
 		if (!check_inputs_unchanged(c, s, s, NULL, where, sizeof(where))) {

@@ -1,6 +1,9 @@
-/* eval_util.h - the pieces of an evaluation that need no processes:
- * comparing outputs at every tolerance level, poison patterns, verdict names,
- * trial counts.  Separate so tests can hit them directly. */
+/* eval_util.h - small pieces of an evaluation, shared by the evaluator
+ * and the worker: comparing outputs at every tolerance level, poison
+ * patterns, verdict names and score dtypes; and helpers (the monotonic
+ * clock, whole-buffer socket and pipe I/O, sorting and rounding, a log's
+ * tail, dying with the parent).  Separate so tests can hit them directly
+ * (tests/unit/test_eval_util.c). */
 #ifndef PASSFS_EVAL_UTIL_H
 #define PASSFS_EVAL_UTIL_H
 

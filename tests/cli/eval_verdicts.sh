@@ -6,6 +6,9 @@ set -uo pipefail
 PASSFS=${PASSFS:-./build/passfs}
 BACKEND=${BACKEND:-cpu}
 T=tests/passes/tasks
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/passfs-eval.XXXXXX")
+trap 'rm -rf "$WORK"' EXIT
+ERR=$WORK/err
 fails=0
 pass=0
 
@@ -13,10 +16,10 @@ check() { # name, expected verdict, python condition on r (the result), eval arg
 	local name=$1 want=$2 cond=$3
 	shift 3
 	local out
-	out=$("$PASSFS" eval --tasks "$T" --task tiny_bias_gelu --backend "$BACKEND" --json "$@" 2>/tmp/passfs-eval-err.$$)
+	out=$("$PASSFS" eval --tasks "$T" --task tiny_bias_gelu --backend "$BACKEND" --json "$@" 2>"$ERR")
 	local rc=$?
 	if [ $rc -ne 0 ]; then
-		echo "FAIL $name: exit $rc: $(cat /tmp/passfs-eval-err.$$)"
+		echo "FAIL $name: exit $rc: $(cat "$ERR")"
 		fails=$((fails + 1))
 		return
 	fi
@@ -86,12 +89,12 @@ if pgrep -f "passes/timeout_spin.c" >/dev/null; then
 fi
 # SIGTERM (or Ctrl-C) mid-evaluation: the hanging pass's worker is killed,
 # the compile directory removed, exit 143 at once with one line.
-mkdir -p /tmp/passfs-eval-tmp.$$
-TMPDIR=/tmp/passfs-eval-tmp.$$ "$PASSFS" eval --tasks "$T" --task tiny_bias_gelu --backend "$BACKEND" --timeout 20 \
-	--pass tests/passes/timeout_spin.c >/dev/null 2>/tmp/passfs-eval-err.$$ &
+mkdir -p "$WORK/tmp"
+TMPDIR="$WORK/tmp" "$PASSFS" eval --tasks "$T" --task tiny_bias_gelu --backend "$BACKEND" --timeout 20 \
+	--pass tests/passes/timeout_spin.c >/dev/null 2>"$ERR" &
 evpid=$!
 for _ in $(seq 200); do
-	grep -q 'passfs eval: variant' /tmp/passfs-eval-err.$$ && break
+	grep -q 'passfs eval: variant' "$ERR" && break
 	sleep 0.05
 done
 sleep 0.5
@@ -100,17 +103,15 @@ kill -TERM $evpid
 wait $evpid
 rc=$?
 ms=$((($(date +%s%N) - t0) / 1000000))
-left=$(find /tmp/passfs-eval-tmp.$$ -mindepth 1 -maxdepth 1 | wc -l)
+left=$(find "$WORK/tmp" -mindepth 1 -maxdepth 1 | wc -l)
 if [ $rc -eq 143 ] && [ $ms -lt 3000 ] && [ "$left" -eq 0 ] &&
-	grep -q '^passfs eval: stopped by Terminated; nothing was scored$' /tmp/passfs-eval-err.$$ &&
+	grep -q '^passfs eval: stopped by Terminated; nothing was scored$' "$ERR" &&
 	! pgrep -f "passes/timeout_spin.c" >/dev/null; then
 	echo "ok   SIGTERM mid-evaluation: exit 143 in $ms ms, workers and compile directory gone"
 	pass=$((pass + 1))
 else
-	echo "FAIL SIGTERM mid-evaluation: exit $rc in $ms ms, $left left in TMPDIR: $(tail -2 /tmp/passfs-eval-err.$$)"
+	echo "FAIL SIGTERM mid-evaluation: exit $rc in $ms ms, $left left in TMPDIR: $(tail -2 "$ERR")"
 	fails=$((fails + 1))
 fi
-rm -rf /tmp/passfs-eval-tmp.$$
-rm -f /tmp/passfs-eval-err.$$
 echo "$pass passed, $fails failed"
 [ $fails -eq 0 ]

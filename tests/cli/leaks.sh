@@ -21,7 +21,7 @@ TASK=cheat_bias_gelu
 L=tests/leaks
 
 # The canary: random per run.
-CAN_DIR=$(mktemp -d /tmp/passfs-canary.XXXXXX)
+CAN_DIR=$(mktemp -d "${TMPDIR:-/tmp}/passfs-canary.XXXXXX")
 trap 'rm -rf "$tmp" "$CAN_DIR"' EXIT
 CANARY=$CAN_DIR/secret.txt
 for _ in 1 2 3 4 5 6; do

@@ -21,7 +21,7 @@ PY=/usr/bin/python3
 T=tests/cheats/tasks
 TASK=cheat_bias_gelu
 L=tests/leaks
-tmp=$(mktemp -d /tmp/passfs-leaks.XXXXXX)
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/passfs-leaks.XXXXXX")
 pid=
 cleanup() {
 	if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then

@@ -71,7 +71,7 @@ fi
 export PASSFS_INCLUDE_DIR=$REPO/gpu/include PASSFS_OPLIB_DIR=$REPO/gpu/oplib PASSFS_TASKS=$REPO/tasks
 JOBS=${JOBS:-$(nproc 2>/dev/null || echo 4)}
 PASSFS=$REPO/$BUILD/passfs
-LOGS=$(mktemp -d /tmp/passfs-gpu-check.XXXXXX)
+LOGS=$(mktemp -d "${TMPDIR:-/tmp}/passfs-gpu-check.XXXXXX")
 OUTDIR=${OUT:-}
 if [ -n "$OUTDIR" ]; then
 	mkdir -p "$OUTDIR/logs"

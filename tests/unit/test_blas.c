@@ -333,6 +333,11 @@ static void test_random(void)
 
 static int which_lib;    /* 0: cuBLAS, 1: cuDNN */
 
+/* A driver path that is not the system's: a name in a private directory
+ * under $TMPDIR (or /tmp), made by main and removed at the end.  The file is
+ * never created; only the name is compared. */
+static char mock_dir[512], mock_driver[600];
+
 static int in_child(const char *env_set[][2], int n, char *msg, size_t msglen)
 {
 	int fd[2];
@@ -373,7 +378,7 @@ static void test_load(void)
 	      "wrong library: %s", msg);
 	/* a mock driver without PASSFS_CUBLAS: the system's cuBLAS would not
 	 * use it, so none is loaded */
-	const char *mockdrv[][2] = {{"PASSFS_CUBLAS", NULL}, {"PASSFS_LIBCUDA", "/tmp/libcuda_mock.so"}};
+	const char *mockdrv[][2] = {{"PASSFS_CUBLAS", NULL}, {"PASSFS_LIBCUDA", mock_driver}};
 	CHECK(in_child(mockdrv, 2, msg, sizeof msg) == 1 && strstr(msg, "PASSFS_LIBCUDA names another driver"),
 	      "mock driver: %s", msg);
 	/* the real library, when installed: its version */
@@ -404,7 +409,7 @@ static void test_dnn_load(void)
 	const char *wrong[][2] = {{"PASSFS_CUDNN", "libm.so.6"}, {"PASSFS_LIBCUDA", NULL}};
 	CHECK(in_child(wrong, 2, msg, sizeof msg) == 1 && strstr(msg, "libcudnn has no cudnnCreate"),
 	      "wrong library: %s", msg);
-	const char *mockdrv[][2] = {{"PASSFS_CUDNN", NULL}, {"PASSFS_LIBCUDA", "/tmp/libcuda_mock.so"}};
+	const char *mockdrv[][2] = {{"PASSFS_CUDNN", NULL}, {"PASSFS_LIBCUDA", mock_driver}};
 	CHECK(in_child(mockdrv, 2, msg, sizeof msg) == 1 && strstr(msg, "PASSFS_LIBCUDA names another driver"),
 	      "mock driver: %s", msg);
 	const char *real[][2] = {{"PASSFS_CUDNN", NULL}, {"PASSFS_LIBCUDA", NULL}};
@@ -427,6 +432,13 @@ static void test_dnn_load(void)
 
 int main(void)
 {
+	const char *tmp = getenv("TMPDIR");
+	snprintf(mock_dir, sizeof mock_dir, "%s/passfs-test-blas-XXXXXX", tmp && *tmp == '/' ? tmp : "/tmp");
+	if (mkdtemp(mock_dir) == NULL) {
+		perror(mock_dir);
+		return 1;
+	}
+	snprintf(mock_driver, sizeof mock_driver, "%s/libcuda_mock.so", mock_dir);
 	test_constants();
 	test_dnn_constants();
 	test_dnn_init();
@@ -434,6 +446,7 @@ int main(void)
 	test_random();
 	test_load();
 	test_dnn_load();
+	rmdir(mock_dir);
 	if (failures) {
 		fprintf(stderr, "%d failure(s)\n", failures);
 		return 1;

@@ -157,8 +157,9 @@ static void test_arch_and_l2(void)
 
 static void test_lock(void)
 {
-	char path[128], err[256];
-	snprintf(path, sizeof path, "/tmp/passfs-test-lock-%d", (int)getpid());
+	char path[512], err[256];
+	const char *tmp = getenv("TMPDIR");
+	snprintf(path, sizeof path, "%s/passfs-test-lock-%d", tmp && *tmp == '/' ? tmp : "/tmp", (int)getpid());
 	unlink(path);
 	int fd = gpu_lockfile_acquire(path, 0, NULL, err, sizeof err);
 	CHECK_MSG(fd >= 0, err);
@@ -391,10 +392,12 @@ static int ptx_assembles(const char *ptx, const char *arch, char *msg, size_t le
 		printf("skip: no %s to assemble the PTX with\n", ptxas);
 		return 0;
 	}
-	char dir[] = "/tmp/passfs-ptxas-XXXXXX";
+	char dir[512];
+	const char *tmp = getenv("TMPDIR");
+	snprintf(dir, sizeof dir, "%s/passfs-ptxas-XXXXXX", tmp && *tmp == '/' ? tmp : "/tmp");
 	if (mkdtemp(dir) == NULL)
 		return -1;
-	char in[64], out[64], log[64], cmd[400];
+	char in[600], out[600], log[600], cmd[2400];
 	snprintf(in, sizeof in, "%s/k.ptx", dir);
 	snprintf(out, sizeof out, "%s/k.cubin", dir);
 	snprintf(log, sizeof log, "%s/log", dir);

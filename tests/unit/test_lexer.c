@@ -396,7 +396,7 @@ int main(void)
 		printf("g++ not found: skipped\n0 passed, 0 failed\n");
 		return 0;
 	}
-	const char *tmp = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+	const char *tmp = test_tmpdir();
 	char path[512];
 	snprintf(path, sizeof path, "%.400s/passfs-test-lexer-%d.cc", tmp, (int)getpid());
 

@@ -698,7 +698,8 @@ static int pch_compile(const char *what, int want_used, int want_invalid)
 /* The hash the compiled-module cache keys on: every API header's bytes. */
 static void test_api_hash(void)
 {
-	char dir[] = "/tmp/passfs-apihash-XXXXXX", cmd[4400];
+	char dir[512], cmd[4400];
+	test_path(dir, sizeof dir, "passfs-apihash-XXXXXX");
 	CHECK(mkdtemp(dir) != NULL);
 	snprintf(cmd, sizeof cmd, "cp %s/*.h %s/", hostcc_include_dir(), dir);
 	CHECK(system(cmd) == 0);
@@ -714,7 +715,8 @@ static void test_api_hash(void)
 
 static void test_pch(void)
 {
-	char tmpl[] = "/tmp/passfs-pch-test-XXXXXX";
+	char tmpl[512];
+	test_path(tmpl, sizeof tmpl, "passfs-pch-test-XXXXXX");
 	if (mkdtemp(tmpl) == NULL) {
 		CHECK(0);
 		return;
@@ -724,7 +726,7 @@ static void test_pch(void)
 	setenv("PASSFS_CACHE_DIR", tmpl, 1);
 	unsetenv("PASSFS_PCH");
 	pch_compile("first compile (builds the header)", 1, 0);
-	char cmd[512], gch[512] = "";
+	char cmd[1100], gch[1100] = "";
 	snprintf(cmd, sizeof cmd, "ls -d %s/pch-*/passfs.h.gch 2>/dev/null | head -1", tmpl);
 	FILE *p = popen(cmd, "r");
 	if (p != NULL) {
@@ -761,7 +763,7 @@ static void test_pch(void)
  * comment), malloc'd; NULL when not found. */
 static char *doc_example(void)
 {
-	static const char *const paths[] = {"docs/pass-api.md", PASSFS_SOURCE_TASKS "/../docs/pass-api.md"};
+	static const char *const paths[] = {"docs/pass-api.md", PASSFS_SOURCE_DIR "/docs/pass-api.md"};
 	for (size_t p = 0; p < sizeof paths / sizeof paths[0]; p++) {
 		FILE *f = fopen(paths[p], "r");
 		if (f == NULL)
@@ -1081,7 +1083,7 @@ static void test_compile_errors(void)
  * the ELF check on the object: its result, with the message in err. */
 static enum elfcheck_result elf_of(const char *src, char *err, size_t errlen)
 {
-	const char *tmp = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+	const char *tmp = test_tmpdir();
 	char cc[512], so[512], cmd[1600];
 	snprintf(cc, sizeof cc, "%.400s/passfs-test-elf-%d.cc", tmp, (int)getpid());
 	snprintf(so, sizeof so, "%.400s/passfs-test-elf-%d.so", tmp, (int)getpid());
@@ -1128,7 +1130,7 @@ static void test_elfcheck(void)
 
 	/* a static constructor that would write a file when loaded */
 	char marker[256], src[2048];
-	const char *tmp = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+	const char *tmp = test_tmpdir();
 	snprintf(marker, sizeof marker, "%s/passfs-test-ctor-%d", tmp, (int)getpid());
 	unlink(marker);
 	snprintf(src, sizeof src,
@@ -1289,7 +1291,7 @@ static void test_hostcc_failures(void)
 	hostcc_output_free(&ho);
 
 	char script[256];
-	const char *tmp = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+	const char *tmp = test_tmpdir();
 	snprintf(script, sizeof script, "%s/passfs-test-slowcc-%d.sh", tmp, (int)getpid());
 	FILE *f = fopen(script, "w");
 	if (f != NULL) {
@@ -1364,7 +1366,7 @@ static void test_template(void)
 {
 	char err[512] = "";
 	struct graph_task *t = NULL;
-	if (task_load(PASSFS_SOURCE_TASKS, "gpt2_bias_gelu_tanh", &t, err, sizeof err) != 0) {
+	if (task_load(PASSFS_SOURCE_DIR "/tasks", "gpt2_bias_gelu_tanh", &t, err, sizeof err) != 0) {
 		CHECK_MSG(0, err);
 		return;
 	}

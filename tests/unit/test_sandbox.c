@@ -231,8 +231,9 @@ static int run(enum action act, char *report, size_t len, const char *probe)
 
 int main(void)
 {
-	char rep[1024], probe[64];
-	snprintf(probe, sizeof(probe), "/tmp/passfs-sandbox-probe-%d", (int)getpid());
+	char rep[1024], probe[512];
+	const char *tmp = getenv("TMPDIR");
+	snprintf(probe, sizeof(probe), "%s/passfs-sandbox-probe-%d", tmp && *tmp == '/' ? tmp : "/tmp", (int)getpid());
 	unlink(probe);
 	CHECK(run(A_COMPUTE, rep, sizeof(rep), probe) == 0, "compute: %s", rep);
 	static const struct { enum action a; const char *want; } bad[] = {
@@ -274,7 +275,7 @@ int main(void)
 	unlink(probe);
 	st = run(A_AUDIT, rep, sizeof(rep), probe);
 	CHECK(st == 0, "audit: status %d, log '%s'", st, rep);
-	char want[128];
+	char want[700];
 	snprintf(want, sizeof want, "audit: openat from libc.so.6 called from test_sandbox path %s = ", probe);
 	CHECK(strstr(rep, want) != NULL, "audit log lacks '%s': '%s'", want, rep);
 	CHECK(strstr(rep, "audit: write from libc.so.6 called from test_sandbox fd ") != NULL, "audit log lacks the write: '%s'", rep);

@@ -228,8 +228,9 @@ int main(int argc, char **argv)
 	int ev = evaluator_main_if(argc, argv);
 	if (ev >= 0)
 		return ev;
-	char state[] = "/tmp/passfs-test-service-XXXXXX";
-	char hist[512], sdir[256];
+	char state[512];
+	test_path(state, sizeof state, "passfs-test-service-XXXXXX");
+	char hist[1200], sdir[1100];
 	CHECK(mkdtemp(state) != NULL);
 	snprintf(sdir, sizeof(sdir), "%s/%s", state, TASK);
 	snprintf(hist, sizeof(hist), "%s/history", sdir);
@@ -424,7 +425,7 @@ int main(int argc, char **argv)
 	svc_close(s);
 
 	/* A crash after pass.c was saved, before its result: fired again at open. */
-	char staged[300];
+	char staged[1300];
 	snprintf(staged, sizeof(staged), "%s.pass.c", state);   /* this run's own, beside the state */
 	FILE *f = fopen(staged, "w");
 	CHECK(f && fwrite(ce_src, 1, ce_len, f) == ce_len);
@@ -449,7 +450,8 @@ int main(int argc, char **argv)
 	svc_close(s);
 
 	/* History export: one line per history entry (all have verdicts here). */
-	char exp_path[] = "/tmp/passfs-test-service-exp-XXXXXX";
+	char exp_path[512];
+	test_path(exp_path, sizeof exp_path, "passfs-test-service-exp-XXXXXX");
 	int efd = mkstemp(exp_path);
 	FILE *ef = fdopen(efd, "w+");
 	char err[512] = "";
@@ -488,7 +490,8 @@ int main(int argc, char **argv)
 	 * daemon; with in_process_fallback it runs here, and says so. */
 	setenv("TEST_NOT_EVALUATOR", "1", 1);
 	for (int fb = 0; fb < 2; fb++) {
-		char st3[] = "/tmp/passfs-test-service3-XXXXXX";
+		char st3[512];
+		test_path(st3, sizeof st3, "passfs-test-service3-XXXXXX");
 		CHECK(mkdtemp(st3) != NULL);
 		struct svc *s3 = open_svc_fb(st3, "cpu", fb);
 		CHECK(s3 != NULL);
@@ -507,14 +510,15 @@ int main(int argc, char **argv)
 			      strstr(str(r, "evaluated_in"), "--in-process-fallback"));
 		json_decref(r);
 		svc_close(s3);
-		char rmc[128];
+		char rmc[600];
 		snprintf(rmc, sizeof(rmc), "rm -rf %s", st3);
 		CHECK(system(rmc) == 0);
 	}
 	unsetenv("TEST_NOT_EVALUATOR");
 
 	/* passfs cannot evaluate: no verdict, no score, an error; not reused. */
-	char state2[] = "/tmp/passfs-test-service2-XXXXXX";
+	char state2[512];
+	test_path(state2, sizeof state2, "passfs-test-service2-XXXXXX");
 	CHECK(mkdtemp(state2) != NULL);
 	s = open_svc(state2, "no-such-backend");
 	CHECK(s != NULL);

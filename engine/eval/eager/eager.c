@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "blas.h"
+#include "datadir.h"
 #include "dnn.h"
 #include "hostcc.h"
 #include "oplib/oplib.h"
@@ -1964,13 +1965,10 @@ fail:
 
 const char *eager_oplib_dir(void)
 {
-	struct stat st;
 	const char *env = getenv("PASSFS_OPLIB_DIR");
 	if (env && *env)
 		return env;
-	if (stat(PASSFS_SOURCE_OPLIB "/oplib.h", &st) == 0)
-		return PASSFS_SOURCE_OPLIB;
-	return PASSFS_INSTALLED_OPLIB;
+	return datadir_get(DATADIR_OPLIB);
 }
 
 static int append(char **buf, size_t *len, size_t *cap, const char *s, size_t n)
@@ -2141,8 +2139,9 @@ static int cache_key(const char *src, char *const *names, int nn, char key[65])
 	/* The compile pipeline (flags, trampolines): its source in a source
 	 * tree build, so rebuilding passfs for other reasons keeps the cache;
 	 * else the binary that holds it. */
-	if (stat(PASSFS_SOURCE_OPLIB "/../hostcc.c", &st) == 0) {
-		if (append_file(&buf, &len, &cap, PASSFS_SOURCE_OPLIB "/../hostcc.c"))
+	const char *hostcc_src = datadir_hostcc_source();
+	if (hostcc_src != NULL && stat(hostcc_src, &st) == 0) {
+		if (append_file(&buf, &len, &cap, hostcc_src))
 			goto oom;
 	} else if (stat("/proc/self/exe", &st) == 0) {
 		n = snprintf(line, sizeof(line), "exe %lld %lld.%09ld\n", (long long)st.st_size,

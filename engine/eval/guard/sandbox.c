@@ -346,6 +346,7 @@ __attribute__((no_sanitize_address)) static void on_sigsys(int sig, siginfo_t *s
 /* ---- descriptors the driver opens after entry --------------------------- */
 
 #define MAX_DEV_FDS 512
+#define MAX_IO_FDS 8            /* sandbox_limits.n_io_fds at most */
 
 static int cmp_int(const void *a, const void *b)
 {
@@ -598,10 +599,12 @@ int sandbox_enter(const struct sandbox_limits *lim, char *err, size_t errlen)
 
 	/* Build the program: check the arch, then the fd-restricted calls, then
 	 * the plain allow-list, then trap. */
-	/* fixed parts ~400 + 3 per run of device descriptors */
-	struct sock_filter prog[400 + 3 * (MAX_DEV_FDS + POOL_PATHS * POOL_PER)];
+	/* the fixed parts (at most PROG_FIXED, asserted below) + 3 per run of
+	 * device descriptors */
+#define PROG_FIXED 400
+	struct sock_filter prog[PROG_FIXED + 3 * (MAX_DEV_FDS + POOL_PATHS * POOL_PER)];
 	int n = 0;
-	if (lim->n_io_fds > 8 || lim->n_dev_fds < 0 || lim->n_dev_fds > MAX_DEV_FDS ||
+	if (lim->n_io_fds > MAX_IO_FDS || lim->n_dev_fds < 0 || lim->n_dev_fds > MAX_DEV_FDS ||
 	    (lim->n_dev_fds > 0 && lim->dev_fds == NULL)) {
 		errno = EINVAL;
 		goto fail;
@@ -639,7 +642,8 @@ int sandbox_enter(const struct sandbox_limits *lim, char *err, size_t errlen)
 	dl_iterate_phdr(note_object, NULL);
 	audit_fd = lim->audit_fd > 0 ? lim->audit_fd : -1;
 	/* Bounded: one more allow-list entry must fail the sandbox with a
-	 * message, never write past prog[]. */
+	 * message, never write past prog[] (and the _Static_assert after
+	 * fdcalls[] fails the build first). */
 	int overflow = 0;
 	const int cap = (int)(sizeof(prog) / sizeof(prog[0]));
 #define EMIT(...) do { struct sock_filter ins_[] = {__VA_ARGS__}; \
@@ -689,17 +693,17 @@ int sandbox_enter(const struct sandbox_limits *lim, char *err, size_t errlen)
 		EMIT(ALLOW((unsigned)plain[i]));
 	/* The GPU driver's descriptors: the calls it makes on them, whichever
 	 * thread makes them.  Each block tests args[0] and reloads nr. */
+	/* newfstatat: glibc's fstat (fd, "", AT_EMPTY_PATH); a path relative
+	 * to a device descriptor reaches no file.  The epoll and timerfd
+	 * calls: a driver's event thread may wait so. */
+	static const long devcalls[] = {SYS_ioctl, SYS_read, SYS_write, SYS_pread64, SYS_pwrite64,
+					SYS_readv, SYS_writev, SYS_fcntl, SYS_fstat, SYS_newfstatat,
+					SYS_close, SYS_epoll_wait, SYS_epoll_pwait, SYS_epoll_pwait2,
+					SYS_epoll_ctl, SYS_timerfd_settime, SYS_timerfd_gettime};
 	if (n_dev > 0 || pool_lo >= 0) {
 		/* waiting on descriptors opens nothing */
 		EMIT(ALLOW((unsigned)SYS_poll), ALLOW((unsigned)SYS_ppoll), ALLOW((unsigned)SYS_select),
 		     ALLOW((unsigned)SYS_pselect6));
-		/* newfstatat: glibc's fstat (fd, "", AT_EMPTY_PATH); a path
-		 * relative to a device descriptor reaches no file.  The epoll
-		 * and timerfd calls: a driver's event thread may wait so. */
-		static const long devcalls[] = {SYS_ioctl, SYS_read, SYS_write, SYS_pread64, SYS_pwrite64,
-						SYS_readv, SYS_writev, SYS_fcntl, SYS_fstat, SYS_newfstatat,
-						SYS_close, SYS_epoll_wait, SYS_epoll_pwait, SYS_epoll_pwait2,
-						SYS_epoll_ctl, SYS_timerfd_settime, SYS_timerfd_gettime};
 		const int nc = (int)(sizeof(devcalls) / sizeof(devcalls[0]));
 		/* one of the calls: on to the descriptor test; else past it */
 		for (int i = 0; i < nc; i++)
@@ -730,6 +734,21 @@ int sandbox_enter(const struct sandbox_limits *lim, char *err, size_t errlen)
 	static const long fdcalls[] = {SYS_read, SYS_write, SYS_readv, SYS_writev, SYS_recvmsg, SYS_sendmsg,
 				       SYS_sendto, SYS_recvfrom,
 				       SYS_fsync, SYS_poll};
+#define NELEM(a) (sizeof(a) / sizeof((a)[0]))
+	/* Every instruction above and below but the 3 per device descriptor
+	 * run: arch 3, audit 5, nr 1, x32 2, noexec 2 x 5, plain 2 each, the
+	 * device block's 4 ALLOWs (8) + devcalls + jump, load and reload (3),
+	 * per fdcalls entry 3 + 2 per permitted descriptor (stdout, stderr,
+	 * report, MAX_IO_FDS), the final trap 1.  Growing a list past prog[]
+	 * fails the build here, not the sandbox at run time. */
+	_Static_assert(3 + 5 + 1 + 2 + 2 * 5 + 2 * NELEM(plain) + 8 + NELEM(devcalls) + 3 +
+			       NELEM(fdcalls) * (3 + 2 * (3 + MAX_IO_FDS)) + 1 <= PROG_FIXED,
+		       "the seccomp program's fixed parts outgrow prog[]: raise PROG_FIXED");
+	/* BPF conditional jumps are 8-bit: the skips over devcalls and over a
+	 * descriptor block must fit. */
+	_Static_assert(NELEM(devcalls) <= 255 && 2 * (3 + MAX_IO_FDS) + 2 <= 255,
+		       "a seccomp jump offset outgrows 8 bits");
+#undef NELEM
 	for (size_t i = 0; i < sizeof(fdcalls) / sizeof(fdcalls[0]); i++) {
 		int nfd = 3 + lim->n_io_fds;
 		/* nr != call: skip the block (load, 2 per fd, trap), with the
@@ -746,6 +765,7 @@ int sandbox_enter(const struct sandbox_limits *lim, char *err, size_t errlen)
 	}
 	EMIT(BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_TRAP));
 #undef EMIT
+#undef PROG_FIXED
 	if (overflow) {
 		snprintf(err, errlen, "sandbox: the seccomp program needs more than %d instructions", cap);
 		return -1;
