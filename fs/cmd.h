@@ -14,6 +14,7 @@ int cmd_watch(int argc, char **argv);
 int cmd_mount(int argc, char **argv);
 int cmd_history(int argc, char **argv);
 int cmd_doctor(int argc, char **argv);
+int cmd_ops(int argc, char **argv);
 
 /* The default tasks directory: $PASSFS_TASKS, else the tasks/ of the source
  * tree this binary was built from, else the installed share/passfs/tasks. */

@@ -21,6 +21,7 @@ static const struct {
 	{"watch", cmd_watch, "the task tree as plain files in DIR, driven by inotify (no FUSE)"},
 	{"history", cmd_history, "export every evaluated pass as JSON lines (history export)"},
 	{"doctor", cmd_doctor, "check what this machine can evaluate with, and what is missing"},
+	{"ops", cmd_ops, "list the graph ops (graph.json's op names), one a line"},
 };
 
 static void usage(FILE *f)

@@ -4,10 +4,12 @@
  *   $ cp my_pass.c mnt/vit_gelu/pass.c && cat mnt/vit_gelu/result.json
  *   {"task": "vit_gelu", "seq": 3, "state": "done", "verdict": "ok", ...}
  *
- * Files.  One static table, task_rows[], describes the files of a task
- * directory (name, kind, mode, how their bytes are produced); root_rows[]
- * does the same for the root.  Handlers look a node up and dispatch on its
- * row: there is no name comparison outside row_index() and root_find().
+ * Files.  One table, fs/tree.c's tree_task_rows[], describes the files of a
+ * task directory (name, kind, mode, how their bytes are produced; fs/watch.c
+ * and fs/readme.c walk it too); tree_root_rows[] does the same for the root.
+ * task_rows[] and root_rows[] here are those rows as this file serves them.
+ * Handlers look a node up and dispatch on its row: there is no name
+ * comparison outside row_index() and root_find().
  * Kinds:
  *   FIXED     bytes known at mount time (README.md, graph.json): served from
  *             the kernel page cache (keep_cache, long attribute timeout);
@@ -93,6 +95,7 @@
 
 #include "readme.h"
 #include "state.h"
+#include "tree.h"
 
 /* Scratch caps.  A git repository of a pass with a few hundred commits
  * holds about 40 entries from git init plus about 5 per commit (3 loose
@@ -107,8 +110,8 @@
 #define FILE_ATTR_TIMEOUT 1.0           /* pass.c, scratch: changed only through the kernel */
 #define DIR_ATTR_TIMEOUT 1.0
 #define INO_ROOT FUSE_ROOT_ID
-#define INO_TASK0 16                    /* the first task directory */
-#define INO_STRIDE 8                    /* per task: the directory + one per row */
+#define INO_TASK0 TREE_INO_TASK0        /* the first task directory */
+#define INO_STRIDE TREE_INO_STRIDE      /* per task: the directory + one per row */
 #define HASH_SIZE 4096
 
 /* ---- the file table --------------------------------------------------------- */
@@ -136,40 +139,42 @@ struct row {
 	int waits;                      /* opens wait while the task is busy */
 	/* FIXED and COMPUTED: the text (malloc'd, *len set), or NULL with errno
 	 * set (ENOMEM). */
-	char *(*text)(struct mnt *m, int task, size_t *len);
+	tree_text_fn text;
 	const struct io *io;            /* PASS and SCRATCH */
 };
 
-static char *text_task_readme(struct mnt *m, int task, size_t *len);
-static char *text_graph(struct mnt *m, int task, size_t *len);
-static char *text_result(struct mnt *m, int task, size_t *len);
-static char *text_es_t(struct mnt *m, int task, size_t *len);
-static char *text_status(struct mnt *m, int task, size_t *len);
-static char *text_root_readme(struct mnt *m, int task, size_t *len);
-static char *text_summary(struct mnt *m, int task, size_t *len);
 static const struct io pass_io, scratch_io;
 static void pass_gate(struct mnt *m, int task, struct handle *self);
 static void fire_unlock(struct mnt *m, int task);
 
-enum { ROW_README, ROW_GRAPH, ROW_PASS, ROW_RESULT, ROW_ES_T, ROW_STATUS, NROWS };
+/* The files of a task directory and of the root, in listing order: fs/tree.c's
+ * tables (tree_task_rows[], tree_root_rows[]) as this file serves them, filled
+ * by rows_init() before the session starts. */
+#define ROW_PASS TREE_PASS_C
+#define NROWS TREE_NTASK
+#define NRROWS TREE_NROOT
+static struct row task_rows[NROWS], root_rows[NRROWS];
 
-/* The files of a task directory, in listing order. */
-static const struct row task_rows[NROWS] = {
-	[ROW_README] = {"README.md", K_FIXED, 0444, 0, text_task_readme, NULL},
-	[ROW_GRAPH] = {"graph.json", K_FIXED, 0444, 0, text_graph, NULL},
-	[ROW_PASS] = {"pass.c", K_PASS, 0644, 0, NULL, &pass_io},
-	[ROW_RESULT] = {"result.json", K_COMPUTED, 0444, 1, text_result, NULL},
-	[ROW_ES_T] = {"es_t", K_COMPUTED, 0444, 1, text_es_t, NULL},
-	[ROW_STATUS] = {"status", K_COMPUTED, 0444, 0, text_status, NULL},
-};
+static void rows_from_tree(struct row *out, const struct tree_row *in, int n)
+{
+	for (int i = 0; i < n; i++) {
+		int pass = in[i].kind == TREE_PASS;
+		out[i] = (struct row){in[i].name, pass ? K_PASS : in[i].kind == TREE_FIXED ? K_FIXED : K_COMPUTED,
+				      in[i].mode, in[i].waits, pass ? NULL : in[i].text, pass ? &pass_io : NULL};
+	}
+}
 
-enum { RROW_README, RROW_SUMMARY, NRROWS };
+static void rows_fill(void)
+{
+	rows_from_tree(task_rows, tree_task_rows, NROWS);
+	rows_from_tree(root_rows, tree_root_rows, NRROWS);
+}
 
-/* The files of the root, listed before the task directories. */
-static const struct row root_rows[NRROWS] = {
-	[RROW_README] = {"README.md", K_FIXED, 0444, 0, text_root_readme, NULL},
-	[RROW_SUMMARY] = {"summary.json", K_COMPUTED, 0444, 0, text_summary, NULL},
-};
+static void rows_init(void)
+{
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+	pthread_once(&once, rows_fill);
+}
 
 static const struct row root_dir_row = {"", K_DIR, 0555, 0, NULL, NULL};
 static const struct row task_dir_row = {"", K_DIR, 0755, 0, NULL, NULL};
@@ -274,6 +279,7 @@ struct mnt {
 	struct mnt_opts o;
 	char *mountpoint, *tasks_dir, *fuse_opts;
 	struct svc *svc;
+	struct tree_src src;            /* what the rows' producers read */
 	int ntasks;
 	fuse_ino_t dyn_next;            /* the next free dynamic inode number */
 	struct timespec t0;
@@ -456,63 +462,6 @@ static void touch_dir(struct mnt *m, struct node *dir)
 	}
 }
 
-/* ---- the rows' text ------------------------------------------------------------ */
-
-static char *text_task_readme(struct mnt *m, int task, size_t *len)
-{
-	return readme_task(svc_task(m->svc, task), README_MOUNT, len);
-}
-
-static char *text_graph(struct mnt *m, int task, size_t *len)
-{
-	char path[PATH_MAX];
-	int err = 0;
-	snprintf(path, sizeof(path), "%s/%s/graph.json", m->tasks_dir, svc_task(m->svc, task)->id);
-	char *s = state_read_file(path, (size_t)64 << 20, len, &err);
-	if (s == NULL)
-		errno = err ? err : EIO;
-	return s;
-}
-
-static char *text_result(struct mnt *m, int task, size_t *len)
-{
-	return svc_result_json(m->svc, task, len);
-}
-
-static char *text_es_t(struct mnt *m, int task, size_t *len)
-{
-	return svc_es_t(m->svc, task, len);
-}
-
-static char *text_status(struct mnt *m, int task, size_t *len)
-{
-	char *s = NULL;
-	int n = asprintf(&s, "%s\n", svc_state_name(svc_state(m->svc, task)));
-	if (n < 0)
-		return NULL;
-	*len = (size_t)n;
-	return s;
-}
-
-static char *text_root_readme(struct mnt *m, int task, size_t *len)
-{
-	(void)task;
-	const struct graph_task **tasks = calloc((size_t)m->ntasks, sizeof(*tasks));
-	if (tasks == NULL)
-		return NULL;
-	for (int i = 0; i < m->ntasks; i++)
-		tasks[i] = svc_task(m->svc, i);
-	char *s = readme_root(tasks, m->ntasks, README_MOUNT, m->o.wait_timeout_s, m->o.svc.eval.b, len);
-	free(tasks);
-	return s;
-}
-
-static char *text_summary(struct mnt *m, int task, size_t *len)
-{
-	(void)task;
-	return svc_summary_json(m->svc, len);
-}
-
 /* The generation of a read-only node's text: 0 for FIXED rows, the task's
  * service generation for COMPUTED ones, the sum over tasks for the root. */
 static uint64_t node_gen(struct mnt *m, struct node *n)
@@ -543,7 +492,7 @@ static struct blob *text_get(struct mnt *m, struct node *n, int *err)
 	if (!c->ok || c->gen != gen) {
 		size_t len = 0;
 		errno = 0;
-		char *s = n->row->text(m, n->task, &len);
+		char *s = n->row->text(&m->src, n->task, &len);
 		blob_unref(c->b);
 		c->b = s ? blob_new(s, len, gen) : NULL;
 		c->err = s ? (c->b ? 0 : ENOMEM) : (errno ? errno : EIO);
@@ -2195,6 +2144,7 @@ static int load_fixed(struct mnt *m, char *err, size_t errlen)
 int mnt_open(const struct mnt_opts *o, struct mnt **out, char *err, size_t errlen)
 {
 	*out = NULL;
+	rows_init();
 	struct mnt *m = calloc(1, sizeof(*m));
 	if (m == NULL) {
 		snprintf(err, errlen, "out of memory");
@@ -2247,6 +2197,7 @@ int mnt_open(const struct mnt_opts *o, struct mnt **out, char *err, size_t errle
 		goto fail;
 	}
 	m->ntasks = svc_n_tasks(m->svc);
+	m->src = (struct tree_src){m->svc, m->tasks_dir, README_MOUNT, m->o.wait_timeout_s, m->o.svc.eval.b};
 	if (build_tree(m) != 0) {
 		snprintf(err, errlen, "out of memory");
 		goto fail;

@@ -13,6 +13,7 @@
 
 #include "graph_util.h"
 #include "score.h"
+#include "tree.h"
 
 /* sbuf_printf's *len is the buffer's capacity; the text's length is strlen. */
 #define A(...) do { if (sbuf_printf(&buf, &len, __VA_ARGS__)) goto oom; } while (0)
@@ -94,6 +95,31 @@ oom:
 	return -1;
 }
 
+/* The names of the tree's files (fs/tree.c) that watch mode treats as `watch`
+ * (-1: the read-only ones), task rows then root rows, each name once, in
+ * backquotes: "`a`, `b` and `c`" with last = " and ", "`a`, `b`, `c`" with
+ * last = ", ". */
+static const char *names(char *out, size_t n, int watch, const char *last)
+{
+	const struct tree_row *pick[TREE_NTASK + TREE_NROOT];
+	int k = 0;
+	for (int r = 0; r < TREE_NTASK + TREE_NROOT; r++) {
+		const struct tree_row *row = r < TREE_NTASK ? &tree_task_rows[r] : &tree_root_rows[r - TREE_NTASK];
+		int dup = 0;
+		for (int q = 0; q < k && !dup; q++)
+			dup = strcmp(pick[q]->name, row->name) == 0;
+		if (!dup && (watch < 0 ? row->kind != TREE_PASS : (int)row->watch == watch))
+			pick[k++] = row;
+	}
+	size_t at = 0;
+	out[0] = 0;
+	for (int q = 0; q < k && at < n; q++) {
+		int w = snprintf(out + at, n - at, "%s`%s`", q == 0 ? "" : q == k - 1 ? last : ", ", pick[q]->name);
+		at += w > 0 ? (size_t)w : 0;
+	}
+	return out;
+}
+
 char *readme_root(const struct graph_task *const *tasks, int n_tasks, enum readme_mode mode,
 		  double wait_timeout_s, double b, size_t *len_out)
 {
@@ -101,6 +127,7 @@ char *readme_root(const struct graph_task *const *tasks, int n_tasks, enum readm
 	size_t len = 0;
 	int watch = mode == README_WATCH;
 	const char *ex = n_tasks > 0 ? tasks[0]->id : "TASK";
+	char rewritten[512], once[512], readonly[512];
 	if (b <= 0)
 		b = SCORE_DEFAULT_B;
 	if (wait_timeout_s <= 0)
@@ -119,8 +146,10 @@ char *readme_root(const struct graph_task *const *tasks, int n_tasks, enum readm
 		  "> (close after writing, or a rename onto it) starts the evaluation, and the\n"
 		  "> results are rewritten as whole files when it ends. Reads never wait: poll\n"
 		  "> `status` until it says `done`. Nothing stops you from writing the other files,\n"
-		  "> but passfs overwrites `result.json`, `es_t`, `status` and `summary.json`, and\n"
-		  "> ignores changes to `README.md` and `graph.json`.\n\n");
+		  "> but passfs overwrites %s, and\n"
+		  "> ignores changes to %s.\n\n",
+		  names(rewritten, sizeof(rewritten), TREE_WATCH_REFRESH, " and "),
+		  names(once, sizeof(once), TREE_WATCH_ONCE, " and "));
 
 	A("## The loop\n\n```sh\n"
 	  "ls                        # one directory per task\n"
@@ -142,29 +171,30 @@ char *readme_root(const struct graph_task *const *tasks, int n_tasks, enum readm
 	  watch ? "" : " Reading `result.json` or `es_t` while an\n"
 		       "evaluation runs waits for it to finish.");
 
-	A("## The files\n\n"
-	  "| file | what |\n|---|---|\n"
-	  "| `README.md` | this manual |\n"
-	  "| `summary.json` | every task's state, verdict, score and seq; `aggregate` = geometric mean of the scores of the evaluated tasks, `aggregate_all` = the same with every unevaluated task counted as %g |\n"
-	  "| `<task>/README.md` | the task: its graph per variant, the `pf_in`/`pf_out` order with shapes and dtypes, the rules |\n"
-	  "| `<task>/graph.json` | the same graph as data (read-only) |\n"
-	  "| `<task>/pass.c` | your pass (writable; at first a template that answers \"not implemented\") |\n"
-	  "| `<task>/result.json` | the latest result: `state`, `verdict`, `message`, `score`, per-variant `speedup` and `min_t`, the compile log |\n"
-	  "| `<task>/es_t` | the score of the current pass.c, one number; an empty file until an evaluation of it is done |\n"
-	  "| `<task>/status` | one word, never waits: `idle`, `pending`, `compiling`, `running`, `done` |\n\n",
-	  b);
+	A("## The files\n\n| file | what |\n|---|---|\n");
+	for (int r = 0; r < TREE_NROOT; r++) {
+		A("| `%s` | ", tree_root_rows[r].name);
+		A(tree_root_rows[r].what, b);
+		A(" |\n");
+	}
+	for (int r = 0; r < TREE_NTASK; r++) {
+		A("| `<task>/%s` | ", tree_task_rows[r].name);
+		A(tree_task_rows[r].what, b);
+		A(" |\n");
+	}
+	A("\n");
 	if (watch)
 		A("Other files and directories in a task directory (editor swap and backup files,\n"
 		  "temporaries, a git repository) are fine and ignored.\n\n");
 	else
-		A("`README.md`, `graph.json`, `result.json`, `es_t`, `status`, `summary.json` are\n"
+		A("%s are\n"
 		  "read-only, also for root. Other files in a task directory (editor swap and\n"
 		  "backup files, temporaries) are allowed. Reading `result.json` or `es_t` while an\n"
 		  "evaluation is pending or running waits for it, at most %g s; then it answers with\n"
 		  "the state as it is. A process waits once per evaluation: after a full wait, its\n"
 		  "next opens of that task's files answer at once until the evaluation is done.\n"
 		  "Opened with O_NONBLOCK it never waits.\n\n",
-		  wait_timeout_s);
+		  names(readonly, sizeof(readonly), -1, ", "), wait_timeout_s);
 
 	A("### Versions of your pass with git\n\n"
 	  "Only saves of `pass.c` evaluate. `git init`, `add`, `commit`, `diff`, `status` and\n"

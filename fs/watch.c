@@ -31,6 +31,7 @@
 #include "readme.h"
 #include "sha256.h"
 #include "state.h"
+#include "tree.h"
 
 struct wtask {
 	char *dir;              /* DIR/<id> */
@@ -43,6 +44,7 @@ struct wtask {
 struct watch {
 	const struct watch_opts *o;
 	struct svc *s;
+	struct tree_src src;    /* what the rows' producers read */
 	int n;
 	struct wtask *t;
 	int efd, ifd, sfd;
@@ -101,36 +103,31 @@ static void put_or_warn(const char *dir, const char *name, const void *buf, size
 		fprintf(stderr, "passfs watch: %s/%s: %s\n", dir, name, strerror(-rc));
 }
 
-/* Rewrites result.json, es_t and then status of task i (status last: a
- * reader that sees "done" finds the result already there). */
-static void write_task(struct watch *w, int i)
+/* Rewrites the TREE_WATCH_REFRESH rows of task i (-1: of the root) in row
+ * order (fs/tree.c puts status last: a reader that sees "done" finds the
+ * result already there).  A row whose text is absent is left as it is. */
+static void write_rows(struct watch *w, int i)
 {
-	struct wtask *t = &w->t[i];
-	size_t len = 0;
-	uint64_t gen = svc_generation(w->s, i);
-	char *res = svc_result_json(w->s, i, &len);
-	if (res)
-		put_or_warn(t->dir, "result.json", res, len, 0444);
-	free(res);
-	char *es = svc_es_t(w->s, i, &len);
-	if (es) {
-		put_or_warn(t->dir, "es_t", es, len, 0444);   /* empty until scored */
-		free(es);
+	const struct tree_row *rows = i < 0 ? tree_root_rows : tree_task_rows;
+	int n = i < 0 ? TREE_NROOT : TREE_NTASK;
+	const char *dir = i < 0 ? w->o->dir : w->t[i].dir;
+	for (int r = 0; r < n; r++) {
+		if (rows[r].watch != TREE_WATCH_REFRESH)
+			continue;
+		size_t len = 0;
+		char *s = rows[r].text(&w->src, i, &len);
+		if (s)
+			put_or_warn(dir, rows[r].name, s, len, rows[r].mode);
+		free(s);
 	}
-	char st[16];
-	int n = snprintf(st, sizeof(st), "%s\n", svc_state_name(svc_state(w->s, i)));
-	put_or_warn(t->dir, "status", st, (size_t)n, 0444);
-	t->gen = gen;
-	t->written = 1;
 }
 
-static void write_summary(struct watch *w)
+static void write_task(struct watch *w, int i)
 {
-	size_t len = 0;
-	char *sum = svc_summary_json(w->s, &len);
-	if (sum)
-		put_or_warn(w->o->dir, "summary.json", sum, len, 0444);
-	free(sum);
+	uint64_t gen = svc_generation(w->s, i);
+	write_rows(w, i);
+	w->t[i].gen = gen;
+	w->t[i].written = 1;
 }
 
 /* Rewrites every task whose generation moved, then summary.json. */
@@ -143,7 +140,7 @@ static void refresh(struct watch *w)
 			any = 1;
 		}
 	if (any)
-		write_summary(w);
+		write_rows(w, -1);
 }
 
 /* A save of DIR/<id>/pass.c (or, at start, an edit made while the watcher
@@ -154,7 +151,7 @@ static void pass_saved(struct watch *w, int i, int at_start)
 	char p[PATH_MAX];
 	size_t len = 0;
 	int e = 0;
-	snprintf(p, sizeof(p), "%s/pass.c", t->dir);
+	snprintf(p, sizeof(p), "%s/%s", t->dir, tree_task_rows[TREE_PASS_C].name);
 	char *src = state_read_file(p, SVC_PASS_MAX, &len, &e);
 	if (src == NULL) {
 		if (e == EFBIG)
@@ -194,31 +191,43 @@ static void pass_saved(struct watch *w, int i, int at_start)
 	free(src);
 }
 
-/* The fixed files of the tree, and pass.c where it is missing. */
+/* Writes row r of task i (-1: the root) at start: TREE_WATCH_ONCE rows, and
+ * TREE_WATCH_SEED rows where the file is missing. */
+static int put_row(struct watch *w, int i, const struct tree_row *row, char *err, size_t errlen)
+{
+	const char *dir = i < 0 ? w->o->dir : w->t[i].dir;
+	char p[PATH_MAX];
+	struct stat st;
+	snprintf(p, sizeof(p), "%s/%s", dir, row->name);
+	if (row->watch == TREE_WATCH_SEED ? stat(p, &st) == 0 : row->watch != TREE_WATCH_ONCE)
+		return 0;
+	size_t len = 0;
+	errno = 0;
+	char *s = row->text(&w->src, i, &len);
+	if (s == NULL) {
+		snprintf(err, errlen, "%s: %s", p, errno && errno != ENOMEM ? strerror(errno) : "out of memory");
+		return -1;
+	}
+	if (row->kind == TREE_PASS)
+		sha256_hex(s, len, w->t[i].self_sha);   /* our own write: not an edit */
+	int rc = put_file(dir, row->name, s, len, row->mode);
+	free(s);
+	if (rc != 0) {
+		snprintf(err, errlen, "%s: %s", p, strerror(-rc));
+		return -1;
+	}
+	return 0;
+}
+
+/* The files of the tree that watch mode writes once (fs/tree.c), and pass.c
+ * where it is missing. */
 static int build_tree(struct watch *w, char *err, size_t errlen)
 {
 	const struct watch_opts *o = w->o;
-	const struct graph_task **gt = calloc((size_t)w->n, sizeof(*gt));
-	if (gt == NULL) {
-		snprintf(err, errlen, "out of memory");
-		return -1;
-	}
-	for (int i = 0; i < w->n; i++)
-		gt[i] = svc_task(w->s, i);
-	size_t len = 0;
-	char *root = readme_root(gt, w->n, README_WATCH, 0, o->svc.eval.b, &len);
-	free(gt);
-	if (root == NULL) {
-		snprintf(err, errlen, "out of memory");
-		return -1;
-	}
 	state_clean_temps(o->dir, ".passfs-");
-	int rc = put_file(o->dir, "README.md", root, len, 0444);
-	free(root);
-	if (rc != 0) {
-		snprintf(err, errlen, "%s/README.md: %s", o->dir, strerror(-rc));
-		return -1;
-	}
+	for (int r = 0; r < TREE_NROOT; r++)
+		if (put_row(w, -1, &tree_root_rows[r], err, errlen) != 0)
+			return -1;
 	for (int i = 0; i < w->n; i++) {
 		struct wtask *t = &w->t[i];
 		const struct graph_task *g = svc_task(w->s, i);
@@ -227,52 +236,15 @@ static int build_tree(struct watch *w, char *err, size_t errlen)
 			snprintf(err, errlen, "out of memory");
 			return -1;
 		}
-		if ((rc = state_mkdirs(t->dir, 0755)) != 0) {
-			snprintf(err, errlen, "%s: %s", t->dir, strerror(-rc));
-			return -1;
-		}
-		state_clean_temps(t->dir, ".passfs-");   /* left by a kill -9 */
-		char *rd = readme_task(g, README_WATCH, &len);
-		if (rd == NULL) {
-			snprintf(err, errlen, "out of memory");
-			return -1;
-		}
-		rc = put_file(t->dir, "README.md", rd, len, 0444);
-		free(rd);
-		char gp[PATH_MAX];
-		int e = 0;
-		snprintf(gp, sizeof(gp), "%s/%s/graph.json", o->svc.tasks_dir, g->id);
-		char *gj = rc == 0 ? state_read_file(gp, (size_t)1 << 30, &len, &e) : NULL;
-		if (rc == 0 && gj == NULL) {
-			snprintf(err, errlen, "%s: %s", gp, strerror(e));
-			return -1;
-		}
-		if (rc == 0)
-			rc = put_file(t->dir, "graph.json", gj, len, 0444);
-		free(gj);
+		int rc = state_mkdirs(t->dir, 0755);
 		if (rc != 0) {
 			snprintf(err, errlen, "%s: %s", t->dir, strerror(-rc));
 			return -1;
 		}
-		char pp[PATH_MAX];
-		struct stat st;
-		snprintf(pp, sizeof(pp), "%s/pass.c", t->dir);
-		if (stat(pp, &st) != 0) {
-			size_t n = svc_pass_size(w->s, i);
-			char *b = malloc(n + 1);
-			if (b == NULL) {
-				snprintf(err, errlen, "out of memory");
+		state_clean_temps(t->dir, ".passfs-");   /* left by a kill -9 */
+		for (int r = 0; r < TREE_NTASK; r++)
+			if (put_row(w, i, &tree_task_rows[r], err, errlen) != 0)
 				return -1;
-			}
-			n = svc_pass_read(w->s, i, b, n, 0);
-			sha256_hex(b, n, t->self_sha);
-			rc = put_file(t->dir, "pass.c", b, n, 0644);
-			free(b);
-			if (rc != 0) {
-				snprintf(err, errlen, "%s: %s", pp, strerror(-rc));
-				return -1;
-			}
-		}
 	}
 	return 0;
 }
@@ -294,7 +266,7 @@ static void drain_inotify(struct watch *w)
 					pass_saved(w, i, 1);
 				continue;
 			}
-			if (ev->len == 0 || strcmp(ev->name, "pass.c") != 0)
+			if (ev->len == 0 || strcmp(ev->name, tree_task_rows[TREE_PASS_C].name) != 0)
 				continue;
 			for (int i = 0; i < w->n; i++)
 				if (w->t[i].wd == ev->wd) {
@@ -331,6 +303,7 @@ int watch_run(const struct watch_opts *o, char *err, size_t errlen)
 	if (svc_open(&o->svc, on_notify, &w, &w.s, err, errlen) != 0)
 		goto out;
 	w.n = svc_n_tasks(w.s);
+	w.src = (struct tree_src){w.s, o->svc.tasks_dir, README_WATCH, 0, o->svc.eval.b};
 	w.t = calloc((size_t)w.n, sizeof(*w.t));
 	if (w.t == NULL) {
 		snprintf(err, errlen, "out of memory");

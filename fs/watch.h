@@ -1,8 +1,8 @@
 /* watch.h - `passfs watch`: the task tree as plain files, driven by inotify.
  *
  * For sandboxes without /dev/fuse.  DIR gets the same tree as the mount
- * (README.md, summary.json, <id>/{README.md, graph.json, pass.c,
- * result.json, es_t, status}); a close-after-write of <id>/pass.c or a rename
+ * (fs/tree.c's rows: README.md, summary.json, <id>/{README.md, graph.json,
+ * pass.c, result.json, es_t, status}); a close-after-write of <id>/pass.c or a rename
  * onto it fires an evaluation; every computed file is replaced whole (temp
  * file + rename) when the service reports a change, result.json and es_t
  * before status, so a reader that sees "done" finds the result in place.

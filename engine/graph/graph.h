@@ -58,9 +58,15 @@ enum graph_op {
 	OP_INVALID = -1
 };
 
-/* The op's graph.json name ("scaled_dot_product_attention" for OP_SDPA). */
+/* The op's graph.json name ("scaled_dot_product_attention" for OP_SDPA);
+ * NULL for a value out of range or without its row in the op table
+ * (engine/graph/graph_ops.c). */
 const char *graph_op_name(enum graph_op op);
+/* The op named s, or OP_INVALID (s NULL, unknown, or an op without a full
+ * row in the table). */
 enum graph_op graph_op_parse(const char *s);
+/* True when the op's row is complete: name, attributes and shape inference. */
+int graph_op_infers(enum graph_op op);
 /* True for ops whose result is a view of (or identical to) their first
  * operand in PyTorch eager: they cost no kernel there. */
 int graph_op_is_view(enum graph_op op);

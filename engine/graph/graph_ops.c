@@ -1482,7 +1482,13 @@ static int infer_arange(struct icx *x)
 	return set_result(x, dt, &r);
 }
 
-/* ---- the table ----------------------------------------------------------------------------- */
+/* ---- the table -----------------------------------------------------------------------------
+ *
+ * The hub of the ops: every layer's table is keyed by enum graph_op (graph.h):
+ * the importer's call tables (engine/import/import.c funcs[], methods[],
+ * operators[]), the eager lowerings (engine/eval/eager/eager.c lowerings[])
+ * and the PyTorch oracle (tests/oracle/graph_torch.py OPS, checked against
+ * `passfs ops`).  docs/testing.md, "Adding an op", lists the places. */
 
 struct opinfo {
 	const char *name;
@@ -1544,12 +1550,22 @@ const char *graph_op_name(enum graph_op op)
 	return op >= 0 && op < OP_COUNT ? ops[op].name : NULL;
 }
 
+/* A row left out of ops[] (an enum value without its row) has no name: it is
+ * never parsed, so no other field of it is ever used (tests/unit/test_ops_table.c
+ * fails on such a row). */
 enum graph_op graph_op_parse(const char *s)
 {
+	if (s == NULL)
+		return OP_INVALID;
 	for (int i = 0; i < OP_COUNT; i++)
-		if (strcmp(ops[i].name, s) == 0)
+		if (ops[i].name && strcmp(ops[i].name, s) == 0 && ops[i].infer && ops[i].attrs)
 			return (enum graph_op)i;
 	return OP_INVALID;
+}
+
+int graph_op_infers(enum graph_op op)
+{
+	return op >= 0 && op < OP_COUNT && ops[op].name && ops[op].attrs && ops[op].infer;
 }
 
 int graph_op_is_view(enum graph_op op)

@@ -1480,7 +1480,7 @@ static int bind_call(struct prog *p, const char *fname, const char *spec, struct
 
 struct fdef {
 	const char *name;       /* dotted path, or method name */
-	const char *op;
+	enum graph_op op;       /* the op it becomes (engine/graph/graph_ops.c) */
 	const char *spec;
 	int flags;
 };
@@ -1498,112 +1498,112 @@ struct fdef {
 #define CONV1D_SPEC "input:T weight:T bias:T?n stride:a? padding:a? dilation:a? groups:i?"
 
 static const struct fdef funcs[] = {
-	{"torch.nn.functional.linear", "linear", "input:T weight:T bias:T?n", 0},
-	{"torch._C._nn.linear", "linear", "input:T weight:T bias:T?n", 0},
-	{"torch.conv2d", "conv2d", "input:T weight:T bias:T?n stride:a? padding:a? dilation:a? groups:i?", 0},
-	{"torch.nn.functional.conv2d", "conv2d",
+	{"torch.nn.functional.linear", OP_LINEAR, "input:T weight:T bias:T?n", 0},
+	{"torch._C._nn.linear", OP_LINEAR, "input:T weight:T bias:T?n", 0},
+	{"torch.conv2d", OP_CONV2D, "input:T weight:T bias:T?n stride:a? padding:a? dilation:a? groups:i?", 0},
+	{"torch.nn.functional.conv2d", OP_CONV2D,
 	 "input:T weight:T bias:T?n stride:a? padding:a? dilation:a? groups:i?", 0},
-	{"torch.nn.functional.interpolate", "interpolate", INTERP_SPEC, 0},
-	{"torch.nn.functional.layer_norm", "layer_norm",
+	{"torch.nn.functional.interpolate", OP_INTERPOLATE, INTERP_SPEC, 0},
+	{"torch.nn.functional.layer_norm", OP_LAYER_NORM,
 	 "input:T normalized_shape:V weight:T?n bias:T?n eps:f?", 0},
-	{"torch.layer_norm", "layer_norm",
+	{"torch.layer_norm", OP_LAYER_NORM,
 	 "input:T normalized_shape:V weight:T?n bias:T?n eps:f? cudnn_enable:-?", 0},
-	{"torch.nn.functional.dropout", "dropout", "input:T p:f? training:b?=true inplace:b?", F_VIEW},
-	{"torch.dropout", "dropout", "input:T p:f train>training:b", F_VIEW},
-	{"torch.nn.functional.batch_norm", "batch_norm",
+	{"torch.nn.functional.dropout", OP_DROPOUT, "input:T p:f? training:b?=true inplace:b?", F_VIEW},
+	{"torch.dropout", OP_DROPOUT, "input:T p:f train>training:b", F_VIEW},
+	{"torch.nn.functional.batch_norm", OP_BATCH_NORM,
 	 "input:T running_mean:T running_var:T weight:T?n bias:T?n training:b? momentum:f?n eps:f?", 0},
-	{"torch.batch_norm", "batch_norm",
+	{"torch.batch_norm", OP_BATCH_NORM,
 	 "input:T#0 weight:T?n#3 bias:T?n#4 running_mean:T#1 running_var:T#2 training:b momentum:f eps:f "
 	 "cudnn_enabled:-", 0},
-	{"torch.nn.functional.softmax", "softmax", "input:T dim:i?n _stacklevel:-? dtype:d?n", 0},
-	{"torch.softmax", "softmax", "input:T dim:i dtype:d?n", 0},
-	{"torch.nn.functional.gelu", "gelu", "input:T approximate:s?", 0},
-	{"torch._C._nn.gelu", "gelu", "input:T approximate:s?", 0},
-	{"torch.nn.functional.relu", "relu", "input:T inplace:X?", 0},
-	{"torch.relu", "relu", "input:T", 0},
-	{"torch.relu_", "relu", "input:T", F_INPLACE},
-	{"torch.nn.functional.relu_", "relu", "input:T", F_INPLACE},
-	{"torch.nn.functional.silu", "silu", "input:T inplace:X?", 0},
-	{"torch.sigmoid", "sigmoid", "input:T", 0},
-	{"torch.sigmoid_", "sigmoid", "input:T", F_INPLACE},
-	{"torch.nn.functional.sigmoid", "sigmoid", "input:T", 0},
-	{"torch.tanh", "tanh", "input:T", 0},
-	{"torch.nn.functional.tanh", "tanh", "input:T", 0},
-	{"torch.exp", "exp", "input:T", 0},
-	{"torch.rsqrt", "rsqrt", "input:T", 0},
-	{"torch.prelu", "prelu", "input:T weight:T", 0},
-	{"torch.nn.functional.prelu", "prelu", "input:T weight:T", 0},
-	{"torch.matmul", "matmul", "input:T other:T", 0},
-	{"torch.bmm", "bmm", "input:T mat2:T", 0},
-	{"torch.nn.functional.adaptive_avg_pool2d", "adaptive_avg_pool2d", "input:T output_size:a", 0},
-	{"torch._C._nn.adaptive_avg_pool2d", "adaptive_avg_pool2d", "input:T output_size:a", 0},
-	{"torch.nn.functional.scaled_dot_product_attention", "scaled_dot_product_attention", SDPA_SPEC, 0},
-	{"torch._C._nn.scaled_dot_product_attention", "scaled_dot_product_attention", SDPA_SPEC, 0},
-	{"torch.sum", "sum", REDUCE_SPEC, 0},
-	{"torch.mean", "mean", REDUCE_SPEC, 0},
-	{"torch.transpose", "transpose", "input:T dim0:i dim1:i", F_VIEW},
-	{"torch.permute", "permute", "input:T dims:V", F_VIEW},
-	{"torch.reshape", "reshape", "input:T shape:V", F_VIEW},
-	{"torch.flatten", "flatten", "input:T start_dim:i? end_dim:i?", F_VIEW},
-	{"torch.cat", "cat", "tensors:L dim:i?", 0},
-	{"torch.concat", "cat", "tensors:L dim:i?", 0},
-	{"torch.split", "split", "tensor:T split_size_or_sections>split_size:I dim:i?", F_VIEW | F_TUPLE},
-	{"torch.functional.split", "split", "tensor:T split_size_or_sections>split_size:I dim:i?",
+	{"torch.nn.functional.softmax", OP_SOFTMAX, "input:T dim:i?n _stacklevel:-? dtype:d?n", 0},
+	{"torch.softmax", OP_SOFTMAX, "input:T dim:i dtype:d?n", 0},
+	{"torch.nn.functional.gelu", OP_GELU, "input:T approximate:s?", 0},
+	{"torch._C._nn.gelu", OP_GELU, "input:T approximate:s?", 0},
+	{"torch.nn.functional.relu", OP_RELU, "input:T inplace:X?", 0},
+	{"torch.relu", OP_RELU, "input:T", 0},
+	{"torch.relu_", OP_RELU, "input:T", F_INPLACE},
+	{"torch.nn.functional.relu_", OP_RELU, "input:T", F_INPLACE},
+	{"torch.nn.functional.silu", OP_SILU, "input:T inplace:X?", 0},
+	{"torch.sigmoid", OP_SIGMOID, "input:T", 0},
+	{"torch.sigmoid_", OP_SIGMOID, "input:T", F_INPLACE},
+	{"torch.nn.functional.sigmoid", OP_SIGMOID, "input:T", 0},
+	{"torch.tanh", OP_TANH, "input:T", 0},
+	{"torch.nn.functional.tanh", OP_TANH, "input:T", 0},
+	{"torch.exp", OP_EXP, "input:T", 0},
+	{"torch.rsqrt", OP_RSQRT, "input:T", 0},
+	{"torch.prelu", OP_PRELU, "input:T weight:T", 0},
+	{"torch.nn.functional.prelu", OP_PRELU, "input:T weight:T", 0},
+	{"torch.matmul", OP_MATMUL, "input:T other:T", 0},
+	{"torch.bmm", OP_BMM, "input:T mat2:T", 0},
+	{"torch.nn.functional.adaptive_avg_pool2d", OP_ADAPTIVE_AVG_POOL2D, "input:T output_size:a", 0},
+	{"torch._C._nn.adaptive_avg_pool2d", OP_ADAPTIVE_AVG_POOL2D, "input:T output_size:a", 0},
+	{"torch.nn.functional.scaled_dot_product_attention", OP_SDPA, SDPA_SPEC, 0},
+	{"torch._C._nn.scaled_dot_product_attention", OP_SDPA, SDPA_SPEC, 0},
+	{"torch.sum", OP_SUM, REDUCE_SPEC, 0},
+	{"torch.mean", OP_MEAN, REDUCE_SPEC, 0},
+	{"torch.transpose", OP_TRANSPOSE, "input:T dim0:i dim1:i", F_VIEW},
+	{"torch.permute", OP_PERMUTE, "input:T dims:V", F_VIEW},
+	{"torch.reshape", OP_RESHAPE, "input:T shape:V", F_VIEW},
+	{"torch.flatten", OP_FLATTEN, "input:T start_dim:i? end_dim:i?", F_VIEW},
+	{"torch.cat", OP_CAT, "tensors:L dim:i?", 0},
+	{"torch.concat", OP_CAT, "tensors:L dim:i?", 0},
+	{"torch.split", OP_SPLIT, "tensor:T split_size_or_sections>split_size:I dim:i?", F_VIEW | F_TUPLE},
+	{"torch.functional.split", OP_SPLIT, "tensor:T split_size_or_sections>split_size:I dim:i?",
 	 F_VIEW | F_TUPLE},
-	{"torch.chunk", "chunk", "input:T chunks:i dim:i?", F_VIEW | F_TUPLE},
-	{"torch.nn.functional.pad", "pad", "input:T pad:V mode:s? value:f?n", 0},
-	{"torch._C._nn.pad", "pad", "input:T pad:V mode:s? value:f?n", 0},
-	{"torch.add", "add", ADD_SPEC, F_ELEM},
-	{"torch.sub", "sub", ADD_SPEC, F_ELEM},
-	{"torch.subtract", "sub", ADD_SPEC, F_ELEM},
-	{"torch.mul", "mul", "input:S other:S", F_ELEM},
-	{"torch.multiply", "mul", "input:S other:S", F_ELEM},
-	{"torch.div", "div", "input:S other:S * rounding_mode:Z?", F_ELEM},
-	{"torch.divide", "div", "input:S other:S * rounding_mode:Z?", F_ELEM},
-	{"torch.true_divide", "div", "input:S other:S", F_ELEM},
-	{"torch.pow", "pow", "input:S exponent:S", F_ELEM},
-	{"torch.where", "where", "condition:T input:S other:S", 0},
-	{"torch.nn.functional.leaky_relu", "leaky_relu", "input:T negative_slope:f? inplace:X?", 0},
-	{"torch._C._nn.leaky_relu", "leaky_relu", "input:T negative_slope:f?", 0},
-	{"torch.nn.functional.leaky_relu_", "leaky_relu", "input:T negative_slope:f?", F_INPLACE},
-	{"torch._C._nn.leaky_relu_", "leaky_relu", "input:T negative_slope:f?", F_INPLACE},
-	{"torch.unbind", "unbind", "input:T dim:i?", F_VIEW | F_TUPLE},
-	{"torch.tensor_split", "tensor_split", TSPLIT_SPEC, F_VIEW | F_TUPLE | F_TSPLIT},
-	{"torch.baddbmm", "baddbmm", BADDBMM_SPEC, 0},
-	{NULL, NULL, NULL, 0}};
+	{"torch.chunk", OP_CHUNK, "input:T chunks:i dim:i?", F_VIEW | F_TUPLE},
+	{"torch.nn.functional.pad", OP_PAD, "input:T pad:V mode:s? value:f?n", 0},
+	{"torch._C._nn.pad", OP_PAD, "input:T pad:V mode:s? value:f?n", 0},
+	{"torch.add", OP_ADD, ADD_SPEC, F_ELEM},
+	{"torch.sub", OP_SUB, ADD_SPEC, F_ELEM},
+	{"torch.subtract", OP_SUB, ADD_SPEC, F_ELEM},
+	{"torch.mul", OP_MUL, "input:S other:S", F_ELEM},
+	{"torch.multiply", OP_MUL, "input:S other:S", F_ELEM},
+	{"torch.div", OP_DIV, "input:S other:S * rounding_mode:Z?", F_ELEM},
+	{"torch.divide", OP_DIV, "input:S other:S * rounding_mode:Z?", F_ELEM},
+	{"torch.true_divide", OP_DIV, "input:S other:S", F_ELEM},
+	{"torch.pow", OP_POW, "input:S exponent:S", F_ELEM},
+	{"torch.where", OP_WHERE, "condition:T input:S other:S", 0},
+	{"torch.nn.functional.leaky_relu", OP_LEAKY_RELU, "input:T negative_slope:f? inplace:X?", 0},
+	{"torch._C._nn.leaky_relu", OP_LEAKY_RELU, "input:T negative_slope:f?", 0},
+	{"torch.nn.functional.leaky_relu_", OP_LEAKY_RELU, "input:T negative_slope:f?", F_INPLACE},
+	{"torch._C._nn.leaky_relu_", OP_LEAKY_RELU, "input:T negative_slope:f?", F_INPLACE},
+	{"torch.unbind", OP_UNBIND, "input:T dim:i?", F_VIEW | F_TUPLE},
+	{"torch.tensor_split", OP_TENSOR_SPLIT, TSPLIT_SPEC, F_VIEW | F_TUPLE | F_TSPLIT},
+	{"torch.baddbmm", OP_BADDBMM, BADDBMM_SPEC, 0},
+	{NULL, OP_INVALID, NULL, 0}};
 
 /* Methods: self is bound to the first parameter.  A name ending in '_' is the
  * in-place form of the method without it (for the F_ELEM and unary ones). */
 static const struct fdef methods[] = {
-	{"view", "view", "input:T shape:v", F_VIEW},
-	{"reshape", "reshape", "input:T shape:v", F_VIEW},
-	{"transpose", "transpose", "input:T dim0:i dim1:i", F_VIEW},
-	{"permute", "permute", "input:T dims:v", F_VIEW},
-	{"contiguous", "contiguous", "input:T memory_format:-?", F_VIEW},
-	{"expand", "expand", "input:T size:v implicit:-?", F_VIEW},
-	{"flatten", "flatten", "input:T start_dim:i? end_dim:i?", F_VIEW},
-	{"chunk", "chunk", "input:T chunks:i dim:i?", F_VIEW | F_TUPLE},
-	{"split", "split", "input:T split_size:I dim:i?", F_VIEW | F_TUPLE},
-	{"sum", "sum", REDUCE_SPEC, 0},
-	{"mean", "mean", REDUCE_SPEC, 0},
-	{"softmax", "softmax", "input:T dim:i dtype:d?n", 0},
-	{"sigmoid", "sigmoid", "input:T", 0},
-	{"relu", "relu", "input:T", 0},
-	{"tanh", "tanh", "input:T", 0},
-	{"exp", "exp", "input:T", 0},
-	{"rsqrt", "rsqrt", "input:T", 0},
-	{"add", "add", "input:T other:S * alpha:N?", F_ELEM},
-	{"sub", "sub", "input:T other:S * alpha:N?", F_ELEM},
-	{"mul", "mul", "input:T other:S", F_ELEM},
-	{"div", "div", "input:T other:S * rounding_mode:Z?", F_ELEM},
-	{"pow", "pow", "input:T exponent:S", F_ELEM},
-	{"matmul", "matmul", "input:T other:T", 0},
-	{"bmm", "bmm", "input:T mat2:T", 0},
-	{"where", "where", "input:S#1 condition:T#0 other:S#2", 0},
-	{"unbind", "unbind", "input:T dim:i?", F_VIEW | F_TUPLE},
-	{"tensor_split", "tensor_split", TSPLIT_SPEC, F_VIEW | F_TUPLE | F_TSPLIT},
-	{"baddbmm", "baddbmm", BADDBMM_SPEC, 0},
-	{NULL, NULL, NULL, 0}};
+	{"view", OP_VIEW, "input:T shape:v", F_VIEW},
+	{"reshape", OP_RESHAPE, "input:T shape:v", F_VIEW},
+	{"transpose", OP_TRANSPOSE, "input:T dim0:i dim1:i", F_VIEW},
+	{"permute", OP_PERMUTE, "input:T dims:v", F_VIEW},
+	{"contiguous", OP_CONTIGUOUS, "input:T memory_format:-?", F_VIEW},
+	{"expand", OP_EXPAND, "input:T size:v implicit:-?", F_VIEW},
+	{"flatten", OP_FLATTEN, "input:T start_dim:i? end_dim:i?", F_VIEW},
+	{"chunk", OP_CHUNK, "input:T chunks:i dim:i?", F_VIEW | F_TUPLE},
+	{"split", OP_SPLIT, "input:T split_size:I dim:i?", F_VIEW | F_TUPLE},
+	{"sum", OP_SUM, REDUCE_SPEC, 0},
+	{"mean", OP_MEAN, REDUCE_SPEC, 0},
+	{"softmax", OP_SOFTMAX, "input:T dim:i dtype:d?n", 0},
+	{"sigmoid", OP_SIGMOID, "input:T", 0},
+	{"relu", OP_RELU, "input:T", 0},
+	{"tanh", OP_TANH, "input:T", 0},
+	{"exp", OP_EXP, "input:T", 0},
+	{"rsqrt", OP_RSQRT, "input:T", 0},
+	{"add", OP_ADD, "input:T other:S * alpha:N?", F_ELEM},
+	{"sub", OP_SUB, "input:T other:S * alpha:N?", F_ELEM},
+	{"mul", OP_MUL, "input:T other:S", F_ELEM},
+	{"div", OP_DIV, "input:T other:S * rounding_mode:Z?", F_ELEM},
+	{"pow", OP_POW, "input:T exponent:S", F_ELEM},
+	{"matmul", OP_MATMUL, "input:T other:T", 0},
+	{"bmm", OP_BMM, "input:T mat2:T", 0},
+	{"where", OP_WHERE, "input:S#1 condition:T#0 other:S#2", 0},
+	{"unbind", OP_UNBIND, "input:T dim:i?", F_VIEW | F_TUPLE},
+	{"tensor_split", OP_TENSOR_SPLIT, TSPLIT_SPEC, F_VIEW | F_TUPLE | F_TSPLIT},
+	{"baddbmm", OP_BADDBMM, BADDBMM_SPEC, 0},
+	{NULL, OP_INVALID, NULL, 0}};
 
 static const char *const inplace_methods[] = {
 	"add_", "sub_", "mul_", "div_", "pow_", "sigmoid_", "relu_", "tanh_", "exp_", "rsqrt_", NULL};
@@ -1626,6 +1626,31 @@ static const struct {
 	{"complex64", NULL}, {"complex128", NULL}, {"cfloat", NULL}, {"cdouble", NULL},
 	{"float8_e4m3fn", NULL}, {"float8_e5m2", NULL}, {"uint16", NULL}, {"uint32", NULL},
 	{"uint64", NULL}, {NULL, NULL}};
+
+/* Python's operators on tensors: symbol -> graph op. */
+static const struct {
+	const char *sym;
+	enum graph_op op;
+} operators[] = {
+	{"+", OP_ADD}, {"-", OP_SUB}, {"*", OP_MUL}, {"/", OP_DIV}, {"**", OP_POW}, {"@", OP_MATMUL},
+	{NULL, OP_INVALID}};
+
+const char *import_call(int i, enum graph_op *op)
+{
+	static const struct fdef *const tables[] = {funcs, methods};
+	for (int t = 0; t < 2; t++)
+		for (const struct fdef *f = tables[t]; f->name; f++)
+			if (i-- == 0) {
+				*op = f->op;
+				return f->name;
+			}
+	for (int k = 0; operators[k].sym; k++)
+		if (i-- == 0) {
+			*op = operators[k].op;
+			return operators[k].sym;
+		}
+	return NULL;
+}
 
 /* ---- evaluation ----------------------------------------------------------------- */
 
@@ -1709,12 +1734,9 @@ static struct pv *fold(struct prog *p, const char *op, const struct pv *a, const
 
 static const char *binop_name(const char *op)
 {
-	if (!strcmp(op, "+")) return "add";
-	if (!strcmp(op, "-")) return "sub";
-	if (!strcmp(op, "*")) return "mul";
-	if (!strcmp(op, "/")) return "div";
-	if (!strcmp(op, "**")) return "pow";
-	if (!strcmp(op, "@")) return "matmul";
+	for (int i = 0; operators[i].sym; i++)
+		if (!strcmp(op, operators[i].sym))
+			return graph_op_name(operators[i].op);
 	return NULL;
 }
 
@@ -1859,7 +1881,7 @@ static struct pv *getitem(struct prog *p, struct pv *base, struct pv **items, in
 	} else if (base->k != PV_TENSOR) {
 		return perr(p, p->line, "cannot index %s", kind_name(base));
 	}
-	struct nodebuild nb = {.op = "getitem", .call = "[]"};
+	struct nodebuild nb = {.op = graph_op_name(OP_GETITEM), .call = "[]"};
 	if (base->k == PV_GTUPLE) {
 		if (p->gv[base->gv].stale_line)
 			return perr(p, p->line, "%s is used after an in-place op at line %d changed what it "
@@ -2335,7 +2357,7 @@ static int tsplit_attr(struct prog *p, const char *fname, struct nodebuild *b)
 static struct pv *emit_call(struct prog *p, const struct fdef *f, const char *fname, struct callargs *a,
 			    struct pv *self_for_inplace)
 {
-	struct nodebuild nb = {.op = f->op};
+	struct nodebuild nb = {.op = graph_op_name(f->op)};
 	int inplace = 0;
 	if (bind_call(p, fname, f->spec, a, &nb, &inplace) || ((f->flags & F_TSPLIT) && tsplit_attr(p, fname, &nb))) {
 		nb_free(&nb);
@@ -2431,7 +2453,7 @@ static struct pv *call_cast(struct prog *p, struct pv *self, const char *m, stru
 		return NULL;
 	if (dtype == NULL)
 		return self;    /* only a device move: the same tensor */
-	struct nodebuild nb = {.op = "to", .call = "to"};
+	struct nodebuild nb = {.op = graph_op_name(OP_TO), .call = "to"};
 	nb.ops[0].k = O_VALUE;
 	nb.ops[0].gv = g;
 	nb.nops = 1;
@@ -2509,7 +2531,7 @@ static int conv1d_pair(struct prog *p, const char *fname, struct nodebuild *b, c
  * drops the height.  Returns the result or NULL with the error set. */
 static struct pv *call_conv1d(struct prog *p, const char *fname, struct callargs *a)
 {
-	struct nodebuild nb = {.op = "conv2d"};
+	struct nodebuild nb = {.op = graph_op_name(OP_CONV2D)};
 	int inplace = 0;
 	if (bind_call(p, fname, CONV1D_SPEC, a, &nb, &inplace) || conv1d_pair(p, fname, &nb, "stride", 1) ||
 	    conv1d_pair(p, fname, &nb, "padding", 0) || conv1d_pair(p, fname, &nb, "dilation", 1)) {
@@ -2579,7 +2601,7 @@ static struct pv *call_arange(struct prog *p, const char *fname, struct callargs
 	}
 	if (num[1] == NULL)
 		return perr(p, p->line, "%s: missing argument 'end'", fname);
-	struct nodebuild nb = {.op = "arange", .call = fname};
+	struct nodebuild nb = {.op = graph_op_name(OP_ARANGE), .call = fname};
 	for (int i = 0; i < 3; i++) {
 		struct pv *v = num[i];
 		if (v == NULL)
@@ -2904,7 +2926,7 @@ static int exec_return(struct prog *p, const struct lline *L)
 			dup |= p->outputs[q] == g;
 		if (!dup)
 			continue;
-		struct nodebuild nb = {.op = "contiguous", .call = "return"};
+		struct nodebuild nb = {.op = graph_op_name(OP_CONTIGUOUS), .call = "return"};
 		nb.ops[0].k = O_VALUE;
 		nb.ops[0].gv = g;
 		nb.nops = 1;

@@ -80,4 +80,10 @@ int import_build(const struct import_sample *samples, int n,
  * at most len bytes (NUL included) into buf and returns buf. */
 char *import_model_name(const char *sample_name, char *buf, size_t len);
 
+/* The i-th call the importer turns into a graph op (0, 1, ...): a torch
+ * function's dotted path, a Tensor method's name, or a Python operator
+ * ("+"); *op is its op (engine/graph/graph_ops.c).  NULL past the last.
+ * tests/unit/test_ops_table.c checks every one names an op of the table. */
+const char *import_call(int i, enum graph_op *op);
+
 #endif

@@ -53,6 +53,10 @@ int eager_prepare_task(struct gpu_dev *d, const struct graph_task *t, struct eag
  * device has finished (gpu_sync), or -1 with a message. */
 int eager_run(struct eager_plan *p, void *const *inputs, void **outputs, char *err, size_t errlen);
 
+/* True when the eager baseline lowers the graph op (engine/eval/eager/eager.c
+ * lowerings[]); every op of the table should (tests/unit/test_ops_table.c). */
+int eager_op_lowered(enum graph_op op);
+
 /* Frees the plan, its scratch memory, and its module when no other plan
  * shares it.  NULL is ignored. */
 void eager_free(struct eager_plan *p);

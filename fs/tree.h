@@ -1,0 +1,84 @@
+/* tree.h - the files of the task tree, one table for every front end.
+ *
+ * tree_task_rows[] lists the files of a task directory and tree_root_rows[]
+ * those of the root: name, kind, mode, the text's producer, what watch mode
+ * does with the file, and the line the root README's file table gives it.
+ * fs/mount.c serves these rows (inode numbers, lookup, readdir, getattr,
+ * read), fs/watch.c writes them into its directory, and fs/readme.c lists
+ * them; adding a file to every task directory is one enum entry here and one
+ * row (with its producer) in fs/tree.c (docs/testing.md, "Adding a task
+ * file"). */
+#ifndef PASSFS_FS_TREE_H
+#define PASSFS_FS_TREE_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "readme.h"
+
+struct svc;
+
+/* What a producer may read: the service and the options of the front end. */
+struct tree_src {
+	struct svc *svc;
+	const char *tasks_dir;          /* the tasks directory the service loaded */
+	enum readme_mode mode;          /* which README texts */
+	double wait_timeout_s;          /* the mount's --wait-timeout (root README) */
+	double b;                       /* the ES_t failure value in use (0: default) */
+};
+
+/* The text of a file of task `task` (ignored by root rows): malloc'd, *len
+ * set, or NULL with errno set (ENOMEM, or why it cannot be read). */
+typedef char *(*tree_text_fn)(const struct tree_src *src, int task, size_t *len);
+
+enum tree_kind {
+	TREE_FIXED,     /* read-only, fixed for the life of the service (README.md, graph.json) */
+	TREE_COMPUTED,  /* read-only, changes with the service's generation (result.json) */
+	TREE_PASS,      /* the writable pass; its producer gives the current bytes */
+};
+
+enum tree_watch {
+	TREE_WATCH_NONE,        /* watch mode does not write it */
+	TREE_WATCH_ONCE,        /* written at start */
+	TREE_WATCH_SEED,        /* written at start when missing (then the user's) */
+	TREE_WATCH_REFRESH,     /* rewritten whenever the generation moves, in row order */
+};
+
+struct tree_row {
+	const char *name;
+	enum tree_kind kind;
+	mode_t mode;                    /* permission bits (mount's stat, watch's files) */
+	int waits;                      /* mount: opens wait while the task is busy */
+	enum tree_watch watch;
+	tree_text_fn text;
+	/* The root README's "The files" table cell: a printf format given the
+	 * ES_t failure value b (a double) for %g. */
+	const char *what;
+};
+
+/* The files of a task directory, in listing order (and inode order in the
+ * mount: the directory, then one inode per row). */
+enum {
+	TREE_README,
+	TREE_GRAPH,
+	TREE_PASS_C,
+	TREE_RESULT,
+	TREE_ES_T,
+	TREE_STATUS,
+	TREE_NTASK
+};
+extern const struct tree_row tree_task_rows[TREE_NTASK];
+
+/* The files of the root, listed before the task directories. */
+enum { TREE_ROOT_README, TREE_ROOT_SUMMARY, TREE_NROOT };
+extern const struct tree_row tree_root_rows[TREE_NROOT];
+
+/* Mount inode numbers: 1 the root, 2.. the root's files, and from
+ * TREE_INO_TASK0 one block of TREE_INO_STRIDE per task (the directory, then
+ * one per row). */
+#define TREE_INO_TASK0 16
+#define TREE_INO_STRIDE 8
+_Static_assert(TREE_NTASK + 1 <= TREE_INO_STRIDE, "a task's rows outgrow its inode block");
+_Static_assert(2 + TREE_NROOT <= TREE_INO_TASK0, "the root's rows run into the first task");
+
+#endif
