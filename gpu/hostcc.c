@@ -2,6 +2,7 @@
 #define _GNU_SOURCE
 #include "hostcc.h"
 
+#include "clock.h"
 #include "gpu.h"
 
 #include <dirent.h>
@@ -1101,13 +1102,6 @@ static char *find_program(const char *name)
 	return NULL;
 }
 
-static double now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
 /* Keeps the last HOSTCC_LOG_CAP bytes written. */
 struct tail {
 	char *p;
@@ -1234,12 +1228,12 @@ static int run_child(char *const argv[], char *const envp[], int timeout_s, unsi
 	if (devnull >= 0)
 		close(devnull);
 
-	double deadline = now_ms() + timeout_s * 1000.0;
+	double deadline = base_now_ms() + timeout_s * 1000.0;
 	int open_pipe = 1, status = 0;
 	*timed_out = 0;
 	char chunk[8192];
 	for (;;) {
-		double left = deadline - now_ms();
+		double left = deadline - base_now_ms();
 		if (left <= 0) {
 			*timed_out = 1;
 			kill(-pid, SIGKILL);
@@ -1744,9 +1738,9 @@ enum hostcc_status hostcc_compile(const struct hostcc_request *req, struct hostc
 	};
 	if ((env = child_env()) == NULL || (t.p = malloc(HOSTCC_LOG_CAP)) == NULL)
 		goto oom;
-	double t_pch = now_ms();
+	double t_pch = base_now_ms();
 	have_pch = pch_dir(prog, words + 1, nw - 1, cg, inc, env, timeout_s, pch, sizeof pch) == 0;
-	out->pch_ms = now_ms() - t_pch;
+	out->pch_ms = base_now_ms() - t_pch;
 	out->used_pch = have_pch;
 	snprintf(pch_opt, sizeof pch_opt, "-I%s", pch);
 	char *argv[80];
@@ -1766,9 +1760,9 @@ enum hostcc_status hostcc_compile(const struct hostcc_request *req, struct hostc
 		argv[na++] = (char *)fixed[i];
 	argv[na] = NULL;
 
-	double t0 = now_ms();
+	double t0 = base_now_ms();
 	int status = run_child(argv, env, timeout_s, as_limit, &t, &out->timed_out, err, errlen);
-	out->ms = now_ms() - t0;
+	out->ms = base_now_ms() - t0;
 	if (status == -1 && !out->timed_out)
 		goto done;
 	if (out->timed_out) {

@@ -49,6 +49,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "eager.h"
 #include "eval_util.h"
 #include "gpu.h"
@@ -520,7 +521,7 @@ static int w_call(struct wstate *w, int timed, double *ms, struct trial_gpu *gpu
 		return W_ERR;
 	}
 	int tracing = gpu && w->trace && gpu_trace_begin(w->dev, e2, sizeof(e2)) == 0;
-	double t0 = eval_now_ms();
+	double t0 = base_now_ms();
 	int rc;
 	if (w->is_pass)
 		rc = pass_instance_call(w->pi, w->din, w->dout, err, errlen);
@@ -530,7 +531,7 @@ static int w_call(struct wstate *w, int timed, double *ms, struct trial_gpu *gpu
 		snprintf(err, errlen, "%s", e2);
 		rc = PF_ERR_LAUNCH;
 	}
-	*ms = eval_now_ms() - t0;
+	*ms = base_now_ms() - t0;
 	if (tracing) {
 		if (gpu_trace_end(w->dev, &gpu->tr, e2, sizeof(e2)) == 0) {
 			gpu->valid = 1;
@@ -1061,10 +1062,10 @@ static int is_cancelled(const int *cancel)
  * child's output meanwhile. */
 static int worker_wait(struct worker *wk, double timeout_s, struct reply *r, double *times)
 {
-	double deadline = eval_now_ms() + timeout_s * 1e3;
+	double deadline = base_now_ms() + timeout_s * 1e3;
 	for (;;) {
 		struct pollfd pf[2] = {{wk->sock, POLLIN, 0}, {wk->out_fd, POLLIN, 0}};
-		double left = deadline - eval_now_ms();
+		double left = deadline - base_now_ms();
 		if (left <= 0 || is_cancelled(wk->cancel))
 			return STEP_TIMEOUT;
 		int n = poll(pf, 2, (int)(left > 100 ? 100 : left + 1));
@@ -1102,11 +1103,11 @@ static void worker_stop(struct worker *wk, int kill_it, char *msg, size_t len)
 		eval_send_all(wk->sock, &q, sizeof(q));
 	}
 	int st = 0, killed = 0;
-	double deadline = eval_now_ms() + (kill_it ? 50 : 2000);
+	double deadline = base_now_ms() + (kill_it ? 50 : 2000);
 	pid_t got;
 	/* A worker that died by itself is reaped with its own status; one that
 	 * is still there when we give up is killed. */
-	while ((got = waitpid(wk->pid, &st, WNOHANG)) == 0 && eval_now_ms() < deadline)
+	while ((got = waitpid(wk->pid, &st, WNOHANG)) == 0 && base_now_ms() < deadline)
 		usleep(1000);
 	if (got != wk->pid) {
 		kill(wk->pid, SIGKILL);
@@ -1369,7 +1370,7 @@ static uint64_t rng_seed(void)
 {
 	uint64_t s;
 	if (getrandom(&s, sizeof(s), 0) != sizeof(s))
-		s = (uint64_t)eval_now_ms() * 0x9e3779b97f4a7c15ull ^ (uint64_t)getpid();
+		s = (uint64_t)base_now_ms() * 0x9e3779b97f4a7c15ull ^ (uint64_t)getpid();
 	return s;
 }
 
@@ -1623,9 +1624,9 @@ static int time_variant(struct ctx *c, struct worker *ew, struct worker *pw, str
 			/* literal data is part of the task, not a draw */
 			cm.rot[i] = c->v->gen[i].data == NULL && n > 1 ? rng_next(&rng) % (uint64_t)n : 0;
 		}
-		double t0 = eval_now_ms();
+		double t0 = base_now_ms();
 		step = worker_step(ew, 600, &cm, &r, t1);
-		we[k] = eval_now_ms() - t0;
+		we[k] = base_now_ms() - t0;
 		if (step != STEP_OK || r.status != PF_OK || r.n_times != 1) {
 			snprintf(err, errlen, "eager timing failed on variant '%s': %s", c->v->name,
 				 step == STEP_OK ? r.msg : "the eager worker died");
@@ -1635,9 +1636,9 @@ static int time_variant(struct ctx *c, struct worker *ew, struct worker *pw, str
 		te[k] = t1[0];
 		if (ew->payload_len == (int)sizeof(struct trial_gpu))
 			memcpy(&ge[k], ew->payload, sizeof(struct trial_gpu));
-		t0 = eval_now_ms();
+		t0 = base_now_ms();
 		step = worker_step(pw, c->timeout_s, &cm, &r, t1);
-		wp[k] = eval_now_ms() - t0;
+		wp[k] = base_now_ms() - t0;
 		if (step != STEP_OK || r.status != PF_OK || r.n_times != 1) {
 			pass_step_failed(pw, step, &r, vr, c);
 			out = TIME_DONE;
@@ -2580,12 +2581,12 @@ static int compile_isolated(const struct eval_job *job, const struct pass_option
 		compile_child(job, po, tmpdir, pfd[1]);
 	}
 	close(pfd[1]);
-	double limit = compile_timeout_s(), deadline = eval_now_ms() + limit * 1e3;
+	double limit = compile_timeout_s(), deadline = base_now_ms() + limit * 1e3;
 	unsigned char *buf = NULL;
 	size_t len = 0, cap = 0;
 	int timed_out = 0, oom = 0;
 	for (;;) {
-		double left = deadline - eval_now_ms();
+		double left = deadline - base_now_ms();
 		if (left <= 0 || is_cancelled(job->opts.cancel)) {
 			timed_out = 1;
 			break;
@@ -2670,7 +2671,7 @@ int eval_run(const struct eval_job *job, json_t **result, char *err, size_t errl
 	struct score_variant *sv = calloc((size_t)t->n_variants, sizeof(*sv));
 	struct vresult *vr = calloc((size_t)t->n_variants, sizeof(*vr));
 	json_t *variants = json_array();
-	double t_start = eval_now_ms();
+	double t_start = base_now_ms();
 	uint64_t secret = job->opts.secret_seed;
 	struct scan_result scan = {.rc = 2};
 	char tmpdir[4096] = "";
@@ -2748,7 +2749,7 @@ int eval_run(const struct eval_job *job, json_t **result, char *err, size_t errl
 			json_array_append_new(variants, variant_json(&t->variants[i], &vr[i]));
 		}
 		rc = eval_finish(job, t, sv, vr, variants, &diag, mod, &scan, &es, backend, device,
-				 eval_now_ms() - t_start, result, err, errlen);
+				 base_now_ms() - t_start, result, err, errlen);
 		goto out;
 	}
 	if (job->opts.progress)
@@ -2801,12 +2802,12 @@ int eval_run(const struct eval_job *job, json_t **result, char *err, size_t errl
 				fprintf(stderr, "passfs eval: variant %s ...\n", c->v->name);
 			/* One benchmark per GPU at a time, machine-wide: the
 			 * variant's checks and timing hold the device's lock. */
-			double w0 = eval_now_ms();
+			double w0 = base_now_ms();
 			if (gpu_bench_lock(probe, lock_ms, job->opts.cancel, err, errlen)) {
 				bad = 1;
 				break;
 			}
-			double waited = eval_now_ms() - w0;
+			double waited = base_now_ms() - w0;
 			int erc = eval_variant(c, k, &bt.ew, &bt.pw, &es, &vr[i], err, errlen);
 			gpu_bench_unlock(probe);
 			vr[i].lock_wait_ms = waited;
@@ -2832,7 +2833,7 @@ int eval_run(const struct eval_job *job, json_t **result, char *err, size_t errl
 			goto out;
 		first += n;
 	}
-	rc = eval_finish(job, t, sv, vr, variants, &diag, mod, &scan, &es, backend, device, eval_now_ms() - t_start, result,
+	rc = eval_finish(job, t, sv, vr, variants, &diag, mod, &scan, &es, backend, device, base_now_ms() - t_start, result,
 			 err, errlen);
 out:
 	if (open_batch)

@@ -30,6 +30,7 @@
 
 #include <jansson.h>
 
+#include "clock.h"
 #include "eval_util.h"
 #include "evaluator.h"
 #include "pass.h"
@@ -444,14 +445,14 @@ void svc_close(struct svc *s)
 	 * the queued ones, which are dropped: their pass.c is saved, so the next
 	 * open fires them again.  (Waiting it out could take the step timeout
 	 * times the variants: two minutes for a pass that hangs.) */
-	double until = eval_now_ms() + SVC_CLOSE_GRACE_S * 1e3;
+	double until = base_now_ms() + SVC_CLOSE_GRACE_S * 1e3;
 	for (;;) {
 		pthread_mutex_lock(&s->mu);
 		int running = 0;
 		for (int i = 0; i < s->n; i++)
 			running |= s->t[i].running;
 		pthread_mutex_unlock(&s->mu);
-		if (!running || eval_now_ms() >= until)
+		if (!running || base_now_ms() >= until)
 			break;
 		usleep(20000);
 	}

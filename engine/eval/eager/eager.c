@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "blas.h"
+#include "clock.h"
 #include "dnn.h"
 #include "hostcc.h"
 #include "oplib/oplib.h"
@@ -2034,13 +2035,6 @@ oom:
 	return NULL;
 }
 
-static double now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
-
 static int cmp_name(const void *a, const void *b)
 {
 	return strcmp(*(char *const *)a, *(char *const *)b);
@@ -2244,7 +2238,7 @@ static int cpu_oplib_load(const char *src, char *const *names, int nn, struct sh
 	struct hostcc_request hr = {.label = "oplib.cu", .src = src, .len = strlen(src),
 				    .names = (const char *const *)names, .n_names = nn, .timeout_s = 600};
 	struct hostcc_output ho;
-	double t0 = now_ms();
+	double t0 = base_now_ms();
 	if (hostcc_compile(&hr, &ho, err, errlen) != HOSTCC_OK) {
 		if (ho.log && *ho.log) {
 			size_t used = strlen(err);
@@ -2253,7 +2247,7 @@ static int cpu_oplib_load(const char *src, char *const *names, int nn, struct sh
 		hostcc_output_free(&ho);
 		return -1;
 	}
-	sm->compile_ms = now_ms() - t0;
+	sm->compile_ms = base_now_ms() - t0;
 	const char *load = ho.so_path;
 	if (have_dir && cache_store(ho.so_path, path) == 0) {
 		load = path;
@@ -2304,7 +2298,7 @@ static int compile_plans(struct gpu_dev *d, struct eager_plan **plans, int np, s
 			if (cpu_oplib_load(src, names, nn, sm, err, errlen))
 				goto out;
 		} else {
-			double t0 = now_ms();
+			double t0 = base_now_ms();
 			if (gpu_module_compile(d, "oplib.cu", src, (const char *const *)names, nn, &sm->mod, &log,
 					       err, errlen)) {
 				if (log && *log) {
@@ -2313,7 +2307,7 @@ static int compile_plans(struct gpu_dev *d, struct eager_plan **plans, int np, s
 				}
 				goto out;
 			}
-			sm->compile_ms = now_ms() - t0;
+			sm->compile_ms = base_now_ms() - t0;
 		}
 	}
 	for (int i = 0; i < np; i++) {

@@ -29,14 +29,9 @@
 #include <time.h>
 #include <unistd.h>
 
-/* ---- small helpers ---------------------------------------------------------- */
+#include "clock.h"
 
-static double now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
+/* ---- small helpers ---------------------------------------------------------- */
 
 static int is_name_char(int c)
 {
@@ -869,7 +864,7 @@ static void demangle(const char *m, char *out, size_t outlen)
 
 int integrity_scan_ptx(const char *ptx, const char *label, char *msg, size_t msglen, int *line, double *ms)
 {
-	double t0 = now_ms();
+	double t0 = base_now_ms();
 	struct scan sc = {.label = label ? label : "pass.c", .f_kind = F_NONE, .f_global = -1};
 	int rc = 0;
 	*line = 0;
@@ -998,7 +993,7 @@ out:
 	smap_free(&sc.mfuncs);
 	smap_free(&sc.taint);
 	if (ms)
-		*ms = now_ms() - t0;
+		*ms = base_now_ms() - t0;
 	return rc;
 }
 
@@ -1018,12 +1013,12 @@ static double bw_measure(size_t n)
 	if (a != NULL && b != NULL) {
 		memset(a, 1, n);
 		memset(b, 2, n);
-		double start = now_ms();
-		for (int rep = 0; rep < 3 || (now_ms() - start < 1 && rep < 1000); rep++) {
-			double t0 = now_ms();
+		double start = base_now_ms();
+		for (int rep = 0; rep < 3 || (base_now_ms() - start < 1 && rep < 1000); rep++) {
+			double t0 = base_now_ms();
 			memcpy(rep & 1 ? a : b, rep & 1 ? b : a, n);
 			__asm__ volatile("" ::: "memory");
-			double dt = now_ms() - t0;
+			double dt = base_now_ms() - t0;
 			if (dt > 0 && (best == 0 || dt < best))
 				best = dt;
 		}

@@ -24,6 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "hostcc.h"
 #include "nvrtc.h"
 
@@ -49,13 +50,6 @@ const char *jail_kind_name(enum jail_kind k)
 	case JAIL_LIMITS: return "limits";
 	}
 	return "limits";
-}
-
-static double now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
 __attribute__((format(printf, 3, 4)))
@@ -536,7 +530,7 @@ static int become_pid1(char *err, size_t errlen)
 int jail_compile(const char *rw_dir, int device_stubs, int cpu_s, struct jail_info *info, char *err,
 		 size_t errlen)
 {
-	double t0 = now_ms();
+	double t0 = base_now_ms();
 	memset(info, 0, sizeof *info);
 	char pch[PATH_MAX] = "";
 	/* made outside: inside, the cache is not writable */
@@ -581,7 +575,7 @@ int jail_compile(const char *rw_dir, int device_stubs, int cpu_s, struct jail_in
 	drop_caps();
 	if (unshared && become_pid1(err, errlen) != 0)
 		return -1;
-	info->ms = now_ms() - t0;
+	info->ms = base_now_ms() - t0;
 	return 0;
 }
 
