@@ -40,33 +40,6 @@ int gerr(struct gctx *c, const char *fmt, ...)
 	return -1;
 }
 
-int sbuf_printf(char **buf, size_t *len, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	int need = vsnprintf(NULL, 0, fmt, ap);
-	va_end(ap);
-	if (need < 0)
-		return -1;
-	size_t have = *buf ? strlen(*buf) : 0;
-	if (have + (size_t)need + 1 > *len) {
-		size_t cap = (*len ? *len : 256);
-		while (cap < have + (size_t)need + 1)
-			cap *= 2;
-		char *nb = realloc(*buf, cap);
-		if (nb == NULL)
-			return -1;
-		if (*buf == NULL)
-			nb[0] = 0;
-		*buf = nb;
-		*len = cap;
-	}
-	va_start(ap, fmt);
-	vsnprintf(*buf + have, (size_t)need + 1, fmt, ap);
-	va_end(ap);
-	return 0;
-}
-
 /* ---- dtypes and shapes ------------------------------------------------------- */
 
 static const struct {

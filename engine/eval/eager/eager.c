@@ -31,6 +31,7 @@
 #include "hostcc.h"
 #include "oplib/oplib.h"
 #include "sha256.h"
+#include "strbuf.h"
 
 #define MAXD GRAPH_MAX_DIMS
 #define EW_BLOCK 256
@@ -1974,34 +1975,16 @@ const char *eager_oplib_dir(void)
 	return PASSFS_INSTALLED_OPLIB;
 }
 
-static int append(char **buf, size_t *len, size_t *cap, const char *s, size_t n)
-{
-	if (*len + n + 1 > *cap) {
-		size_t c = *cap ? *cap : 65536;
-		while (c < *len + n + 1)
-			c *= 2;
-		char *nb = realloc(*buf, c);
-		if (nb == NULL)
-			return -1;
-		*buf = nb;
-		*cap = c;
-	}
-	memcpy(*buf + *len, s, n);
-	*len += n;
-	(*buf)[*len] = 0;
-	return 0;
-}
-
 /* The op library source: passfs.h, then each file of OPL_FILES under a
  * #line naming it.  malloc'd, or NULL with a message. */
 static char *oplib_source(char *err, size_t errlen)
 {
 	static const char *files[] = {OPL_FILES};
 	const char *dir = eager_oplib_dir();
-	char *src = NULL, line[600];
-	size_t len = 0, cap = 0;
+	struct strbuf src = {0};
+	char line[600];
 	const char *head = "#include <passfs.h>\n";
-	if (append(&src, &len, &cap, head, strlen(head)))
+	if (strbuf_add(&src, head, strlen(head)))
 		goto oom;
 	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
 		char path[4096];
@@ -2009,28 +1992,28 @@ static char *oplib_source(char *err, size_t errlen)
 		FILE *f = fopen(path, "rb");
 		if (f == NULL) {
 			snprintf(err, errlen, "eager: cannot read the op library %s: %s", path, strerror(errno));
-			free(src);
+			strbuf_free(&src);
 			return NULL;
 		}
 		int n = snprintf(line, sizeof(line), "#line 1 \"%s\"\n", files[i]);
-		if (append(&src, &len, &cap, line, (size_t)n)) {
+		if (strbuf_add(&src, line, (size_t)n)) {
 			fclose(f);
 			goto oom;
 		}
 		char chunk[65536];
 		size_t got;
 		while ((got = fread(chunk, 1, sizeof(chunk), f)) > 0)
-			if (append(&src, &len, &cap, chunk, got)) {
+			if (strbuf_add(&src, chunk, got)) {
 				fclose(f);
 				goto oom;
 			}
 		fclose(f);
-		if (append(&src, &len, &cap, "\n", 1))
+		if (strbuf_add(&src, "\n", 1))
 			goto oom;
 	}
-	return src;
+	return src.p;
 oom:
-	free(src);
+	strbuf_free(&src);
 	snprintf(err, errlen, "eager: out of memory reading the op library");
 	return NULL;
 }
@@ -2086,15 +2069,15 @@ static const struct pf_runtime eager_runtime = {
 	.run_blocks = rt_run_blocks,
 };
 
-static int append_file(char **buf, size_t *len, size_t *cap, const char *path)
+static int append_file(struct strbuf *buf, const char *path)
 {
 	FILE *f = fopen(path, "rb");
 	char chunk[65536];
 	size_t got;
 	if (f == NULL)
-		return append(buf, len, cap, path, strlen(path));   /* absent: its name still counts */
+		return strbuf_puts(buf, path);   /* absent: its name still counts */
 	while ((got = fread(chunk, 1, sizeof(chunk), f)) > 0)
-		if (append(buf, len, cap, chunk, got)) {
+		if (strbuf_add(buf, chunk, got)) {
 			fclose(f);
 			return -1;
 		}
@@ -2124,42 +2107,42 @@ static const char *compiler_id(void)
 
 static int cache_key(const char *src, char *const *names, int nn, char key[65])
 {
-	char *buf = NULL, line[512];
-	size_t len = 0, cap = 0;
+	struct strbuf buf = {0};
+	char line[512];
 	struct stat st;
 	const char *inc = hostcc_include_dir();
 	static const char *headers[] = {"passfs.h", "passfs_abi.h", "pf_emu.h"};
 	int n = snprintf(line, sizeof(line), "passfs oplib 1\n%s\n%s\n", PASSFS_VERSION, compiler_id());
-	if (append(&buf, &len, &cap, line, (size_t)n))
+	if (strbuf_add(&buf, line, (size_t)n))
 		goto oom;
 	/* The compile pipeline (flags, trampolines): its source in a source
 	 * tree build, so rebuilding passfs for other reasons keeps the cache;
 	 * else the binary that holds it. */
 	if (stat(PASSFS_SOURCE_OPLIB "/../hostcc.c", &st) == 0) {
-		if (append_file(&buf, &len, &cap, PASSFS_SOURCE_OPLIB "/../hostcc.c"))
+		if (append_file(&buf, PASSFS_SOURCE_OPLIB "/../hostcc.c"))
 			goto oom;
 	} else if (stat("/proc/self/exe", &st) == 0) {
 		n = snprintf(line, sizeof(line), "exe %lld %lld.%09ld\n", (long long)st.st_size,
 			     (long long)st.st_mtim.tv_sec, st.st_mtim.tv_nsec);
-		if (append(&buf, &len, &cap, line, (size_t)n))
+		if (strbuf_add(&buf, line, (size_t)n))
 			goto oom;
 	}
 	for (size_t i = 0; i < sizeof(headers) / sizeof(headers[0]); i++) {
 		char path[4096];
 		snprintf(path, sizeof(path), "%s/%s", inc, headers[i]);
-		if (append_file(&buf, &len, &cap, path))
+		if (append_file(&buf, path))
 			goto oom;
 	}
-	if (append(&buf, &len, &cap, src, strlen(src)))
+	if (strbuf_add(&buf, src, strlen(src)))
 		goto oom;
 	for (int i = 0; i < nn; i++)
-		if (append(&buf, &len, &cap, "\n", 1) || append(&buf, &len, &cap, names[i], strlen(names[i])))
+		if (strbuf_add(&buf, "\n", 1) || strbuf_add(&buf, names[i], strlen(names[i])))
 			goto oom;
-	sha256_hex(buf, len, key);
-	free(buf);
+	sha256_hex(buf.p, buf.len, key);
+	strbuf_free(&buf);
 	return 0;
 oom:
-	free(buf);
+	strbuf_free(&buf);
 	return -1;
 }
 

@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "strbuf.h"
 
 /* ---- small helpers ---------------------------------------------------------- */
 
@@ -181,32 +182,12 @@ static void ptx_free(struct ptx *p)
 	free(p->files);
 }
 
-struct buf {
-	char *p;
-	size_t n, cap;
-};
-
-static int buf_putc(struct buf *b, char c)
-{
-	if (b->n + 2 > b->cap) {
-		size_t cap = b->cap ? b->cap * 2 : 256;
-		char *p = realloc(b->p, cap);
-		if (p == NULL)
-			return -1;
-		b->p = p;
-		b->cap = cap;
-	}
-	b->p[b->n++] = c;
-	b->p[b->n] = 0;
-	return 0;
-}
-
 /* The trimmed content of b (NUL-terminated in place); "" when empty. */
-static char *buf_trim(struct buf *b)
+static char *buf_trim(struct strbuf *b)
 {
 	if (b->p == NULL)
 		return "";
-	size_t e = b->n;
+	size_t e = b->len;
 	while (e > 0 && isspace((unsigned char)b->p[e - 1]))
 		e--;
 	b->p[e] = 0;
@@ -333,7 +314,7 @@ static void parse_loc(const char *t, int loc[4])
 
 static int split_statements(const char *src, struct ptx *x)
 {
-	struct buf b = {0};
+	struct strbuf b = {0};
 	int depth = 0, in_init = 0, in_vec = 0, func = -1;
 	int loc[4] = {-1, -1, -1, -1};
 	int rc = 0;
@@ -354,34 +335,34 @@ static int split_statements(const char *src, struct ptx *x)
 			continue;
 		}
 		if (c == '"') {
-			rc = buf_putc(&b, c);
+			rc = strbuf_putc(&b, c);
 			for (p++; *p && *p != '"' && rc == 0; p++)
-				rc = buf_putc(&b, *p);
+				rc = strbuf_putc(&b, *p);
 			if (*p == 0)
 				break;
-			rc = rc ? rc : buf_putc(&b, '"');
+			rc = rc ? rc : strbuf_putc(&b, '"');
 			continue;
 		}
 		if (c == '\n') {
-			if (b.n == 0)
+			if (b.len == 0)
 				continue;
 			char *t = buf_trim(&b);
 			size_t tl = strlen(t);
-			b.n = strlen(b.p);
+			b.len = strlen(b.p);
 			if (strncmp(t, ".loc", 4) == 0 && isspace((unsigned char)t[4])) {
 				parse_loc(t, loc);
-				b.n = 0;
+				b.len = 0;
 			} else if (strncmp(t, ".file", 5) == 0 && isspace((unsigned char)t[5])) {
 				rc = parse_file(x, t);
-				b.n = 0;
+				b.len = 0;
 			} else if (depth == 0 && (starts(t, ".version") || starts(t, ".target") ||
 						  starts(t, ".address_size"))) {
 				rc = add_stmt(x, t, depth, func, 0, loc);
-				b.n = 0;
+				b.len = 0;
 			} else if (tl > 0 && t[tl - 1] == ':' && !in_init && !in_vec) {
-				b.n = 0;                /* a label */
+				b.len = 0;                /* a label */
 			} else {
-				rc = buf_putc(&b, ' ');
+				rc = strbuf_putc(&b, ' ');
 			}
 			continue;
 		}
@@ -389,7 +370,7 @@ static int split_statements(const char *src, struct ptx *x)
 			char *t = buf_trim(&b);
 			if (*t)
 				rc = add_stmt(x, t, depth, func, 0, loc);
-			b.n = 0;
+			b.len = 0;
 			continue;
 		}
 		if (c == '{') {
@@ -398,20 +379,20 @@ static int split_statements(const char *src, struct ptx *x)
 				depth++;        /* a scope: callseq, inline asm */
 			} else if (depth == 0 && (strchr(t, '=') != NULL || in_init)) {
 				in_init++;
-				b.n = strlen(b.p);
-				rc = buf_putc(&b, c);
+				b.len = strlen(b.p);
+				rc = strbuf_putc(&b, c);
 			} else if (depth == 0) {
 				/* a function header */
 				func = add_func(x, t);
 				if (func < 0 || add_stmt(x, t, depth, func, 1, loc))
 					rc = -1;
-				b.n = 0;
+				b.len = 0;
 				depth = 1;
 				loc[0] = loc[1] = loc[2] = loc[3] = -1;
 			} else {
 				in_vec++;       /* a vector operand {%f1, %f2} */
-				b.n = strlen(b.p);
-				rc = buf_putc(&b, c);
+				b.len = strlen(b.p);
+				rc = strbuf_putc(&b, c);
 			}
 			continue;
 		}
@@ -421,20 +402,20 @@ static int split_statements(const char *src, struct ptx *x)
 					in_init--;
 				else
 					in_vec--;
-				rc = buf_putc(&b, c);
+				rc = strbuf_putc(&b, c);
 				continue;
 			}
 			char *t = buf_trim(&b);
 			if (*t)
 				rc = add_stmt(x, t, depth, func, 0, loc);
-			b.n = 0;
+			b.len = 0;
 			if (depth > 0 && --depth == 0)
 				func = -1;
 			continue;
 		}
-		if (b.n == 0 && isspace((unsigned char)c))
+		if (b.len == 0 && isspace((unsigned char)c))
 			continue;
-		rc = buf_putc(&b, c);
+		rc = strbuf_putc(&b, c);
 	}
 	if (rc == 0) {
 		char *t = buf_trim(&b);
