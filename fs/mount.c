@@ -91,6 +91,7 @@
 
 #include <fuse_lowlevel.h>
 
+#include "file.h"
 #include "readme.h"
 #include "state.h"
 
@@ -468,7 +469,7 @@ static char *text_graph(struct mnt *m, int task, size_t *len)
 	char path[PATH_MAX];
 	int err = 0;
 	snprintf(path, sizeof(path), "%s/%s/graph.json", m->tasks_dir, svc_task(m->svc, task)->id);
-	char *s = state_read_file(path, (size_t)64 << 20, len, &err);
+	char *s = base_read_file(path, PF_CAP_GRAPH_JSON, len, &err);
 	if (s == NULL)
 		errno = err ? err : EIO;
 	return s;

@@ -28,6 +28,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "file.h"
 #include "readme.h"
 #include "sha256.h"
 #include "state.h"
@@ -155,7 +156,7 @@ static void pass_saved(struct watch *w, int i, int at_start)
 	size_t len = 0;
 	int e = 0;
 	snprintf(p, sizeof(p), "%s/pass.c", t->dir);
-	char *src = state_read_file(p, SVC_PASS_MAX, &len, &e);
+	char *src = base_read_file(p, SVC_PASS_MAX, &len, &e);
 	if (src == NULL) {
 		if (e == EFBIG)
 			fprintf(stderr, "passfs watch: %s: larger than %u bytes; not evaluated\n", p, SVC_PASS_MAX);
@@ -242,7 +243,7 @@ static int build_tree(struct watch *w, char *err, size_t errlen)
 		char gp[PATH_MAX];
 		int e = 0;
 		snprintf(gp, sizeof(gp), "%s/%s/graph.json", o->svc.tasks_dir, g->id);
-		char *gj = rc == 0 ? state_read_file(gp, (size_t)1 << 30, &len, &e) : NULL;
+		char *gj = rc == 0 ? base_read_file(gp, PF_CAP_GRAPH_JSON, &len, &e) : NULL;
 		if (rc == 0 && gj == NULL) {
 			snprintf(err, errlen, "%s: %s", gp, strerror(e));
 			return -1;

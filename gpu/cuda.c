@@ -64,6 +64,7 @@
 
 #include <dlfcn.h>
 
+#include "clock.h"
 #include "cuda_abi.h"
 #include "cupti.h"
 #include "hostcc.h"
@@ -324,13 +325,6 @@ static void probe_in_child(struct gpu_cuda_info *p)
 	p->count = n;
 }
 
-static double mono_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
-
 static void probe_run(struct gpu_cuda_info *p)
 {
 	memset(p, 0, sizeof *p);
@@ -371,10 +365,10 @@ static void probe_run(struct gpu_cuda_info *p)
 	close(fds[1]);
 	char *b = (char *)p;
 	size_t got = 0;
-	double deadline = mono_ms() + PROBE_TIMEOUT_MS;
+	double deadline = base_now_ms() + PROBE_TIMEOUT_MS;
 	int timed_out = 0;
 	while (got < sizeof *p) {
-		double left = deadline - mono_ms();
+		double left = deadline - base_now_ms();
 		if (left <= 0) {
 			timed_out = 1;
 			break;
@@ -1358,7 +1352,7 @@ int gpu_lockfile_acquire(const char *path, int timeout_ms, const int *cancel, ch
 	struct stat st;
 	if (fstat(fd, &st) == 0 && st.st_uid == geteuid() && (st.st_mode & 0666) != 0666)
 		fchmod(fd, 0666);
-	double deadline = mono_ms() + (timeout_ms > 0 ? timeout_ms : 0);
+	double deadline = base_now_ms() + (timeout_ms > 0 ? timeout_ms : 0);
 	int pause_ms = 1;
 	for (;;) {
 		/* a wait that can be cancelled polls, even without a timeout */
@@ -1371,7 +1365,7 @@ int gpu_lockfile_acquire(const char *path, int timeout_ms, const int *cancel, ch
 			snprintf(err, errlen, "cancelled");
 			return -1;
 		}
-		if (errno != EWOULDBLOCK || (timeout_ms >= 0 && mono_ms() >= deadline)) {
+		if (errno != EWOULDBLOCK || (timeout_ms >= 0 && base_now_ms() >= deadline)) {
 			int e = errno;
 			close(fd);
 			if (e == EWOULDBLOCK)

@@ -2,6 +2,7 @@
  * per-variant walk that calls the op table (graph_ops.c), cross-variant checks,
  * and the readable rendering. */
 #define PASSFS_GRAPH_INTERNAL
+#include "file.h"
 #include "graph_util.h"
 
 #include <ctype.h>
@@ -723,37 +724,15 @@ int graph_load_file(const char *path, struct graph_task **out, char *err, size_t
 {
 	struct gctx c = {.label = path, .err = err, .errlen = errlen};
 	*out = NULL;
-	FILE *f = fopen(path, "rb");
-	if (f == NULL)
-		return gerr(&c, "cannot open: %s", strerror(errno));
-	char *buf = NULL;
-	size_t len = 0, cap = 0;
-	for (;;) {
-		if (len == cap) {
-			cap = cap ? cap * 2 : 65536;
-			if (cap > (size_t)256 << 20) {
-				free(buf);
-				fclose(f);
-				return gerr(&c, "file is larger than 256 MiB");
-			}
-			char *nb = realloc(buf, cap);
-			if (nb == NULL) {
-				free(buf);
-				fclose(f);
-				return gerr(&c, "out of memory");
-			}
-			buf = nb;
-		}
-		size_t got = fread(buf + len, 1, cap - len, f);
-		len += got;
-		if (got == 0)
-			break;
-	}
-	int bad = ferror(f);
-	fclose(f);
-	if (bad) {
-		free(buf);
-		return gerr(&c, "read error");
+	size_t len = 0;
+	int e = 0;
+	char *buf = base_read_file(path, PF_CAP_GRAPH_JSON, &len, &e);
+	if (buf == NULL) {
+		if (e == EFBIG)
+			return gerr(&c, "file is larger than %zu MiB", PF_CAP_GRAPH_JSON >> 20);
+		if (e == ENOMEM)
+			return gerr(&c, "out of memory");
+		return gerr(&c, "cannot open: %s", strerror(e));
 	}
 	int rc = graph_load_buffer(path, buf, len, out, err, errlen);
 	free(buf);

@@ -18,6 +18,10 @@
 #include <stdint.h>
 #include <jansson.h>
 
+/* Size caps, one per kind of file the engine reads whole (the max given to
+ * base/file.h's base_read_file): every reader of that kind uses its cap. */
+#define PF_CAP_GRAPH_JSON ((size_t)256 << 20)   /* a task's graph.json: 256 MiB */
+
 #define GRAPH_MAX_DIMS 8
 #define GRAPH_ERR_LEN 512
 

@@ -33,6 +33,7 @@
 #include "clock.h"
 #include "eval_util.h"
 #include "evaluator.h"
+#include "file.h"
 #include "pass.h"
 #include "score.h"
 #include "sha256.h"
@@ -245,7 +246,7 @@ static int restore_task(struct svc *s, int i, int *refire, char *err, size_t err
 	/* pass.c: the saved bytes, else the template. */
 	char *p = path_join(t->dir, "pass.c");
 	size_t len = 0;
-	char *src = p ? state_read_file(p, SVC_PASS_MAX, &len, &e) : NULL;
+	char *src = p ? base_read_file(p, SVC_PASS_MAX, &len, &e) : NULL;
 	int saved = src != NULL;
 	struct stat st;
 	if (src && stat(p, &st) == 0)
@@ -1225,7 +1226,7 @@ static int export_task(const char *state_dir, const char *id, FILE *out, char *e
 		char *cp = path_join(hist, name);
 		size_t slen = 0;
 		int e;
-		char *src = cp ? state_read_file(cp, SVC_PASS_MAX, &slen, &e) : NULL;
+		char *src = cp ? base_read_file(cp, SVC_PASS_MAX, &slen, &e) : NULL;
 		free(cp);
 		if (src == NULL) {
 			json_decref(doc);

@@ -16,6 +16,7 @@
 #include "clock.h"
 #include "eval_util.h"
 #include "evaluator.h"
+#include "file.h"
 #include "graph.h"
 #include "state.h"
 
@@ -40,7 +41,7 @@ static void on_phase(void *ctx, const char *phase)
 static char *slurp(const char *path, size_t *len)
 {
 	int e = 0;
-	char *b = state_read_file(path, 1 << 24, len, &e);
+	char *b = base_read_file(path, 1 << 24, len, &e);
 	if (b == NULL)
 		fprintf(stderr, "%s: %s (run from the source tree)\n", path, strerror(e));
 	return b;
