@@ -93,7 +93,7 @@ char *base_read_file(const char *path, size_t max, size_t *len, int *err)
 	return buf;
 }
 
-int base_atomic_open(struct base_atomic *a, const char *path, const char *tmp_prefix, mode_t mode)
+int base_atomic_open(struct base_atomic *a, const char *path, const char *tmp_prefix, mode_t mode, int flags)
 {
 	static unsigned counter;
 	unsigned k = __atomic_add_fetch(&counter, 1, __ATOMIC_RELAXED);
@@ -114,7 +114,7 @@ int base_atomic_open(struct base_atomic *a, const char *path, const char *tmp_pr
 		a->tmp[0] = 0;
 		return -e;
 	}
-	if (fchmod(a->fd, mode) != 0) {
+	if ((flags & BASE_ATOMIC_EXACT_MODE) && fchmod(a->fd, mode) != 0) {
 		int e = errno;
 		base_atomic_abort(a);
 		return -e;
@@ -178,7 +178,7 @@ int base_write_atomic(const char *path, const char *tmp_prefix, const void *buf,
 		      int flags)
 {
 	struct base_atomic a;
-	int rc = base_atomic_open(&a, path, tmp_prefix, mode);
+	int rc = base_atomic_open(&a, path, tmp_prefix, mode, flags);
 	if (rc != 0)
 		return rc;
 	rc = base_write_all(a.fd, buf, len);

@@ -12,8 +12,8 @@
  *                   new ones, never a mix: base_atomic_open creates a
  *                   temporary file beside path, named
  *                   "<dir>/<tmp_prefix><name>.<pid>.<n>.tmp" (so a cleaner can
- *                   find what a crash left), with exactly `mode` (umask
- *                   ignored).  The caller writes to a->fd (fdopen(dup(a->fd))
+ *                   find what a crash left), with `mode` less the umask
+ *                   (exactly `mode` with BASE_ATOMIC_EXACT_MODE).  The caller writes to a->fd (fdopen(dup(a->fd))
  *                   for stdio, fclosed before the commit), then
  *                   base_atomic_commit: fsync when BASE_ATOMIC_DURABLE, close,
  *                   rename onto path (link() when BASE_ATOMIC_NOCLOBBER, which
@@ -22,7 +22,8 @@
  *                   new name survives a crash.  base_atomic_abort drops the
  *                   temporary.  All return 0 or -errno; on any failure the
  *                   temporary is gone.
- *   base_write_atomic  the three steps for a buffer in memory.
+ *   base_write_atomic  the three steps for a buffer in memory (flags go to
+ *                   both base_atomic_open and base_atomic_commit).
  *   base_rmtree     removes path and everything under it, depth first,
  *                   never following a symbolic link; a missing path is fine.
  *                   0, or -errno of the first failure (it goes on removing
@@ -39,6 +40,7 @@ char *base_read_fd(int fd, size_t max, size_t *len, int *err);
 enum {
 	BASE_ATOMIC_DURABLE = 1,        /* fsync the file and its directory */
 	BASE_ATOMIC_NOCLOBBER = 2,      /* never replace an existing path */
+	BASE_ATOMIC_EXACT_MODE = 4,     /* fchmod to mode: the umask does not apply */
 };
 
 struct base_atomic {
@@ -47,7 +49,7 @@ struct base_atomic {
 	char dst[4096];
 };
 
-int base_atomic_open(struct base_atomic *a, const char *path, const char *tmp_prefix, mode_t mode);
+int base_atomic_open(struct base_atomic *a, const char *path, const char *tmp_prefix, mode_t mode, int flags);
 int base_atomic_commit(struct base_atomic *a, int flags);
 void base_atomic_abort(struct base_atomic *a);
 int base_write_atomic(const char *path, const char *tmp_prefix, const void *buf, size_t len, mode_t mode,

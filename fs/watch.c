@@ -63,36 +63,10 @@ static void on_notify(void *ctx, int task)
  * so readers see the old bytes or the new ones, never a part. */
 static int put_file(const char *dir, const char *name, const void *buf, size_t len, mode_t mode)
 {
-	char tmp[PATH_MAX], dst[PATH_MAX];
-	if (snprintf(dst, sizeof(dst), "%s/%s", dir, name) >= (int)sizeof(dst) ||
-	    snprintf(tmp, sizeof(tmp), "%s/.passfs-%s.%ld.tmp", dir, name, (long)getpid()) >= (int)sizeof(tmp))
+	char dst[PATH_MAX];
+	if (snprintf(dst, sizeof(dst), "%s/%s", dir, name) >= (int)sizeof(dst))
 		return -ENAMETOOLONG;
-	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
-	if (fd < 0)
-		return -errno;
-	const char *p = buf;
-	size_t left = len;
-	int rc = 0;
-	while (left > 0) {
-		ssize_t k = write(fd, p, left);
-		if (k < 0) {
-			if (errno == EINTR)
-				continue;
-			rc = -errno;
-			break;
-		}
-		p += k;
-		left -= (size_t)k;
-	}
-	if (fchmod(fd, mode) != 0 && rc == 0)
-		rc = -errno;
-	if (close(fd) != 0 && rc == 0)
-		rc = -errno;
-	if (rc == 0 && rename(tmp, dst) != 0)
-		rc = -errno;
-	if (rc != 0)
-		unlink(tmp);
-	return rc;
+	return base_write_atomic(dst, ".passfs-", buf, len, mode, BASE_ATOMIC_EXACT_MODE);
 }
 
 static void put_or_warn(const char *dir, const char *name, const void *buf, size_t len, mode_t mode)

@@ -67,8 +67,10 @@
 #include "clock.h"
 #include "cuda_abi.h"
 #include "cupti.h"
+#include "file.h"
 #include "hostcc.h"
 #include "nvrtc.h"
+#include "proc.h"
 
 /* --- the driver API, declared by hand ---------------------------------------- */
 
@@ -390,8 +392,7 @@ static void probe_run(struct gpu_cuda_info *p)
 	if (timed_out)
 		kill(pid, SIGKILL);
 	int st;
-	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
-		;
+	base_waitpid(pid, &st);
 	if (got != sizeof *p) {
 		int ord = device_ordinal();
 		memset(p, 0, sizeof *p);
@@ -1128,15 +1129,15 @@ out:
 static void cache_write(const char *path, const char *const *names, const char *const *lowered, int n,
 			const void *image, size_t size, int is_cubin)
 {
-	char tmp[4400];
-	snprintf(tmp, sizeof tmp, "%s.XXXXXX", path);
-	int fd = mkstemp(tmp);
-	if (fd < 0)
+	struct base_atomic a;
+	if (base_atomic_open(&a, path, "", 0600, 0) != 0)
 		return;
-	FILE *f = fdopen(fd, "wb");
+	int dfd = dup(a.fd);
+	FILE *f = dfd >= 0 ? fdopen(dfd, "wb") : NULL;
 	if (f == NULL) {
-		close(fd);
-		unlink(tmp);
+		if (dfd >= 0)
+			close(dfd);
+		base_atomic_abort(&a);
 		return;
 	}
 	fprintf(f, "passfs-module 1\n%d\n", n);
@@ -1144,8 +1145,10 @@ static void cache_write(const char *path, const char *const *names, const char *
 		fprintf(f, "%s\t%s\n", names[i], lowered[i]);
 	fprintf(f, "%s %zu\n", is_cubin ? "cubin" : "ptx", size);
 	int ok = fwrite(image, 1, size, f) == size;
-	if (fclose(f) != 0 || !ok || rename(tmp, path) != 0)
-		unlink(tmp);
+	if (fclose(f) != 0 || !ok)
+		base_atomic_abort(&a);
+	else
+		base_atomic_commit(&a, 0);
 }
 
 static int cuda_module_compile(struct gpu_dev *d, const char *label, const char *src, const char *const *names,

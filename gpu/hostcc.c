@@ -3,7 +3,9 @@
 #include "hostcc.h"
 
 #include "clock.h"
+#include "file.h"
 #include "gpu.h"
+#include "proc.h"
 #include "strbuf.h"
 
 #include <dirent.h>
@@ -968,40 +970,11 @@ static int write_file(const char *path, const char *data, size_t len)
 	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return -1;
-	size_t done = 0;
-	while (done < len) {
-		ssize_t n = write(fd, data + done, len - done);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			close(fd);
-			return -1;
-		}
-		done += (size_t)n;
+	if (base_write_all(fd, data, len) != 0) {
+		close(fd);
+		return -1;
 	}
 	return close(fd);
-}
-
-/* Removes dir and everything under it (no symlinks are followed). */
-static void remove_tree(const char *dir)
-{
-	DIR *d = opendir(dir);
-	if (d != NULL) {
-		struct dirent *e;
-		while ((e = readdir(d)) != NULL) {
-			if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
-				continue;
-			char p[4096];
-			struct stat st;
-			snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
-			if (lstat(p, &st) == 0 && S_ISDIR(st.st_mode))
-				remove_tree(p);
-			else
-				unlink(p);
-		}
-		closedir(d);
-	}
-	rmdir(dir);
 }
 
 void hostcc_output_free(struct hostcc_output *out)
@@ -1009,7 +982,7 @@ void hostcc_output_free(struct hostcc_output *out)
 	if (out == NULL)
 		return;
 	if (out->dir != NULL)
-		remove_tree(out->dir);
+		base_rmtree(out->dir);
 	free(out->dir);
 	free(out->so_path);
 	free(out->log);
@@ -1212,8 +1185,7 @@ static int run_child(char *const argv[], char *const envp[], int timeout_s, unsi
 		}
 	}
 	close(pfd[0]);
-	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-		;
+	base_waitpid(pid, &status);
 	return *timed_out ? status : -1;
 }
 
@@ -1359,45 +1331,6 @@ static int api_headers(const char *dir, char ***names)
 	return n;
 }
 
-static char *slurp(const char *path, size_t *len)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return NULL;
-	struct stat st;
-	char *buf = NULL;
-	if (fstat(fd, &st) == 0 && st.st_size >= 0 && st.st_size < (64 << 20) &&
-	    (buf = malloc((size_t)st.st_size + 1)) != NULL) {
-		size_t got = 0;
-		while (got < (size_t)st.st_size) {
-			ssize_t r = read(fd, buf + got, (size_t)st.st_size - got);
-			if (r <= 0)
-				break;
-			got += (size_t)r;
-		}
-		*len = got;
-	}
-	close(fd);
-	return buf;
-}
-
-static void rm_dir_flat(const char *dir)
-{
-	DIR *d = opendir(dir);
-	if (d != NULL) {
-		struct dirent *e;
-		char p[4096];
-		while ((e = readdir(d)) != NULL) {
-			if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
-				continue;
-			snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
-			unlink(p);
-		}
-		closedir(d);
-	}
-	rmdir(dir);
-}
-
 /* Finds or builds the precompiled header for this compiler and these
  * flags; writes its directory into out and returns 0, or -1 (compile
  * without it). */
@@ -1417,7 +1350,8 @@ static int api_headers_read(const char *inc, uint64_t *h, char ***names, char **
 	for (int i = 0; i < n && ok; i++) {
 		char path[4096];
 		snprintf(path, sizeof path, "%s/%s", inc, (*names)[i]);
-		ok = ((*data)[i] = slurp(path, &(*lens)[i])) != NULL;
+		int rerr = 0;   /* an API header is far below 64 MiB */
+		ok = ((*data)[i] = base_read_file(path, (size_t)64 << 20, &(*lens)[i], &rerr)) != NULL;
 		if (ok) {
 			*h = fnv_str(*h, (*names)[i]);
 			*h = gpu_fnv1a(*h, &(*lens)[i], sizeof(*lens)[i]);
@@ -1484,7 +1418,7 @@ static int pch_dir(const char *prog, char *const *extra, int n_extra, const char
 	if (have || !ok) {
 		if (tmp[0]) {
 			/* the copy failed: perhaps another compile built it meanwhile */
-			rm_dir_flat(tmp);
+			base_rmtree(tmp);
 			snprintf(path, sizeof path, "%s/passfs.h.gch", out);
 			return stat(path, &st) == 0 ? 0 : -1;
 		}
@@ -1521,11 +1455,11 @@ static int pch_dir(const char *prog, char *const *extra, int n_extra, const char
 		ok = status != -1 && !timed_out && WIFEXITED(status) && WEXITSTATUS(status) == 0;
 	}
 	if (ok)
-		rm_dir_flat(stubs);
+		base_rmtree(stubs);
 	if (!ok || rename(tmp, out) != 0) {
 		/* failed, or another compile put it there first */
-		rm_dir_flat(stubs);
-		rm_dir_flat(tmp);
+		base_rmtree(stubs);
+		base_rmtree(tmp);
 		snprintf(path, sizeof path, "%s/passfs.h.gch", out);
 		return stat(path, &st) == 0 ? 0 : -1;
 	}

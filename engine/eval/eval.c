@@ -52,6 +52,7 @@
 #include "clock.h"
 #include "eager.h"
 #include "eval_util.h"
+#include "file.h"
 #include "gpu.h"
 #include "inputs.h"
 #include "integrity.h"
@@ -2472,18 +2473,6 @@ struct compile_head {
 };
 
 
-static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st, (void)flag, (void)ftw;
-	remove(path);
-	return 0;
-}
-
-static void rm_tree(const char *dir)
-{
-	nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
-}
-
 /* The compile timeout: PASSFS_COMPILE_TIMEOUT_S (tests), else 120 s. */
 static double compile_timeout_s(void)
 {
@@ -2851,7 +2840,7 @@ out:
 		json_decref(variants);
 	pass_module_free(mod);
 	if (tmpdir[0])
-		rm_tree(tmpdir);
+		base_rmtree(tmpdir);
 	gpu_close(probe);
 	/* whatever step noticed it (a worker killed reads as "died") */
 	if (rc != 0 && is_cancelled(job->opts.cancel))

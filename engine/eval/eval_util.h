@@ -56,7 +56,8 @@ enum score_status eval_worse(enum score_status a, enum score_status b);
 enum score_dtype eval_score_dtype(enum graph_dtype dt);
 
 /* All n bytes to fd (a socket without SIGPIPE when the peer is gone, else a
- * pipe), or from fd; 0, or -1 on an error or end of file. */
+ * pipe), or from fd; 0, or -1 on an error or end of file.  base/proc.h's
+ * base_write_all and base_read_full with the evaluator's 0/-1 answer. */
 int eval_send_all(int fd, const void *p, size_t n);
 int eval_recv_all(int fd, void *p, size_t n);
 

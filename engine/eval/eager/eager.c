@@ -28,8 +28,10 @@
 #include "blas.h"
 #include "clock.h"
 #include "dnn.h"
+#include "file.h"
 #include "hostcc.h"
 #include "oplib/oplib.h"
+#include "proc.h"
 #include "sha256.h"
 #include "strbuf.h"
 
@@ -2160,24 +2162,20 @@ static int cache_dir(char *dir, size_t len)
  * never sees half a file. */
 static int cache_store(const char *src, const char *dst)
 {
-	char tmp[4400];
-	snprintf(tmp, sizeof(tmp), "%.4300s.%ld.tmp", dst, (long)getpid());
-	int in = open(src, O_RDONLY | O_CLOEXEC), out = -1, rc = -1;
+	int in = open(src, O_RDONLY | O_CLOEXEC), rc = -1;
+	struct base_atomic a;
 	if (in < 0)
 		return -1;
-	out = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	if (out >= 0) {
+	if (base_atomic_open(&a, dst, "", 0600, 0) == 0) {
 		char buf[65536];
 		ssize_t got;
 		rc = 0;
-		while (rc == 0 && (got = read(in, buf, sizeof(buf))) > 0)
-			rc = write(out, buf, (size_t)got) == got ? 0 : -1;
-		if (close(out) != 0)
-			rc = -1;
+		while (rc == 0 && (got = base_read_full(in, buf, sizeof(buf))) > 0)
+			rc = base_write_all(a.fd, buf, (size_t)got);
 		if (rc == 0)
-			rc = rename(tmp, dst);
-		if (rc != 0)
-			unlink(tmp);
+			rc = base_atomic_commit(&a, 0);
+		else
+			base_atomic_abort(&a);
 	}
 	close(in);
 	return rc;

@@ -27,6 +27,7 @@
 #include "clock.h"
 #include "hostcc.h"
 #include "nvrtc.h"
+#include "proc.h"
 
 #define MAX_PATHS 24
 
@@ -514,8 +515,7 @@ static int become_pid1(char *err, size_t errlen)
 		return 0;
 	}
 	int st = 0;
-	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
-		;
+	base_waitpid(pid, &st);
 	if (WIFSIGNALED(st)) {
 		signal(WTERMSIG(st), SIG_DFL);
 		sigset_t s;
