@@ -27,6 +27,7 @@
 
 #include "eval_util.h"
 #include "graph.h"
+#include "wire.h"
 
 #define EV_MAGIC 0x70667665u    /* "evfp" */
 /* The protocol's version: bumped whenever a field is added, moved or
@@ -46,45 +47,7 @@
  * JSON. */
 #define EV_HEAD_BYTES (4 * 2 + 4 * 5 + 8 * 5 + 4 * EV_NSTR)
 
-/* n bytes of v at p, least significant first; and back. */
-static void put_le(unsigned char *p, uint64_t v, int n)
-{
-	for (int i = 0; i < n; i++)
-		p[i] = (unsigned char)(v >> (8 * i));
-}
-
-static uint64_t get_le(const unsigned char *p, int n)
-{
-	uint64_t v = 0;
-	for (int i = 0; i < n; i++)
-		v |= (uint64_t)p[i] << (8 * i);
-	return v;
-}
-
-static void put_u32(unsigned char *p, uint32_t v)
-{
-	put_le(p, v, 4);
-}
-
-static uint32_t get_u32(const unsigned char *p)
-{
-	return (uint32_t)get_le(p, 4);
-}
-
-static void put_f64(unsigned char *p, double d)
-{
-	uint64_t v;
-	memcpy(&v, &d, 8);
-	put_le(p, v, 8);
-}
-
-static double get_f64(const unsigned char *p)
-{
-	uint64_t v = get_le(p, 8);
-	double d;
-	memcpy(&d, &v, 8);
-	return d;
-}
+/* The fields are put and got with base/wire.h. */
 
 /* A request's fixed part, decoded. */
 struct ev_req {
@@ -104,14 +67,14 @@ static int recv_head(int fd, struct ev_req *q, char *err, size_t errlen)
 		snprintf(err, errlen, "no evaluation request on descriptor %d", fd);
 		return -1;
 	}
-	if (get_u32(h) != EV_MAGIC) {
+	if (wire_get_u32(h) != EV_MAGIC) {
 		snprintf(err, errlen, "descriptor %d holds no evaluation request (magic %08x, not the evaluation "
-			 "protocol version %d's)", fd, get_u32(h), EV_VERSION);
+			 "protocol version %d's)", fd, wire_get_u32(h), EV_VERSION);
 		return -1;
 	}
-	if (get_u32(h + 4) != EV_VERSION) {
+	if (wire_get_u32(h + 4) != EV_VERSION) {
 		snprintf(err, errlen, "an evaluation request of protocol version %u; this passfs speaks version %d",
-			 get_u32(h + 4), EV_VERSION);
+			 wire_get_u32(h + 4), EV_VERSION);
 		return -1;
 	}
 	if (eval_recv_all(fd, h + 8, sizeof h - 8) != 0) {
@@ -121,14 +84,14 @@ static int recv_head(int fd, struct ev_req *q, char *err, size_t errlen)
 	const unsigned char *p = h + 8;
 	int32_t *ints[5] = {&q->warmup, &q->trials, &q->cold, &q->quiet, &q->trial_times};
 	for (int i = 0; i < 5; i++, p += 4)
-		*ints[i] = (int32_t)get_u32(p);
+		*ints[i] = (int32_t)wire_get_u32(p);
 	double *dbl[4] = {&q->variant_timeout_s, &q->b, &q->p, &q->lock_timeout_s};
 	for (int i = 0; i < 4; i++, p += 8)
-		*dbl[i] = get_f64(p);
-	q->secret_seed = get_le(p, 8);
+		*dbl[i] = wire_get_f64(p);
+	q->secret_seed = wire_get_le(p, 8);
 	p += 8;
 	for (int i = 0; i < EV_NSTR; i++, p += 4)
-		q->len[i] = get_u32(p);
+		q->len[i] = wire_get_u32(p);
 	return 0;
 }
 
@@ -146,7 +109,7 @@ static void send_msg(int fd, char type, const void *a, uint32_t an)
 {
 	unsigned char h[5];
 	h[0] = (unsigned char)type;
-	put_u32(h + 1, an);
+	wire_put_u32(h + 1, an);
 	if (eval_send_all(fd, h, 5) == 0 && an > 0)
 		eval_send_all(fd, a, an);
 }
@@ -162,9 +125,9 @@ static int send_result(int rc, const char *msg, const char *json)
 	uint32_t mn = (uint32_t)strlen(msg), jn = json ? (uint32_t)strlen(json) : 0;
 	unsigned char h[9], j4[4];
 	h[0] = 'R';
-	put_u32(h + 1, (uint32_t)rc);
-	put_u32(h + 5, mn);
-	put_u32(j4, jn);
+	wire_put_u32(h + 1, (uint32_t)rc);
+	wire_put_u32(h + 5, mn);
+	wire_put_u32(j4, jn);
 	return eval_send_all(EV_FD, h, 9) || eval_send_all(EV_FD, msg, mn) || eval_send_all(EV_FD, j4, 4) ||
 			       eval_send_all(EV_FD, json, jn)
 		       ? -1
@@ -277,21 +240,21 @@ static int send_request(int fd, const struct eval_job *job, const char *graph_te
 	const char *str[EV_NSTR] = {backend, label, graph_label, graph_text, job->pass_src};
 	size_t len[EV_NSTR] = {strlen(backend), strlen(label), strlen(graph_label), graph_len, job->pass_len};
 	unsigned char h[EV_HEAD_BYTES], *p = h;
-	put_u32(p, EV_MAGIC);
-	put_u32(p + 4, EV_VERSION);
+	wire_put_u32(p, EV_MAGIC);
+	wire_put_u32(p + 4, EV_VERSION);
 	p += 8;
 	int32_t ints[5] = {o->warmup, o->trials, o->cold, o->quiet, o->trial_times};
 	for (int i = 0; i < 5; i++, p += 4)
-		put_u32(p, (uint32_t)ints[i]);
+		wire_put_u32(p, (uint32_t)ints[i]);
 	double dbl[4] = {o->variant_timeout_s, o->b, o->p, o->lock_timeout_s};
 	for (int i = 0; i < 4; i++, p += 8)
-		put_f64(p, dbl[i]);
-	put_le(p, o->secret_seed, 8);
+		wire_put_f64(p, dbl[i]);
+	wire_put_le(p, o->secret_seed, 8);
 	p += 8;
 	for (int i = 0; i < EV_NSTR; i++, p += 4) {
 		if (len[i] > EV_STR_MAX)
 			return -1;
-		put_u32(p, (uint32_t)len[i]);
+		wire_put_u32(p, (uint32_t)len[i]);
 	}
 	if (eval_send_all(fd, h, sizeof h))
 		return -1;
@@ -325,7 +288,7 @@ static int read_replies(int fd, pid_t pid, const struct eval_job *job, int *rc_o
 		*answered = 1;
 		if (type == 'P') {
 			char phase[64];
-			if (eval_recv_all(fd, b4, 4) != 0 || (n = get_u32(b4)) >= sizeof phase ||
+			if (eval_recv_all(fd, b4, 4) != 0 || (n = wire_get_u32(b4)) >= sizeof phase ||
 			    eval_recv_all(fd, phase, n) != 0)
 				return -1;
 			phase[n] = '\0';
@@ -337,12 +300,12 @@ static int read_replies(int fd, pid_t pid, const struct eval_job *job, int *rc_o
 		char *msg, *json;
 		if (type != 'R' || eval_recv_all(fd, b4, 4) != 0)
 			return -1;
-		rc = (int32_t)get_u32(b4);
-		if (eval_recv_all(fd, b4, 4) != 0 || (msg = read_str(fd, get_u32(b4))) == NULL)
+		rc = (int32_t)wire_get_u32(b4);
+		if (eval_recv_all(fd, b4, 4) != 0 || (msg = read_str(fd, wire_get_u32(b4))) == NULL)
 			return -1;
 		snprintf(err, errlen, "%s", msg);
 		free(msg);
-		if (eval_recv_all(fd, b4, 4) != 0 || (json = read_str(fd, get_u32(b4))) == NULL)
+		if (eval_recv_all(fd, b4, 4) != 0 || (json = read_str(fd, wire_get_u32(b4))) == NULL)
 			return -1;
 		*rc_out = rc;
 		if (rc == 0) {
