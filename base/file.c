@@ -3,6 +3,7 @@
 #include "file.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -209,4 +210,26 @@ int base_rmtree(const char *path)
 	if (nftw(path, rm_entry, 16, FTW_DEPTH | FTW_PHYS) != 0 && rmtree_err == 0)
 		rmtree_err = errno;
 	return -rmtree_err;
+}
+
+int base_mkdirs(const char *path, mode_t mode)
+{
+	char buf[PATH_MAX];
+	size_t n = strlen(path);
+	if (n == 0 || n >= sizeof(buf))
+		return -ENAMETOOLONG;
+	memcpy(buf, path, n + 1);
+	for (size_t i = 1; i <= n; i++) {
+		if (buf[i] != '/' && buf[i] != 0)
+			continue;
+		char c = buf[i];
+		buf[i] = 0;
+		if (mkdir(buf, mode) != 0 && errno != EEXIST)
+			return -errno;
+		buf[i] = c;
+	}
+	struct stat st;
+	if (stat(path, &st) != 0)
+		return -errno;
+	return S_ISDIR(st.st_mode) ? 0 : -ENOTDIR;
 }

@@ -1,4 +1,5 @@
-/* file.h - whole files: capped reads, atomic replacement, tree removal.
+/* file.h - whole files and trees: capped reads, atomic replacement, mkdir -p,
+ * tree removal.
  *
  * Contract:
  *   base_read_file  reads a whole file of at most max bytes into a malloc'd
@@ -24,6 +25,9 @@
  *                   temporary is gone.
  *   base_write_atomic  the three steps for a buffer in memory (flags go to
  *                   both base_atomic_open and base_atomic_commit).
+ *   base_mkdirs     mkdir -p: creates path and its missing parents with
+ *                   `mode` (less the umask); 0 when path is then a directory
+ *                   (-ENOTDIR when it is something else), or -errno.
  *   base_rmtree     removes path and everything under it, depth first,
  *                   never following a symbolic link; a missing path is fine.
  *                   0, or -errno of the first failure (it goes on removing
@@ -55,6 +59,7 @@ void base_atomic_abort(struct base_atomic *a);
 int base_write_atomic(const char *path, const char *tmp_prefix, const void *buf, size_t len, mode_t mode,
 		      int flags);
 
+int base_mkdirs(const char *path, mode_t mode);
 int base_rmtree(const char *path);
 
 #endif

@@ -5,15 +5,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-uint64_t base_fnv1a(const void *p, size_t n)
-{
-	const unsigned char *s = p;
-	uint64_t h = 14695981039346656037ull;
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ s[i]) * 1099511628211ull;
-	return h;
-}
-
 /* The slot holding key, or the empty slot where it would go. */
 static size_t slot(const struct base_map *m, const char *key, size_t len)
 {

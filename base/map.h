@@ -1,8 +1,6 @@
-/* map.h - FNV-1a hashing and one open-addressing string map.
+/* map.h - one open-addressing string map (hashed with hash.h's FNV-1a).
  *
  * Contract:
- *   base_fnv1a(p, n)  the 64-bit FNV-1a hash of n bytes (offset basis
- *                     14695981039346656037, prime 1099511628211).
  *   struct base_map   a map from byte-string keys to void * values: linear
  *                     probing in a power-of-two table kept at most half full,
  *                     doubled when an insert would pass that.  Start it as
@@ -26,7 +24,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-uint64_t base_fnv1a(const void *p, size_t n);
+#include "hash.h"
 
 struct base_map {
 	const char **keys;      /* NULL: an empty slot */

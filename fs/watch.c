@@ -202,7 +202,7 @@ static int build_tree(struct watch *w, char *err, size_t errlen)
 			snprintf(err, errlen, "out of memory");
 			return -1;
 		}
-		if ((rc = state_mkdirs(t->dir, 0755)) != 0) {
+		if ((rc = base_mkdirs(t->dir, 0755)) != 0) {
 			snprintf(err, errlen, "%s: %s", t->dir, strerror(-rc));
 			return -1;
 		}
@@ -298,7 +298,7 @@ int watch_run(const struct watch_opts *o, char *err, size_t errlen)
 		snprintf(err, errlen, "cannot set up signal, event and inotify descriptors: %s", strerror(errno));
 		goto out;
 	}
-	int e = state_mkdirs(o->dir, 0755);
+	int e = base_mkdirs(o->dir, 0755);
 	if (e != 0) {
 		snprintf(err, errlen, "%s: %s", o->dir, strerror(-e));
 		goto out;

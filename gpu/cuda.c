@@ -68,6 +68,7 @@
 #include "cuda_abi.h"
 #include "cupti.h"
 #include "file.h"
+#include "hash.h"
 #include "hostcc.h"
 #include "nvrtc.h"
 #include "proc.h"
@@ -1052,7 +1053,7 @@ static const char *cache_dir(char *buf, size_t len)
 static void cache_path(const char *dir, const char *src, const char *const *names, int n, const char *arch,
 		       char *out, size_t len)
 {
-	uint64_t h1 = 0xcbf29ce484222325ull, h2 = 0x84222325cbf29ce4ull;
+	uint64_t h1 = BASE_FNV1A_BASIS, h2 = 0x84222325cbf29ce4ull;
 	const char *ver = nvrtc_version();
 	/* what else the image depends on: passfs.h and the headers beside it
 	 * (pre-included), and passfs's version (its NVRTC options) */
@@ -1063,12 +1064,12 @@ static void cache_path(const char *dir, const char *src, const char *const *name
 	snprintf(apis, sizeof apis, "%016llx", (unsigned long long)api);
 	const char *parts[5] = {src, arch, ver, apis, PASSFS_VERSION};
 	for (int i = 0; i < 5; i++) {
-		h1 = gpu_fnv1a(h1, parts[i], strlen(parts[i]) + 1);
-		h2 = gpu_fnv1a(h2, parts[i], strlen(parts[i]) + 1);
+		h1 = base_fnv1a_step(h1, parts[i], strlen(parts[i]) + 1);
+		h2 = base_fnv1a_step(h2, parts[i], strlen(parts[i]) + 1);
 	}
 	for (int i = 0; i < n; i++) {
-		h1 = gpu_fnv1a(h1, names[i], strlen(names[i]) + 1);
-		h2 = gpu_fnv1a(h2 ^ (uint64_t)i, names[i], strlen(names[i]) + 1);
+		h1 = base_fnv1a_step(h1, names[i], strlen(names[i]) + 1);
+		h2 = base_fnv1a_step(h2 ^ (uint64_t)i, names[i], strlen(names[i]) + 1);
 	}
 	snprintf(out, len, "%s/%016llx%016llx.mod", dir, (unsigned long long)h1, (unsigned long long)h2);
 }

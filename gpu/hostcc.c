@@ -5,6 +5,7 @@
 #include "clock.h"
 #include "file.h"
 #include "gpu.h"
+#include "hash.h"
 #include "proc.h"
 #include "strbuf.h"
 
@@ -1295,7 +1296,7 @@ static const struct {
 
 static uint64_t fnv_str(uint64_t h, const char *s)
 {
-	return gpu_fnv1a(h, s, strlen(s) + 1);
+	return base_fnv1a_step(h, s, strlen(s) + 1);
 }
 
 /* The API headers (*.h) of dir, sorted, into names[] (malloc'd); count. */
@@ -1354,8 +1355,8 @@ static int api_headers_read(const char *inc, uint64_t *h, char ***names, char **
 		ok = ((*data)[i] = base_read_file(path, (size_t)64 << 20, &(*lens)[i], &rerr)) != NULL;
 		if (ok) {
 			*h = fnv_str(*h, (*names)[i]);
-			*h = gpu_fnv1a(*h, &(*lens)[i], sizeof(*lens)[i]);
-			*h = gpu_fnv1a(*h, (*data)[i], (*lens)[i]);
+			*h = base_fnv1a_step(*h, &(*lens)[i], sizeof(*lens)[i]);
+			*h = base_fnv1a_step(*h, (*data)[i], (*lens)[i]);
 		}
 	}
 	return ok ? n : -n - 1;
@@ -1382,13 +1383,13 @@ static int pch_dir(const char *prog, char *const *extra, int n_extra, const char
 	char root[3072];
 	if (gpu_cache_dir("pch", root, sizeof root) != 0)
 		return -1;
-	uint64_t h = 0xcbf29ce484222325ull;
+	uint64_t h = BASE_FNV1A_BASIS;
 	struct stat st;
 	if (stat(prog, &st) != 0)
 		return -1;
 	h = fnv_str(h, prog);
-	h = gpu_fnv1a(h, &st.st_size, sizeof st.st_size);
-	h = gpu_fnv1a(h, &st.st_mtime, sizeof st.st_mtime);
+	h = base_fnv1a_step(h, &st.st_size, sizeof st.st_size);
+	h = base_fnv1a_step(h, &st.st_mtime, sizeof st.st_mtime);
 	for (int i = 0; i < n_extra; i++)
 		h = fnv_str(h, extra[i]);
 	for (int i = 0; flags[i] != NULL; i++)
@@ -1470,7 +1471,7 @@ uint64_t hostcc_api_hash(const char *inc)
 {
 	if (inc == NULL)
 		inc = hostcc_include_dir();
-	uint64_t h = fnv_str(0xcbf29ce484222325ull, inc);
+	uint64_t h = fnv_str(BASE_FNV1A_BASIS, inc);
 	char **names, **data;
 	size_t *lens;
 	int n = api_headers_read(inc, &h, &names, &data, &lens);

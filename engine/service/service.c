@@ -235,7 +235,7 @@ static int restore_task(struct svc *s, int i, int *refire, char *err, size_t err
 	struct task *t = &s->t[i];
 	int e, rc;
 	*refire = 0;
-	if ((rc = state_mkdirs(t->hist, 0700)) != 0) {
+	if ((rc = base_mkdirs(t->hist, 0700)) != 0) {
 		snprintf(err, errlen, "%s: %s", t->hist, strerror(-rc));
 		return -1;
 	}
@@ -376,7 +376,7 @@ int svc_open(const struct svc_opts *o, svc_notify_fn notify, void *notify_ctx, s
 		snprintf(err, errlen, "out of memory");
 		goto fail;
 	}
-	int rc = state_mkdirs(s->state_dir, 0700);
+	int rc = base_mkdirs(s->state_dir, 0700);
 	if (rc != 0) {
 		snprintf(err, errlen, "state directory %s: %s", s->state_dir, strerror(-rc));
 		goto fail;

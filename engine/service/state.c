@@ -15,28 +15,6 @@
 
 #include "file.h"
 
-int state_mkdirs(const char *path, mode_t mode)
-{
-	char buf[PATH_MAX];
-	size_t n = strlen(path);
-	if (n == 0 || n >= sizeof(buf))
-		return -ENAMETOOLONG;
-	memcpy(buf, path, n + 1);
-	for (size_t i = 1; i <= n; i++) {
-		if (buf[i] != '/' && buf[i] != 0)
-			continue;
-		char c = buf[i];
-		buf[i] = 0;
-		if (mkdir(buf, mode) != 0 && errno != EEXIST)
-			return -errno;
-		buf[i] = c;
-	}
-	struct stat st;
-	if (stat(path, &st) != 0)
-		return -errno;
-	return S_ISDIR(st.st_mode) ? 0 : -ENOTDIR;
-}
-
 int state_write_atomic(const char *dir, const char *name, const void *buf, size_t len, int durable)
 {
 	char dst[PATH_MAX];

@@ -13,9 +13,6 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-/* mkdir -p with `mode` for every directory it creates.  0 or -errno. */
-int state_mkdirs(const char *path, mode_t mode);
-
 /* Writes dir/name atomically (mode 0600) with base/file.h's base_write_atomic:
  * a temporary ".name.*.tmp" in dir, then rename onto name; durable fsyncs the
  * file and then dir so the rename survives a crash.  Readers see the old file

@@ -18,6 +18,7 @@
 #include "check.h"
 #include "clock.h"
 #include "file.h"
+#include "hash.h"
 #include "map.h"
 #include "proc.h"
 #include "sha256.h"
@@ -86,6 +87,7 @@ static void test_map(void)
 	CHECK(base_fnv1a("", 0) == 14695981039346656037ull);
 	CHECK(base_fnv1a("a", 1) == 0xaf63dc4c8601ec8cull);
 	CHECK(base_fnv1a("foobar", 6) == 0x85944171f73967e8ull);
+	CHECK(base_fnv1a_step(base_fnv1a("foo", 3), "bar", 3) == base_fnv1a("foobar", 6));
 
 	struct base_map m = {.copy_keys = 1};
 	CHECK(base_map_get(&m, "x") == NULL);

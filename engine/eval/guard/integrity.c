@@ -718,7 +718,10 @@ static int analyse(struct scan *sc, int b, int e, int report)
 }
 
 /* "_Z9bias_geluIfEvPKT_S2_PS0_xx" -> "bias_gelu<...>"; "_ZN2ns1kEv" ->
- * "ns::k"; anything else as it is. */
+ * "ns::k"; anything else as it is.  Not gpu_demangle (gpu/gpu.h): that
+ * one gives the whole signature through libstdc++'s __cxa_demangle, loaded at
+ * run time; a finding names only the function, the same with or without
+ * libstdc++, so the message (result.json) does not depend on the host. */
 static void demangle(const char *m, char *out, size_t outlen)
 {
 	snprintf(out, outlen, "%s", m);

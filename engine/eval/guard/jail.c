@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "file.h"
 #include "hostcc.h"
 #include "nvrtc.h"
 #include "proc.h"
@@ -264,22 +265,6 @@ static int write_file(const char *path, const char *text)
 	return n == (ssize_t)strlen(text) ? 0 : -1;
 }
 
-/* mkdir -p for dst (mode 0755). */
-static int mkdirs(const char *dst)
-{
-	char p[PATH_MAX];
-	snprintf(p, sizeof p, "%s", dst);
-	for (char *s = p + 1; *s; s++) {
-		if (*s != '/')
-			continue;
-		*s = '\0';
-		if (mkdir(p, 0755) != 0 && errno != EEXIST)
-			return -1;
-		*s = '/';
-	}
-	return mkdir(p, 0755) != 0 && errno != EEXIST ? -1 : 0;
-}
-
 /* The flags a bind's remount must keep (a user namespace may not clear
  * them). */
 static unsigned long kept_flags(const char *src)
@@ -316,12 +301,12 @@ static int bind_at(const char *root, const char *src, const char *at, int rw, un
 		return 0;
 	snprintf(dst, sizeof dst, "%s%s", root, at);
 	if (S_ISDIR(st.st_mode)) {
-		if (mkdirs(dst) != 0)
+		if (base_mkdirs(dst, 0755) != 0)
 			goto fail;
 	} else {
 		parent_of(dst, dir, sizeof dir);
 		int fd;
-		if (mkdirs(dir) != 0 || (fd = open(dst, O_WRONLY | O_CREAT | O_CLOEXEC, 0644)) < 0)
+		if (base_mkdirs(dir, 0755) != 0 || (fd = open(dst, O_WRONLY | O_CREAT | O_CLOEXEC, 0644)) < 0)
 			goto fail;
 		close(fd);
 	}
@@ -401,7 +386,7 @@ static int enter_namespaces(const struct view *v, char *why, size_t whylen, int 
 			continue;
 		char dir[PATH_MAX + 64];
 		parent_of(dst, dir, sizeof dir);
-		if (mkdirs(dir) != 0 || symlink(v->ro[i], dst) != 0) {
+		if (base_mkdirs(dir, 0755) != 0 || symlink(v->ro[i], dst) != 0) {
 			say(why, whylen, "symlink %s: %s", v->alias[i], strerror(errno));
 			return -1;
 		}
