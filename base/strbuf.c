@@ -112,3 +112,22 @@ int sbuf_printf(char **buf, size_t *cap, const char *fmt, ...)
 	*cap = b.cap;
 	return rc;
 }
+
+void base_tail_keep(char *buf, size_t cap, size_t *len, const void *s, size_t n, unsigned long long *dropped)
+{
+	const char *src = s;
+	if (n > cap) {
+		*dropped += *len + (n - cap);
+		src += n - cap;
+		n = cap;
+		*len = 0;
+	} else if (*len + n > cap) {
+		size_t drop = *len + n - cap;
+		memmove(buf, buf + drop, *len - drop);
+		*len -= drop;
+		*dropped += drop;
+	}
+	if (n)
+		memcpy(buf + *len, src, n);
+	*len += n;
+}

@@ -8,7 +8,11 @@
  * p: free it with strbuf_free(), or take it with strbuf_take().
  *
  * sbuf_printf() is the same builder for callers that hold a bare malloc'd
- * string and its capacity: it appends after strlen(*buf). */
+ * string and its capacity: it appends after strlen(*buf).
+ *
+ * base_tail_keep() keeps only the last `cap` bytes of a stream (a child's
+ * output, say) in buf[0, *len): it appends n bytes, dropping the oldest ones
+ * as needed and adding their count to *dropped.  No NUL is written. */
 #ifndef PASSFS_BASE_STRBUF_H
 #define PASSFS_BASE_STRBUF_H
 
@@ -42,5 +46,7 @@ void strbuf_free(struct strbuf *b);
  * start) whose allocation is *cap bytes; 0 or -1 (out of memory; *buf is
  * kept). */
 int sbuf_printf(char **buf, size_t *cap, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+void base_tail_keep(char *buf, size_t cap, size_t *len, const void *s, size_t n, unsigned long long *dropped);
 
 #endif

@@ -1029,19 +1029,10 @@ struct tail {
 
 static void tail_add(struct tail *t, const char *s, size_t n)
 {
-	if (n > HOSTCC_LOG_CAP) {
-		s += n - HOSTCC_LOG_CAP;
-		n = HOSTCC_LOG_CAP;
+	unsigned long long dropped = 0;
+	base_tail_keep(t->p, HOSTCC_LOG_CAP, &t->len, s, n, &dropped);
+	if (dropped)
 		t->cut = 1;
-	}
-	if (t->len + n > HOSTCC_LOG_CAP) {
-		size_t drop = t->len + n - HOSTCC_LOG_CAP;
-		memmove(t->p, t->p + drop, t->len - drop);
-		t->len -= drop;
-		t->cut = 1;
-	}
-	memcpy(t->p + t->len, s, n);
-	t->len += n;
 }
 
 /* The log as the pass's author reads it: the compile directory's path (the

@@ -63,6 +63,7 @@
 #include "sha256.h"
 #include "sandbox.h"
 #include "score.h"
+#include "strbuf.h"
 
 #define N_SETS 2                /* public seed 123, then the secret seed */
 #define PUBLIC_SEED 123
@@ -963,24 +964,7 @@ static void worker_drain(struct worker *wk)
 			wk->log_len += take;
 			wk->log[wk->log_len] = 0;
 		}
-		size_t rest = (size_t)n - take;
-		if (rest == 0)
-			continue;
-		if (wk->tail_len + rest > LOG_TAIL) {
-			size_t drop = wk->tail_len + rest - LOG_TAIL;
-			if (drop > wk->tail_len)
-				drop = wk->tail_len;
-			memmove(wk->tail, wk->tail + drop, wk->tail_len - drop);
-			wk->tail_len -= drop;
-			wk->dropped += drop;
-		}
-		if (rest > LOG_TAIL) {
-			wk->dropped += rest - LOG_TAIL;
-			take += rest - LOG_TAIL;
-			rest = LOG_TAIL;
-		}
-		memcpy(wk->tail + wk->tail_len, buf + take, rest);
-		wk->tail_len += rest;
+		base_tail_keep(wk->tail, LOG_TAIL, &wk->tail_len, buf + take, (size_t)n - take, &wk->dropped);
 	}
 }
 

@@ -73,6 +73,18 @@ static void test_strbuf(void)
 	s = strbuf_take(&b);
 	CHECK(s != NULL && s[0] == 0);
 	free(s);
+	/* the tail keeper: the last 8 bytes, the rest counted */
+	char tail[8];
+	size_t tl = 0;
+	unsigned long long dropped = 0;
+	base_tail_keep(tail, sizeof tail, &tl, "abcde", 5, &dropped);
+	CHECK(tl == 5 && dropped == 0 && memcmp(tail, "abcde", 5) == 0);
+	base_tail_keep(tail, sizeof tail, &tl, "fghij", 5, &dropped);
+	CHECK(tl == 8 && dropped == 2 && memcmp(tail, "cdefghij", 8) == 0);
+	base_tail_keep(tail, sizeof tail, &tl, "0123456789", 10, &dropped);
+	CHECK(tl == 8 && dropped == 12 && memcmp(tail, "23456789", 8) == 0);
+	base_tail_keep(tail, sizeof tail, &tl, "", 0, &dropped);
+	CHECK(tl == 8 && dropped == 12);
 	/* the bare-string form */
 	char *raw = NULL;
 	size_t cap = 0;
