@@ -24,6 +24,7 @@
 #include <time.h>
 #include <jansson.h>
 
+#include "clock.h"
 #include "cmd.h"
 #include "eager.h"
 #include "gpu.h"
@@ -52,13 +53,6 @@ static const char usage_text[] =
 	"                   (default 0: the first run's time)\n"
 	"  --out DIR        output directory (created)\n"
 	"  -h, --help       this text\n";
-
-static double now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
 
 static int mkdir_p(const char *path)
 {
@@ -165,22 +159,22 @@ static int run_variant(struct gpu_dev *d, struct eager_plan *p, const struct gra
 			goto out;
 		}
 	}
-	double t0 = now_ms();
+	double t0 = base_now_ms();
 	if (eager_run(p, dev_in, dev_out, err, sizeof(err))) {
 		fprintf(stderr, "passfs eager: %s\n", err);
 		goto out;
 	}
-	double ms = now_ms() - t0;
+	double ms = base_now_ms() - t0;
 	if (o->trials > 0) {
 		if ((times = calloc((size_t)o->trials, sizeof(double))) == NULL)
 			goto out;
 		for (int t = 0; t < o->trials; t++) {
-			t0 = now_ms();
+			t0 = base_now_ms();
 			if (eager_run(p, dev_in, dev_out, err, sizeof(err))) {
 				fprintf(stderr, "passfs eager: %s\n", err);
 				goto out;
 			}
-			times[t] = now_ms() - t0;
+			times[t] = base_now_ms() - t0;
 		}
 		qsort(times, (size_t)o->trials, sizeof(double), cmp_double);
 		ms = times[o->trials / 2];
@@ -322,13 +316,13 @@ int cmd_eager(int argc, char **argv)
 		fprintf(stderr, "passfs eager: out of memory\n");
 		goto out;
 	}
-	double t0 = now_ms();
+	double t0 = base_now_ms();
 	if (only >= 0 ? (plans[only] = eager_prepare(d, &t->variants[only], err, sizeof(err))) == NULL
 		      : eager_prepare_task(d, t, plans, err, sizeof(err)) != 0) {
 		fprintf(stderr, "passfs eager: %s\n", err);
 		goto out;
 	}
-	fprintf(stderr, "passfs eager: %s: planned and compiled in %.0f ms\n", t->id, now_ms() - t0);
+	fprintf(stderr, "passfs eager: %s: planned and compiled in %.0f ms\n", t->id, base_now_ms() - t0);
 	rc = 0;
 	for (int i = 0; i < t->n_variants; i++) {
 		if (plans[i] == NULL)

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "cmd.h"
+#include "file.h"
 #include "service.h"
 
 static void usage(FILE *f)
@@ -64,19 +65,26 @@ int cmd_history(int argc, char **argv)
 	}
 	if (state == NULL)
 		state = svc_default_state_dir(defdir, sizeof(defdir));
-	char err[1024] = "", tmp[PATH_MAX];
+	char err[1024] = "";
+	struct base_atomic a;
 	FILE *f = stdout;
 	int to_stdout = strcmp(out, "-") == 0;
 	if (!to_stdout) {
 		/* A temporary file beside FILE, renamed at the end: an export that
 		 * fails leaves no half file behind. */
-		if (snprintf(tmp, sizeof(tmp), "%s.%ld.tmp", out, (long)getpid()) >= (int)sizeof(tmp)) {
+		int rc = base_atomic_open(&a, out, "", 0666, 0);
+		if (rc == -ENAMETOOLONG) {
 			fprintf(stderr, "passfs history export: %s: name too long\n", out);
 			return 1;
 		}
-		f = fopen(tmp, "w");
+		int dfd = rc == 0 ? dup(a.fd) : -1;
+		f = dfd >= 0 ? fdopen(dfd, "w") : NULL;
 		if (f == NULL) {
-			fprintf(stderr, "passfs history export: %s: %s\n", out, strerror(errno));
+			fprintf(stderr, "passfs history export: %s: %s\n", out, strerror(rc ? -rc : errno));
+			if (dfd >= 0)
+				close(dfd);
+			if (rc == 0)
+				base_atomic_abort(&a);
 			return 1;
 		}
 	}
@@ -86,12 +94,13 @@ int cmd_history(int argc, char **argv)
 			snprintf(err, sizeof(err), "%s: %s", out, strerror(errno));
 			n = -1;
 		}
-		if (n >= 0 && rename(tmp, out) != 0) {
-			snprintf(err, sizeof(err), "%s: %s", out, strerror(errno));
+		int rc = n >= 0 ? base_atomic_commit(&a, 0) : 0;
+		if (rc != 0) {
+			snprintf(err, sizeof(err), "%s: %s", out, strerror(-rc));
 			n = -1;
 		}
 		if (n < 0)
-			unlink(tmp);
+			base_atomic_abort(&a);
 	} else if (fflush(stdout) != 0 && n >= 0) {
 		snprintf(err, sizeof(err), "standard output: %s", strerror(errno));
 		n = -1;

@@ -21,6 +21,7 @@
 #include <jansson.h>
 
 #include "cmd.h"
+#include "file.h"
 #include "graph.h"
 #include "import.h"
 
@@ -64,59 +65,14 @@ struct import_opts {
 	const char *meta[MAX_IMPORT_SAMPLES];
 };
 
-/* Reads a whole file (at most MAX_FILE bytes) into a malloc'd buffer.
+/* Reads a whole file (at most MAX_FILE bytes) with base_read_file.
  * Returns 0, or a negative errno (-EFBIG when too large). */
 static int read_file(const char *path, char **out, size_t *len)
 {
-	*out = NULL;
+	int e = 0;
 	*len = 0;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	struct stat st;
-	if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
-		close(fd);
-		return -EISDIR;
-	}
-	size_t cap = 65536, n = 0;
-	char *buf = malloc(cap);
-	if (buf == NULL) {
-		close(fd);
-		return -ENOMEM;
-	}
-	for (;;) {
-		if (n == cap) {
-			if (cap >= MAX_FILE) {
-				free(buf);
-				close(fd);
-				return -EFBIG;
-			}
-			cap *= 2;
-			char *nb = realloc(buf, cap);
-			if (nb == NULL) {
-				free(buf);
-				close(fd);
-				return -ENOMEM;
-			}
-			buf = nb;
-		}
-		ssize_t r = read(fd, buf + n, cap - n);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0) {
-			int e = errno;
-			free(buf);
-			close(fd);
-			return -e;
-		}
-		if (r == 0)
-			break;
-		n += (size_t)r;
-	}
-	close(fd);
-	*out = buf;
-	*len = n;
-	return 0;
+	*out = base_read_file(path, MAX_FILE, len, &e);
+	return *out ? 0 : -e;
 }
 
 /* The last path component of s, without trailing slashes, in buf. */
@@ -392,41 +348,45 @@ static int dump(FILE *f, json_t *v, int indent)
  * printed). */
 static int write_task(const char *dir, json_t *root, int force)
 {
-	char path[4096], tmp[4096];
-	if (snprintf(path, sizeof(path), "%s/graph.json", dir) >= (int)sizeof(path) ||
-	    snprintf(tmp, sizeof(tmp), "%s/.graph.json.tmp.%ld", dir, (long)getpid()) >= (int)sizeof(tmp)) {
+	char path[4096];
+	struct base_atomic a;
+	int rc = snprintf(path, sizeof(path), "%s/graph.json", dir) >= (int)sizeof(path)
+			 ? -ENAMETOOLONG
+			 : base_atomic_open(&a, path, ".", 0644, 0);
+	if (rc == -ENAMETOOLONG) {
 		fprintf(stderr, "passfs import: %s: path too long\n", dir);
 		return -1;
 	}
-	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+	int dfd = rc == 0 ? dup(a.fd) : -1;
+	FILE *f = dfd >= 0 ? fdopen(dfd, "w") : NULL;
 	if (f == NULL) {
-		fprintf(stderr, "passfs import: %s: cannot create: %s\n", tmp, strerror(errno));
-		if (fd >= 0)
-			close(fd);
+		fprintf(stderr, "passfs import: %s: cannot create: %s\n", rc == 0 ? a.tmp : path,
+			strerror(rc ? -rc : errno));
+		if (dfd >= 0)
+			close(dfd);
+		if (rc == 0)
+			base_atomic_abort(&a);
 		return -1;
 	}
 	int bad = dump(f, root, 0);
 	fputc('\n', f);
-	bad |= fflush(f) != 0 || ferror(f) || fsync(fileno(f)) != 0;
+	bad |= fflush(f) != 0 || ferror(f);
 	int e = errno;
 	bad |= fclose(f) != 0;
 	if (bad) {
-		fprintf(stderr, "passfs import: %s: write failed: %s\n", tmp, strerror(e ? e : errno));
-		unlink(tmp);
+		fprintf(stderr, "passfs import: %s: write failed: %s\n", a.tmp, strerror(e ? e : errno));
+		base_atomic_abort(&a);
 		return -1;
 	}
-	if (force ? rename(tmp, path) : link(tmp, path)) {
-		e = errno;
-		unlink(tmp);
-		if (e == EEXIST)
+	/* link() unless force, so an existing graph.json is never replaced */
+	rc = base_atomic_commit(&a, BASE_ATOMIC_DURABLE | (force ? 0 : BASE_ATOMIC_NOCLOBBER));
+	if (rc != 0) {
+		if (rc == -EEXIST)
 			fprintf(stderr, "passfs import: %s already exists (pass --force to overwrite)\n", path);
 		else
-			fprintf(stderr, "passfs import: %s: %s\n", path, strerror(e));
+			fprintf(stderr, "passfs import: %s: %s\n", path, strerror(-rc));
 		return -1;
 	}
-	if (!force)
-		unlink(tmp);
 	return 0;
 }
 

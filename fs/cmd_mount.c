@@ -18,6 +18,7 @@
 
 #include "cmd.h"
 #include "evalopt.h"
+#include "file.h"
 #include "mount.h"
 #include "state.h"
 
@@ -120,26 +121,6 @@ static char *mounted_type(const char *path)
 	return type;
 }
 
-/* mkdir -p: 0 or -1 with errno. */
-static int mkdir_p(const char *path)
-{
-	char *p = strdup(path);
-	if (p == NULL)
-		return -1;
-	for (char *s = p + 1; *s; s++)
-		if (*s == '/') {
-			*s = 0;
-			if (mkdir(p, 0755) != 0 && errno != EEXIST) {
-				free(p);
-				return -1;
-			}
-			*s = '/';
-		}
-	int rc = mkdir(p, 0755);
-	free(p);
-	return rc != 0 && errno != EEXIST ? -1 : 0;
-}
-
 /* Creates the mount point when missing and checks that it can be mounted on.
  * Returns the absolute path (malloc'd), or NULL after printing one line. */
 static char *prepare_mountpoint(const char *mp)
@@ -152,8 +133,9 @@ static char *prepare_mountpoint(const char *mp)
 				"run 'fusermount3 -u %s' and mount again\n", mp, mp);
 			return NULL;
 		}
-		if (errno != ENOENT || mkdir_p(mp) != 0) {
-			fprintf(stderr, "passfs mount: %s: %s\n", mp, strerror(errno));
+		int e = errno == ENOENT ? -base_mkdirs(mp, 0755) : errno;
+		if (e != 0) {
+			fprintf(stderr, "passfs mount: %s: %s\n", mp, strerror(e));
 			return NULL;
 		}
 		if (stat(mp, &st) != 0) {
@@ -466,7 +448,7 @@ int cmd_mount(int argc, char **argv)
 		 * without a result) runs in a child that inherits them, and must
 		 * not hold the caller's terminal or its $(...) pipe open.  Mount
 		 * errors still come back through the pipe. */
-		state_mkdirs(state_abs, 0700);
+		base_mkdirs(state_abs, 0700);
 		int nul = open("/dev/null", O_RDWR);
 		int lfd = open(log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
 		if (nul >= 0) {

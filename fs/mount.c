@@ -93,6 +93,7 @@
 
 #include <fuse_lowlevel.h>
 
+#include "file.h"
 #include "readme.h"
 #include "state.h"
 #include "tree.h"

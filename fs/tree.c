@@ -9,6 +9,8 @@
 
 #include "readme.h"
 #include "service.h"
+#include "file.h"
+#include "graph.h"
 #include "state.h"
 
 /* ---- producers ------------------------------------------------------------------ */
@@ -23,7 +25,7 @@ static char *text_graph(const struct tree_src *src, int task, size_t *len)
 	char path[PATH_MAX];
 	int err = 0;
 	snprintf(path, sizeof(path), "%s/%s/graph.json", src->tasks_dir, svc_task(src->svc, task)->id);
-	char *s = state_read_file(path, (size_t)64 << 20, len, &err);
+	char *s = base_read_file(path, PF_CAP_GRAPH_JSON, len, &err);
 	if (s == NULL)
 		errno = err ? err : EIO;
 	return s;

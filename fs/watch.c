@@ -28,6 +28,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "file.h"
 #include "readme.h"
 #include "sha256.h"
 #include "state.h"
@@ -64,36 +65,10 @@ static void on_notify(void *ctx, int task)
  * so readers see the old bytes or the new ones, never a part. */
 static int put_file(const char *dir, const char *name, const void *buf, size_t len, mode_t mode)
 {
-	char tmp[PATH_MAX], dst[PATH_MAX];
-	if (snprintf(dst, sizeof(dst), "%s/%s", dir, name) >= (int)sizeof(dst) ||
-	    snprintf(tmp, sizeof(tmp), "%s/.passfs-%s.%ld.tmp", dir, name, (long)getpid()) >= (int)sizeof(tmp))
+	char dst[PATH_MAX];
+	if (snprintf(dst, sizeof(dst), "%s/%s", dir, name) >= (int)sizeof(dst))
 		return -ENAMETOOLONG;
-	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
-	if (fd < 0)
-		return -errno;
-	const char *p = buf;
-	size_t left = len;
-	int rc = 0;
-	while (left > 0) {
-		ssize_t k = write(fd, p, left);
-		if (k < 0) {
-			if (errno == EINTR)
-				continue;
-			rc = -errno;
-			break;
-		}
-		p += k;
-		left -= (size_t)k;
-	}
-	if (fchmod(fd, mode) != 0 && rc == 0)
-		rc = -errno;
-	if (close(fd) != 0 && rc == 0)
-		rc = -errno;
-	if (rc == 0 && rename(tmp, dst) != 0)
-		rc = -errno;
-	if (rc != 0)
-		unlink(tmp);
-	return rc;
+	return base_write_atomic(dst, ".passfs-", buf, len, mode, BASE_ATOMIC_EXACT_MODE);
 }
 
 static void put_or_warn(const char *dir, const char *name, const void *buf, size_t len, mode_t mode)
@@ -152,7 +127,7 @@ static void pass_saved(struct watch *w, int i, int at_start)
 	size_t len = 0;
 	int e = 0;
 	snprintf(p, sizeof(p), "%s/%s", t->dir, tree_task_rows[TREE_PASS_C].name);
-	char *src = state_read_file(p, SVC_PASS_MAX, &len, &e);
+	char *src = base_read_file(p, SVC_PASS_MAX, &len, &e);
 	if (src == NULL) {
 		if (e == EFBIG)
 			fprintf(stderr, "passfs watch: %s: larger than %u bytes; not evaluated\n", p, SVC_PASS_MAX);
@@ -236,7 +211,7 @@ static int build_tree(struct watch *w, char *err, size_t errlen)
 			snprintf(err, errlen, "out of memory");
 			return -1;
 		}
-		int rc = state_mkdirs(t->dir, 0755);
+		int rc = base_mkdirs(t->dir, 0755);
 		if (rc != 0) {
 			snprintf(err, errlen, "%s: %s", t->dir, strerror(-rc));
 			return -1;
@@ -295,7 +270,7 @@ int watch_run(const struct watch_opts *o, char *err, size_t errlen)
 		snprintf(err, errlen, "cannot set up signal, event and inotify descriptors: %s", strerror(errno));
 		goto out;
 	}
-	int e = state_mkdirs(o->dir, 0755);
+	int e = base_mkdirs(o->dir, 0755);
 	if (e != 0) {
 		snprintf(err, errlen, "%s: %s", o->dir, strerror(-e));
 		goto out;

@@ -64,10 +64,14 @@
 
 #include <dlfcn.h>
 
+#include "clock.h"
 #include "cuda_abi.h"
 #include "cupti.h"
+#include "file.h"
+#include "hash.h"
 #include "hostcc.h"
 #include "nvrtc.h"
+#include "proc.h"
 
 /* --- the driver API, declared by hand ---------------------------------------- */
 
@@ -324,13 +328,6 @@ static void probe_in_child(struct gpu_cuda_info *p)
 	p->count = n;
 }
 
-static double mono_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
-
 static void probe_run(struct gpu_cuda_info *p)
 {
 	memset(p, 0, sizeof *p);
@@ -371,10 +368,10 @@ static void probe_run(struct gpu_cuda_info *p)
 	close(fds[1]);
 	char *b = (char *)p;
 	size_t got = 0;
-	double deadline = mono_ms() + PROBE_TIMEOUT_MS;
+	double deadline = base_now_ms() + PROBE_TIMEOUT_MS;
 	int timed_out = 0;
 	while (got < sizeof *p) {
-		double left = deadline - mono_ms();
+		double left = deadline - base_now_ms();
 		if (left <= 0) {
 			timed_out = 1;
 			break;
@@ -396,8 +393,7 @@ static void probe_run(struct gpu_cuda_info *p)
 	if (timed_out)
 		kill(pid, SIGKILL);
 	int st;
-	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
-		;
+	base_waitpid(pid, &st);
 	if (got != sizeof *p) {
 		int ord = device_ordinal();
 		memset(p, 0, sizeof *p);
@@ -1057,7 +1053,7 @@ static const char *cache_dir(char *buf, size_t len)
 static void cache_path(const char *dir, const char *src, const char *const *names, int n, const char *arch,
 		       char *out, size_t len)
 {
-	uint64_t h1 = 0xcbf29ce484222325ull, h2 = 0x84222325cbf29ce4ull;
+	uint64_t h1 = BASE_FNV1A_BASIS, h2 = 0x84222325cbf29ce4ull;
 	const char *ver = nvrtc_version();
 	/* what else the image depends on: passfs.h and the headers beside it
 	 * (pre-included), and passfs's version (its NVRTC options) */
@@ -1068,12 +1064,12 @@ static void cache_path(const char *dir, const char *src, const char *const *name
 	snprintf(apis, sizeof apis, "%016llx", (unsigned long long)api);
 	const char *parts[5] = {src, arch, ver, apis, PASSFS_VERSION};
 	for (int i = 0; i < 5; i++) {
-		h1 = gpu_fnv1a(h1, parts[i], strlen(parts[i]) + 1);
-		h2 = gpu_fnv1a(h2, parts[i], strlen(parts[i]) + 1);
+		h1 = base_fnv1a_step(h1, parts[i], strlen(parts[i]) + 1);
+		h2 = base_fnv1a_step(h2, parts[i], strlen(parts[i]) + 1);
 	}
 	for (int i = 0; i < n; i++) {
-		h1 = gpu_fnv1a(h1, names[i], strlen(names[i]) + 1);
-		h2 = gpu_fnv1a(h2 ^ (uint64_t)i, names[i], strlen(names[i]) + 1);
+		h1 = base_fnv1a_step(h1, names[i], strlen(names[i]) + 1);
+		h2 = base_fnv1a_step(h2 ^ (uint64_t)i, names[i], strlen(names[i]) + 1);
 	}
 	snprintf(out, len, "%s/%016llx%016llx.mod", dir, (unsigned long long)h1, (unsigned long long)h2);
 }
@@ -1134,15 +1130,15 @@ out:
 static void cache_write(const char *path, const char *const *names, const char *const *lowered, int n,
 			const void *image, size_t size, int is_cubin)
 {
-	char tmp[4400];
-	snprintf(tmp, sizeof tmp, "%s.XXXXXX", path);
-	int fd = mkstemp(tmp);
-	if (fd < 0)
+	struct base_atomic a;
+	if (base_atomic_open(&a, path, "", 0600, 0) != 0)
 		return;
-	FILE *f = fdopen(fd, "wb");
+	int dfd = dup(a.fd);
+	FILE *f = dfd >= 0 ? fdopen(dfd, "wb") : NULL;
 	if (f == NULL) {
-		close(fd);
-		unlink(tmp);
+		if (dfd >= 0)
+			close(dfd);
+		base_atomic_abort(&a);
 		return;
 	}
 	fprintf(f, "passfs-module 1\n%d\n", n);
@@ -1150,8 +1146,10 @@ static void cache_write(const char *path, const char *const *names, const char *
 		fprintf(f, "%s\t%s\n", names[i], lowered[i]);
 	fprintf(f, "%s %zu\n", is_cubin ? "cubin" : "ptx", size);
 	int ok = fwrite(image, 1, size, f) == size;
-	if (fclose(f) != 0 || !ok || rename(tmp, path) != 0)
-		unlink(tmp);
+	if (fclose(f) != 0 || !ok)
+		base_atomic_abort(&a);
+	else
+		base_atomic_commit(&a, 0);
 }
 
 static int cuda_module_compile(struct gpu_dev *d, const char *label, const char *src, const char *const *names,
@@ -1358,7 +1356,7 @@ int gpu_lockfile_acquire(const char *path, int timeout_ms, const int *cancel, ch
 	struct stat st;
 	if (fstat(fd, &st) == 0 && st.st_uid == geteuid() && (st.st_mode & 0666) != 0666)
 		fchmod(fd, 0666);
-	double deadline = mono_ms() + (timeout_ms > 0 ? timeout_ms : 0);
+	double deadline = base_now_ms() + (timeout_ms > 0 ? timeout_ms : 0);
 	int pause_ms = 1;
 	for (;;) {
 		/* a wait that can be cancelled polls, even without a timeout */
@@ -1371,7 +1369,7 @@ int gpu_lockfile_acquire(const char *path, int timeout_ms, const int *cancel, ch
 			snprintf(err, errlen, "cancelled");
 			return -1;
 		}
-		if (errno != EWOULDBLOCK || (timeout_ms >= 0 && mono_ms() >= deadline)) {
+		if (errno != EWOULDBLOCK || (timeout_ms >= 0 && base_now_ms() >= deadline)) {
 			int e = errno;
 			close(fd);
 			if (e == EWOULDBLOCK)

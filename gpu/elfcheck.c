@@ -14,6 +14,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "proc.h"
+
 #define ELFCHECK_MAX_BYTES (512u << 20)
 
 /* Undefined symbols a pass's host object may refer to.  Everything else in
@@ -594,18 +596,10 @@ enum elfcheck_result elfcheck_file(const char *path, const char *label, char *ms
 		snprintf(msg, msglen, "%s: out of memory", label ? label : path);
 		return ELFCHECK_ERROR;
 	}
-	size_t got = 0;
-	while (got < len) {
-		ssize_t n = read(fd, (char *)buf + got, len - got);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		got += (size_t)n;
-	}
+	ssize_t got = base_read_full(fd, buf, len);
 	close(fd);
 	enum elfcheck_result r;
-	if (got != len) {
+	if (got != (ssize_t)len) {
 		snprintf(msg, msglen, "%s: cannot read the compiled object %s", label ? label : path,
 			 path);
 		r = ELFCHECK_ERROR;

@@ -5,6 +5,7 @@
 #include "blas.h"
 #include "cupti.h"
 #include "dnn.h"
+#include "file.h"
 
 #include <dirent.h>
 #include <dlfcn.h>
@@ -365,28 +366,7 @@ int gpu_cache_dir(const char *what, char *buf, size_t len)
 		return -1;
 	if (n < 0 || (size_t)n >= len)
 		return -1;
-	for (char *p = buf + 1; *p; p++) {
-		if (*p != '/')
-			continue;
-		*p = '\0';
-		int bad = mkdir(buf, 0700) != 0 && errno != EEXIST;
-		*p = '/';
-		if (bad)
-			return -1;
-	}
-	if (mkdir(buf, 0700) != 0 && errno != EEXIST)
-		return -1;
-	return 0;
-}
-
-uint64_t gpu_fnv1a(uint64_t h, const void *p, size_t n)
-{
-	const unsigned char *b = p;
-	for (size_t i = 0; i < n; i++) {
-		h ^= b[i];
-		h *= 0x100000001b3ull;
-	}
-	return h;
+	return base_mkdirs(buf, 0700) != 0 ? -1 : 0;
 }
 
 /* Workers are forked from a daemon whose other threads run other

@@ -202,10 +202,6 @@ int gpu_driver_fds(struct gpu_dev *d, int *fds, int max);
  * sorted ascending, at most max; 0 when /proc/self/fd cannot be read. */
 int gpu_list_open_fds(int *fds, int max);
 
-/* FNV-1a over n bytes, continuing from h (start: 0xcbf29ce484222325): the
- * cache keys' hash (not for anything an adversary chooses). */
-uint64_t gpu_fnv1a(uint64_t h, const void *p, size_t n);
-
 /* Forking a worker from a process whose other threads may be loading
  * libraries: a fork taken while another thread is inside dlopen leaves the
  * child's loader locked or inconsistent (glibc; seen: 77 of 200 children

@@ -3,7 +3,12 @@
 #include "hostcc.h"
 
 #include "datadir.h"
+#include "clock.h"
+#include "file.h"
 #include "gpu.h"
+#include "hash.h"
+#include "proc.h"
+#include "strbuf.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -259,77 +264,20 @@ char *hostcc_mask(const char *src, size_t len)
 
 /* --- extern __shared__ ------------------------------------------------------ */
 
-/* --- growing strings -------------------------------------------------------- */
-
-struct buf {
-	char *p;
-	size_t len, cap;
-	int oom;
-};
-
-static void buf_add(struct buf *b, const char *s, size_t n)
-{
-	if (b->oom)
-		return;
-	if (b->len + n + 1 > b->cap) {
-		size_t cap = b->cap ? b->cap : 4096;
-		while (cap < b->len + n + 1)
-			cap *= 2;
-		char *p = realloc(b->p, cap);
-		if (p == NULL) {
-			b->oom = 1;
-			return;
-		}
-		b->p = p;
-		b->cap = cap;
-	}
-	memcpy(b->p + b->len, s, n);
-	b->len += n;
-	b->p[b->len] = '\0';
-}
-
-static void buf_puts(struct buf *b, const char *s)
-{
-	buf_add(b, s, strlen(s));
-}
-
-__attribute__((format(printf, 2, 3))) static void buf_printf(struct buf *b, const char *fmt, ...)
-{
-	char tmp[8192];
-	va_list ap;
-	va_start(ap, fmt);
-	int n = vsnprintf(tmp, sizeof tmp, fmt, ap);
-	va_end(ap);
-	if (n < 0)
-		return;
-	if ((size_t)n >= sizeof tmp) {
-		char *big = malloc((size_t)n + 1);
-		if (big == NULL) {
-			b->oom = 1;
-			return;
-		}
-		va_start(ap, fmt);
-		vsnprintf(big, (size_t)n + 1, fmt, ap);
-		va_end(ap);
-		buf_add(b, big, (size_t)n);
-		free(big);
-		return;
-	}
-	buf_add(b, tmp, (size_t)n);
-}
+/* --- growing strings: base/strbuf.h ----------------------------------------- */
 
 /* A C string literal's body for s ("pass.c" stays, quotes and backslashes
  * are escaped, control characters dropped). */
-static void buf_quoted(struct buf *b, const char *s)
+static void buf_quoted(struct strbuf *b, const char *s)
 {
-	buf_puts(b, "\"");
+	strbuf_puts(b, "\"");
 	for (; *s; s++) {
 		if (*s == '"' || *s == '\\')
-			buf_add(b, "\\", 1);
+			strbuf_add(b, "\\", 1);
 		if ((unsigned char)*s >= 0x20)
-			buf_add(b, s, 1);
+			strbuf_add(b, s, 1);
 	}
-	buf_puts(b, "\"");
+	strbuf_puts(b, "\"");
 }
 
 /* --- extern __shared__ ------------------------------------------------------ */
@@ -384,19 +332,19 @@ static int skip_parens(const char *m, const struct tok *t, int n, int k)
 	return -1;
 }
 
-static void buf_tokens(struct buf *b, const char *m, const struct tok *t, int from, int to)
+static void buf_tokens(struct strbuf *b, const char *m, const struct tok *t, int from, int to)
 {
 	for (int k = from; k < to; k++) {
 		if (k > from && (is_ident(m[t[k].b]) && is_ident(m[t[k - 1].b])))
-			buf_puts(b, " ");
-		buf_add(b, m + t[k].b, t[k].e - t[k].b);
+			strbuf_puts(b, " ");
+		strbuf_add(b, m + t[k].b, t[k].e - t[k].b);
 	}
 }
 
 /* Rewrites the declaration m[b, e) (from `extern` to just before `;`) per
  * pf_emu.h's contract.  Appends the replacement to out and returns 1, or 0
  * when it is not a dynamic shared memory declaration this understands. */
-static int rewrite_decl(const char *m, size_t b, size_t e, int ns_scope, struct buf *out)
+static int rewrite_decl(const char *m, size_t b, size_t e, int ns_scope, struct strbuf *out)
 {
 	struct tok raw[256], t[256];
 	int nr = tokenize(m, b, e, raw, 256), n = 0, shared = 0;
@@ -434,7 +382,7 @@ static int rewrite_decl(const char *m, size_t b, size_t e, int ns_scope, struct 
 		type_end--;
 	if (type_end < 1)
 		return 0;
-	struct buf ty = {0};
+	struct strbuf ty = {0};
 	buf_tokens(&ty, m, t, 0, type_end);
 	int k = type_end, ok = 1;
 	while (k < n && ok) {
@@ -458,10 +406,10 @@ static int rewrite_decl(const char *m, size_t b, size_t e, int ns_scope, struct 
 		char elem[600];
 		snprintf(elem, sizeof elem, "%s%.*s", ty.p ? ty.p : "", stars, "****************");
 		if (ns_scope)
-			buf_printf(out, "#define %.*s ((%s *)pf_emu::dyn_smem())\n", (int)(name.e - name.b),
+			strbuf_printf(out, "#define %.*s ((%s *)pf_emu::dyn_smem())\n", (int)(name.e - name.b),
 				   m + name.b, elem);
 		else
-			buf_printf(out, "%s%s *%.*s = (%s *)pf_emu::dyn_smem();", out->len ? " " : "", elem,
+			strbuf_printf(out, "%s%s *%.*s = (%s *)pf_emu::dyn_smem();", out->len ? " " : "", elem,
 				   (int)(name.e - name.b), m + name.b, elem);
 	}
 	free(ty.p);
@@ -510,7 +458,7 @@ char *hostcc_rewrite_shared(const char *label, const char *src, size_t len, size
 	char *m = hostcc_mask(src, len);
 	if (m == NULL)
 		return NULL;
-	struct buf out = {0};
+	struct strbuf out = {0};
 	/* block[d]: whether brace level d+1 is a function or class body */
 	unsigned char block[MAX_SCOPE_DEPTH];
 	int depth = 0, in_block = 0, line = 1;
@@ -559,10 +507,10 @@ char *hostcc_rewrite_shared(const char *label, const char *src, size_t len, size
 			size_t semi = i;
 			while (semi < len && m[semi] != ';' && m[semi] != '{' && m[semi] != '}')
 				semi++;
-			struct buf rep = {0};
+			struct strbuf rep = {0};
 			if (semi < len && m[semi] == ';' && rewrite_decl(m, i, semi, !in_block, &rep) &&
 			    !rep.oom) {
-				buf_add(&out, src + copied, i - copied);
+				strbuf_add(&out, src + copied, i - copied);
 				int decl_lines = 0;
 				for (size_t k = i; k < semi; k++)
 					decl_lines += m[k] == '\n';
@@ -572,15 +520,15 @@ char *hostcc_rewrite_shared(const char *label, const char *src, size_t len, size
 					while (k > 0 && (m[k - 1] == ' ' || m[k - 1] == '\t'))
 						k--;
 					if (k > 0 && m[k - 1] != '\n')
-						buf_puts(&out, "\n");
-					buf_add(&out, rep.p, rep.len);
-					buf_printf(&out, "#line %d ", line + decl_lines);
+						strbuf_puts(&out, "\n");
+					strbuf_add(&out, rep.p, rep.len);
+					strbuf_printf(&out, "#line %d ", line + decl_lines);
 					buf_quoted(&out, label);
-					buf_puts(&out, "\n");
+					strbuf_puts(&out, "\n");
 				} else {
-					buf_add(&out, rep.p, rep.len);
+					strbuf_add(&out, rep.p, rep.len);
 					for (int k = 0; k < decl_lines; k++)
-						buf_puts(&out, "\n");
+						strbuf_puts(&out, "\n");
 				}
 				line += decl_lines;
 				copied = i = semi + 1;
@@ -593,7 +541,7 @@ char *hostcc_rewrite_shared(const char *label, const char *src, size_t len, size
 		}
 		i++;
 	}
-	buf_add(&out, src + copied, len - copied);
+	strbuf_add(&out, src + copied, len - copied);
 	free(m);
 	if (out.oom || out.p == NULL) {
 		free(out.p);
@@ -761,7 +709,7 @@ static size_t match_brace(const char *m, size_t len, size_t i)
 /* Appends src[b, e) with every asm statement (asm/__asm__/__asm, any
  * qualifiers, then a parenthesised operand list) replaced by (void)0,
  * newlines kept. */
-static void emit_without_asm(struct buf *out, const char *src, const char *m, size_t b, size_t e)
+static void emit_without_asm(struct strbuf *out, const char *src, const char *m, size_t b, size_t e)
 {
 	size_t copied = b;
 	for (size_t i = b; i < e;) {
@@ -805,14 +753,14 @@ static void emit_without_asm(struct buf *out, const char *src, const char *m, si
 		}
 		if (close >= e)
 			continue;
-		buf_add(out, src + copied, w - copied);
-		buf_puts(out, "(void)0");
+		strbuf_add(out, src + copied, w - copied);
+		strbuf_puts(out, "(void)0");
 		for (size_t q = w; q <= close; q++)
 			if (m[q] == '\n')
-				buf_puts(out, "\n");
+				strbuf_puts(out, "\n");
 		copied = i = close + 1;
 	}
-	buf_add(out, src + copied, e - copied);
+	strbuf_add(out, src + copied, e - copied);
 }
 
 /* Whether m[b, e) has the identifier w. */
@@ -832,17 +780,17 @@ static int has_word(const char *m, size_t b, size_t e, const char *w)
  * keeps the symbol out of the dynamic symbol table).  A pass that launches
  * a static kernel through a template parameter or a pointer then works on
  * the GPU as it does on the cpu backend. */
-static void emit_without_static(struct buf *out, const char *src, const char *m, size_t b, size_t e)
+static void emit_without_static(struct strbuf *out, const char *src, const char *m, size_t b, size_t e)
 {
 	size_t copied = b;
 	for (size_t i = b; i + 6 <= e; i++)
 		if (memcmp(m + i, "static", 6) == 0 && (i == 0 || !is_ident(m[i - 1])) &&
 		    (i + 6 == e || !is_ident(m[i + 6]))) {
-			buf_add(out, src + copied, i - copied);
-			buf_puts(out, "      ");
+			strbuf_add(out, src + copied, i - copied);
+			strbuf_puts(out, "      ");
 			copied = i + 6;
 		}
-	buf_add(out, src + copied, e - copied);
+	strbuf_add(out, src + copied, e - copied);
 }
 
 char *hostcc_device_stubs(const char *src, size_t len, size_t *outlen)
@@ -851,7 +799,7 @@ char *hostcc_device_stubs(const char *src, size_t len, size_t *outlen)
 	if (m == NULL)
 		return NULL;
 	struct stubber st = {.src = src, .m = m, .len = len};
-	struct buf out = {0};
+	struct strbuf out = {0};
 	size_t copied = 0, decl_start = 0, i = 0;
 	int line_start = 1;
 	while (i < len) {
@@ -888,20 +836,20 @@ char *hostcc_device_stubs(const char *src, size_t len, size_t *outlen)
 		if (k == DECL_STUB) {
 			/* the body goes; its line breaks and directives stay */
 			if (has_word(m, decl_start, i, "__global__") && copied <= decl_start) {
-				buf_add(&out, src + copied, decl_start - copied);
+				strbuf_add(&out, src + copied, decl_start - copied);
 				emit_without_static(&out, src, m, decl_start, i + 1);
 			} else {
-				buf_add(&out, src + copied, i + 1 - copied);
+				strbuf_add(&out, src + copied, i + 1 - copied);
 			}
-			buf_puts(&out, " __builtin_trap(); ");
+			strbuf_puts(&out, " __builtin_trap(); ");
 			int ls = 0;
 			for (size_t q = i + 1; q < close; q++) {
 				if (m[q] == '\n') {
-					buf_puts(&out, "\n");
+					strbuf_puts(&out, "\n");
 					ls = 1;
 				} else if (ls && m[q] == '#') {
 					size_t end = skip_directive(m, len, q);
-					buf_add(&out, src + q, end - q);
+					strbuf_add(&out, src + q, end - q);
 					q = end - 1;
 				} else if (m[q] != ' ' && m[q] != '\t' && m[q] != '\r') {
 					ls = 0;
@@ -909,7 +857,7 @@ char *hostcc_device_stubs(const char *src, size_t len, size_t *outlen)
 			}
 			copied = close;
 		} else if (k == DECL_KEEP) {
-			buf_add(&out, src + copied, i + 1 - copied);
+			strbuf_add(&out, src + copied, i + 1 - copied);
 			emit_without_asm(&out, src, m, i + 1, close);
 			copied = close;
 		}
@@ -917,7 +865,7 @@ char *hostcc_device_stubs(const char *src, size_t len, size_t *outlen)
 		decl_start = i;
 		line_start = 0;
 	}
-	buf_add(&out, src + copied, len - copied);
+	strbuf_add(&out, src + copied, len - copied);
 	free(m);
 	if (out.oom) {
 		free(out.p);
@@ -937,7 +885,7 @@ char *hostcc_device_stubs(const char *src, size_t len, size_t *outlen)
 static char *build_source(const struct hostcc_request *req, size_t *outlen)
 {
 	const char *label = req->label ? req->label : "source.cu";
-	struct buf b = {0};
+	struct strbuf b = {0};
 	size_t rlen;
 	const char *text = req->src;
 	size_t tlen = req->len;
@@ -952,46 +900,46 @@ static char *build_source(const struct hostcc_request *req, size_t *outlen)
 	if (body == NULL)
 		return NULL;
 
-	buf_puts(&b, "#line 1 ");
+	strbuf_puts(&b, "#line 1 ");
 	buf_quoted(&b, label);
-	buf_puts(&b, "\n");
-	buf_add(&b, body, rlen);
+	strbuf_puts(&b, "\n");
+	strbuf_add(&b, body, rlen);
 	free(body);
-	buf_puts(&b, "\n");
+	strbuf_puts(&b, "\n");
 
 	/* What every object gets: a trap for pure virtual calls (the C++
 	 * runtime, which has it, is not linked). */
-	buf_puts(&b, "#line 1 \"<passfs: kernel launch glue>\"\n"
+	strbuf_puts(&b, "#line 1 \"<passfs: kernel launch glue>\"\n"
 		     "extern \"C\" __attribute__((weak, visibility(\"hidden\"))) void "
 		     "__cxa_pure_virtual(void) { __builtin_trap(); }\n");
 	for (int i = 0; i < req->n_names; i++) {
 		int line = req->name_lines ? req->name_lines[i] : 0;
 		if (line > 0) {
-			buf_printf(&b, "#line %d ", line);
+			strbuf_printf(&b, "#line %d ", line);
 			buf_quoted(&b, label);
-			buf_puts(&b, "\n");
+			strbuf_puts(&b, "\n");
 		}
-		buf_printf(&b, "extern \"C\" int pf_tramp_%d(pf_call *c, pf_dim3 g, pf_dim3 b, size_t smem, "
+		strbuf_printf(&b, "extern \"C\" int pf_tramp_%d(pf_call *c, pf_dim3 g, pf_dim3 b, size_t smem, "
 			       "void **args, int nargs) { return pf_emu::launch_checked(c, &%s, g, b, "
 			       "smem, args, nargs); }\n", i, req->names[i]);
 	}
 	if (req->kernel_table) {
-		buf_puts(&b, "#line 1 \"<passfs: kernel table>\"\n"
+		strbuf_puts(&b, "#line 1 \"<passfs: kernel table>\"\n"
 			     "extern \"C\" const struct pf_kernel_entry pf_kernel_table[] = {\n");
 		for (int i = 0; i < req->n_names; i++) {
 			int line = req->name_lines ? req->name_lines[i] : 0;
 			if (line > 0) {
-				buf_printf(&b, "#line %d ", line);
+				strbuf_printf(&b, "#line %d ", line);
 				buf_quoted(&b, label);
-				buf_puts(&b, "\n");
+				strbuf_puts(&b, "\n");
 			}
-			buf_printf(&b, "\t{(const void *)&%s, ", req->names[i]);
+			strbuf_printf(&b, "\t{(const void *)&%s, ", req->names[i]);
 			buf_quoted(&b, req->names[i]);
-			buf_puts(&b, "},\n");
+			strbuf_puts(&b, "},\n");
 		}
 		if (req->n_names == 0)
-			buf_puts(&b, "\t{0, 0},\n");
-		buf_printf(&b, "};\nextern \"C\" const int pf_kernel_count = %d;\n", req->n_names);
+			strbuf_puts(&b, "\t{0, 0},\n");
+		strbuf_printf(&b, "};\nextern \"C\" const int pf_kernel_count = %d;\n", req->n_names);
 	}
 	if (b.oom) {
 		free(b.p);
@@ -1008,40 +956,11 @@ static int write_file(const char *path, const char *data, size_t len)
 	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return -1;
-	size_t done = 0;
-	while (done < len) {
-		ssize_t n = write(fd, data + done, len - done);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			close(fd);
-			return -1;
-		}
-		done += (size_t)n;
+	if (base_write_all(fd, data, len) != 0) {
+		close(fd);
+		return -1;
 	}
 	return close(fd);
-}
-
-/* Removes dir and everything under it (no symlinks are followed). */
-static void remove_tree(const char *dir)
-{
-	DIR *d = opendir(dir);
-	if (d != NULL) {
-		struct dirent *e;
-		while ((e = readdir(d)) != NULL) {
-			if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
-				continue;
-			char p[4096];
-			struct stat st;
-			snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
-			if (lstat(p, &st) == 0 && S_ISDIR(st.st_mode))
-				remove_tree(p);
-			else
-				unlink(p);
-		}
-		closedir(d);
-	}
-	rmdir(dir);
 }
 
 void hostcc_output_free(struct hostcc_output *out)
@@ -1049,7 +968,7 @@ void hostcc_output_free(struct hostcc_output *out)
 	if (out == NULL)
 		return;
 	if (out->dir != NULL)
-		remove_tree(out->dir);
+		base_rmtree(out->dir);
 	free(out->dir);
 	free(out->so_path);
 	free(out->log);
@@ -1086,13 +1005,6 @@ static char *find_program(const char *name)
 	return NULL;
 }
 
-static double now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
-}
-
 /* Keeps the last HOSTCC_LOG_CAP bytes written. */
 struct tail {
 	char *p;
@@ -1102,19 +1014,10 @@ struct tail {
 
 static void tail_add(struct tail *t, const char *s, size_t n)
 {
-	if (n > HOSTCC_LOG_CAP) {
-		s += n - HOSTCC_LOG_CAP;
-		n = HOSTCC_LOG_CAP;
+	unsigned long long dropped = 0;
+	base_tail_keep(t->p, HOSTCC_LOG_CAP, &t->len, s, n, &dropped);
+	if (dropped)
 		t->cut = 1;
-	}
-	if (t->len + n > HOSTCC_LOG_CAP) {
-		size_t drop = t->len + n - HOSTCC_LOG_CAP;
-		memmove(t->p, t->p + drop, t->len - drop);
-		t->len -= drop;
-		t->cut = 1;
-	}
-	memcpy(t->p + t->len, s, n);
-	t->len += n;
 }
 
 /* The log as the pass's author reads it: the compile directory's path (the
@@ -1123,9 +1026,9 @@ static void tail_add(struct tail *t, const char *s, size_t n)
  * passfs.h reads "passfs.h:228:19"; and a note when the head was cut. */
 static char *finish_log(struct tail *t, const char *dir, const char *inc, const char *pch)
 {
-	struct buf b = {0};
+	struct strbuf b = {0};
 	if (t->cut)
-		buf_puts(&b, "[... earlier compiler output cut ...]\n");
+		strbuf_puts(&b, "[... earlier compiler output cut ...]\n");
 	char pre[3][4200];
 	int np = 0;
 	snprintf(pre[np++], sizeof pre[0], "%.4096s/", dir);
@@ -1156,11 +1059,11 @@ static char *finish_log(struct tail *t, const char *dir, const char *inc, const 
 		}
 		if (hit)
 			continue;
-		buf_add(&b, t->p + i, 1);
+		strbuf_add(&b, t->p + i, 1);
 		i++;
 	}
 	if (b.p == NULL && !b.oom)
-		buf_puts(&b, "");
+		strbuf_puts(&b, "");
 	return b.oom ? strdup("") : b.p;
 }
 
@@ -1219,12 +1122,12 @@ static int run_child(char *const argv[], char *const envp[], int timeout_s, unsi
 	if (devnull >= 0)
 		close(devnull);
 
-	double deadline = now_ms() + timeout_s * 1000.0;
+	double deadline = base_now_ms() + timeout_s * 1000.0;
 	int open_pipe = 1, status = 0;
 	*timed_out = 0;
 	char chunk[8192];
 	for (;;) {
-		double left = deadline - now_ms();
+		double left = deadline - base_now_ms();
 		if (left <= 0) {
 			*timed_out = 1;
 			kill(-pid, SIGKILL);
@@ -1259,8 +1162,7 @@ static int run_child(char *const argv[], char *const envp[], int timeout_s, unsi
 		}
 	}
 	close(pfd[0]);
-	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-		;
+	base_waitpid(pid, &status);
 	return *timed_out ? status : -1;
 }
 
@@ -1370,7 +1272,7 @@ static const struct {
 
 static uint64_t fnv_str(uint64_t h, const char *s)
 {
-	return gpu_fnv1a(h, s, strlen(s) + 1);
+	return base_fnv1a_step(h, s, strlen(s) + 1);
 }
 
 /* The API headers (*.h) of dir, sorted, into names[] (malloc'd); count. */
@@ -1406,45 +1308,6 @@ static int api_headers(const char *dir, char ***names)
 	return n;
 }
 
-static char *slurp(const char *path, size_t *len)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return NULL;
-	struct stat st;
-	char *buf = NULL;
-	if (fstat(fd, &st) == 0 && st.st_size >= 0 && st.st_size < (64 << 20) &&
-	    (buf = malloc((size_t)st.st_size + 1)) != NULL) {
-		size_t got = 0;
-		while (got < (size_t)st.st_size) {
-			ssize_t r = read(fd, buf + got, (size_t)st.st_size - got);
-			if (r <= 0)
-				break;
-			got += (size_t)r;
-		}
-		*len = got;
-	}
-	close(fd);
-	return buf;
-}
-
-static void rm_dir_flat(const char *dir)
-{
-	DIR *d = opendir(dir);
-	if (d != NULL) {
-		struct dirent *e;
-		char p[4096];
-		while ((e = readdir(d)) != NULL) {
-			if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
-				continue;
-			snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
-			unlink(p);
-		}
-		closedir(d);
-	}
-	rmdir(dir);
-}
-
 /* Finds or builds the precompiled header for this compiler and these
  * flags; writes its directory into out and returns 0, or -1 (compile
  * without it). */
@@ -1464,11 +1327,12 @@ static int api_headers_read(const char *inc, uint64_t *h, char ***names, char **
 	for (int i = 0; i < n && ok; i++) {
 		char path[4096];
 		snprintf(path, sizeof path, "%s/%s", inc, (*names)[i]);
-		ok = ((*data)[i] = slurp(path, &(*lens)[i])) != NULL;
+		int rerr = 0;   /* an API header is far below 64 MiB */
+		ok = ((*data)[i] = base_read_file(path, (size_t)64 << 20, &(*lens)[i], &rerr)) != NULL;
 		if (ok) {
 			*h = fnv_str(*h, (*names)[i]);
-			*h = gpu_fnv1a(*h, &(*lens)[i], sizeof(*lens)[i]);
-			*h = gpu_fnv1a(*h, (*data)[i], (*lens)[i]);
+			*h = base_fnv1a_step(*h, &(*lens)[i], sizeof(*lens)[i]);
+			*h = base_fnv1a_step(*h, (*data)[i], (*lens)[i]);
 		}
 	}
 	return ok ? n : -n - 1;
@@ -1495,13 +1359,13 @@ static int pch_dir(const char *prog, char *const *extra, int n_extra, const char
 	char root[3072];
 	if (gpu_cache_dir("pch", root, sizeof root) != 0)
 		return -1;
-	uint64_t h = 0xcbf29ce484222325ull;
+	uint64_t h = BASE_FNV1A_BASIS;
 	struct stat st;
 	if (stat(prog, &st) != 0)
 		return -1;
 	h = fnv_str(h, prog);
-	h = gpu_fnv1a(h, &st.st_size, sizeof st.st_size);
-	h = gpu_fnv1a(h, &st.st_mtime, sizeof st.st_mtime);
+	h = base_fnv1a_step(h, &st.st_size, sizeof st.st_size);
+	h = base_fnv1a_step(h, &st.st_mtime, sizeof st.st_mtime);
 	for (int i = 0; i < n_extra; i++)
 		h = fnv_str(h, extra[i]);
 	for (int i = 0; flags[i] != NULL; i++)
@@ -1531,7 +1395,7 @@ static int pch_dir(const char *prog, char *const *extra, int n_extra, const char
 	if (have || !ok) {
 		if (tmp[0]) {
 			/* the copy failed: perhaps another compile built it meanwhile */
-			rm_dir_flat(tmp);
+			base_rmtree(tmp);
 			snprintf(path, sizeof path, "%s/passfs.h.gch", out);
 			return stat(path, &st) == 0 ? 0 : -1;
 		}
@@ -1568,11 +1432,11 @@ static int pch_dir(const char *prog, char *const *extra, int n_extra, const char
 		ok = status != -1 && !timed_out && WIFEXITED(status) && WEXITSTATUS(status) == 0;
 	}
 	if (ok)
-		rm_dir_flat(stubs);
+		base_rmtree(stubs);
 	if (!ok || rename(tmp, out) != 0) {
 		/* failed, or another compile put it there first */
-		rm_dir_flat(stubs);
-		rm_dir_flat(tmp);
+		base_rmtree(stubs);
+		base_rmtree(tmp);
 		snprintf(path, sizeof path, "%s/passfs.h.gch", out);
 		return stat(path, &st) == 0 ? 0 : -1;
 	}
@@ -1583,7 +1447,7 @@ uint64_t hostcc_api_hash(const char *inc)
 {
 	if (inc == NULL)
 		inc = hostcc_include_dir();
-	uint64_t h = fnv_str(0xcbf29ce484222325ull, inc);
+	uint64_t h = fnv_str(BASE_FNV1A_BASIS, inc);
 	char **names, **data;
 	size_t *lens;
 	int n = api_headers_read(inc, &h, &names, &data, &lens);
@@ -1729,9 +1593,9 @@ enum hostcc_status hostcc_compile(const struct hostcc_request *req, struct hostc
 	};
 	if ((env = child_env()) == NULL || (t.p = malloc(HOSTCC_LOG_CAP)) == NULL)
 		goto oom;
-	double t_pch = now_ms();
+	double t_pch = base_now_ms();
 	have_pch = pch_dir(prog, words + 1, nw - 1, cg, inc, env, timeout_s, pch, sizeof pch) == 0;
-	out->pch_ms = now_ms() - t_pch;
+	out->pch_ms = base_now_ms() - t_pch;
 	out->used_pch = have_pch;
 	snprintf(pch_opt, sizeof pch_opt, "-I%s", pch);
 	char *argv[80];
@@ -1751,9 +1615,9 @@ enum hostcc_status hostcc_compile(const struct hostcc_request *req, struct hostc
 		argv[na++] = (char *)fixed[i];
 	argv[na] = NULL;
 
-	double t0 = now_ms();
+	double t0 = base_now_ms();
 	int status = run_child(argv, env, timeout_s, as_limit, &t, &out->timed_out, err, errlen);
-	out->ms = now_ms() - t0;
+	out->ms = base_now_ms() - t0;
 	if (status == -1 && !out->timed_out)
 		goto done;
 	if (out->timed_out) {

@@ -3,6 +3,7 @@
 #define _GNU_SOURCE
 #include "nvrtc.h"
 
+#include "clock.h"
 #include "gpu.h"
 
 #include <dlfcn.h>
@@ -150,13 +151,6 @@ const char *nvrtc_cuda_include_dir(void)
 	if (is_dir("/usr/local/cuda/include"))
 		return "/usr/local/cuda/include";
 	return NULL;
-}
-
-static double now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
 void nvrtc_output_free(struct nvrtc_output *o)
@@ -321,9 +315,9 @@ enum nvrtc_status nvrtc_compile(const struct nvrtc_request *req, struct nvrtc_ou
 		}
 	}
 
-	double t0 = now_ms();
+	double t0 = base_now_ms();
 	rc = nv.CompileProgram(prog, nopt, opts);
-	out->ms = now_ms() - t0;
+	out->ms = base_now_ms() - t0;
 	out->log = read_log(prog);
 	if (out->log != NULL)
 		out->log = rewrite_name_map(out->log, req);

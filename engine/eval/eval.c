@@ -49,8 +49,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "eager.h"
 #include "eval_util.h"
+#include "file.h"
 #include "gpu.h"
 #include "inputs.h"
 #include "integrity.h"
@@ -61,6 +63,7 @@
 #include "sha256.h"
 #include "sandbox.h"
 #include "score.h"
+#include "strbuf.h"
 
 #define N_SETS 2                /* public seed 123, then the secret seed */
 #define PUBLIC_SEED 123
@@ -531,7 +534,7 @@ static int w_call(struct wstate *w, int timed, double *ms, struct trial_gpu *gpu
 		return W_ERR;
 	}
 	int tracing = gpu && w->trace && gpu_trace_begin(w->dev, e2, sizeof(e2)) == 0;
-	double t0 = eval_now_ms();
+	double t0 = base_now_ms();
 	int rc;
 	if (w->is_pass)
 		rc = pass_instance_call(w->pi, w->din, w->dout, err, errlen);
@@ -541,7 +544,7 @@ static int w_call(struct wstate *w, int timed, double *ms, struct trial_gpu *gpu
 		snprintf(err, errlen, "%s", e2);
 		rc = PF_ERR_LAUNCH;
 	}
-	*ms = eval_now_ms() - t0;
+	*ms = base_now_ms() - t0;
 	if (tracing) {
 		if (gpu_trace_end(w->dev, &gpu->tr, e2, sizeof(e2)) == 0) {
 			gpu->valid = 1;
@@ -972,24 +975,7 @@ static void worker_drain(struct worker *wk)
 			wk->log_len += take;
 			wk->log[wk->log_len] = 0;
 		}
-		size_t rest = (size_t)n - take;
-		if (rest == 0)
-			continue;
-		if (wk->tail_len + rest > LOG_TAIL) {
-			size_t drop = wk->tail_len + rest - LOG_TAIL;
-			if (drop > wk->tail_len)
-				drop = wk->tail_len;
-			memmove(wk->tail, wk->tail + drop, wk->tail_len - drop);
-			wk->tail_len -= drop;
-			wk->dropped += drop;
-		}
-		if (rest > LOG_TAIL) {
-			wk->dropped += rest - LOG_TAIL;
-			take += rest - LOG_TAIL;
-			rest = LOG_TAIL;
-		}
-		memcpy(wk->tail + wk->tail_len, buf + take, rest);
-		wk->tail_len += rest;
+		base_tail_keep(wk->tail, LOG_TAIL, &wk->tail_len, buf + take, (size_t)n - take, &wk->dropped);
 	}
 }
 
@@ -1072,10 +1058,10 @@ static int is_cancelled(const int *cancel)
  * child's output meanwhile. */
 static int worker_wait(struct worker *wk, double timeout_s, struct reply *r, double *times)
 {
-	double deadline = eval_now_ms() + timeout_s * 1e3;
+	double deadline = base_now_ms() + timeout_s * 1e3;
 	for (;;) {
 		struct pollfd pf[2] = {{wk->sock, POLLIN, 0}, {wk->out_fd, POLLIN, 0}};
-		double left = deadline - eval_now_ms();
+		double left = deadline - base_now_ms();
 		if (left <= 0 || is_cancelled(wk->cancel))
 			return STEP_TIMEOUT;
 		int n = poll(pf, 2, (int)(left > 100 ? 100 : left + 1));
@@ -1113,11 +1099,11 @@ static void worker_stop(struct worker *wk, int kill_it, char *msg, size_t len)
 		eval_send_all(wk->sock, &q, sizeof(q));
 	}
 	int st = 0, killed = 0;
-	double deadline = eval_now_ms() + (kill_it ? 50 : 2000);
+	double deadline = base_now_ms() + (kill_it ? 50 : 2000);
 	pid_t got;
 	/* A worker that died by itself is reaped with its own status; one that
 	 * is still there when we give up is killed. */
-	while ((got = waitpid(wk->pid, &st, WNOHANG)) == 0 && eval_now_ms() < deadline)
+	while ((got = waitpid(wk->pid, &st, WNOHANG)) == 0 && base_now_ms() < deadline)
 		usleep(1000);
 	if (got != wk->pid) {
 		kill(wk->pid, SIGKILL);
@@ -1380,7 +1366,7 @@ static uint64_t rng_seed(void)
 {
 	uint64_t s;
 	if (getrandom(&s, sizeof(s), 0) != sizeof(s))
-		s = (uint64_t)eval_now_ms() * 0x9e3779b97f4a7c15ull ^ (uint64_t)getpid();
+		s = (uint64_t)base_now_ms() * 0x9e3779b97f4a7c15ull ^ (uint64_t)getpid();
 	return s;
 }
 
@@ -1634,9 +1620,9 @@ static int time_variant(struct ctx *c, struct worker *ew, struct worker *pw, str
 			/* literal data is part of the task, not a draw */
 			cm.rot[i] = c->v->gen[i].data == NULL && n > 1 ? rng_next(&rng) % (uint64_t)n : 0;
 		}
-		double t0 = eval_now_ms();
+		double t0 = base_now_ms();
 		step = worker_step(ew, 600, &cm, &r, t1);
-		we[k] = eval_now_ms() - t0;
+		we[k] = base_now_ms() - t0;
 		if (step != STEP_OK || r.status != PF_OK || r.n_times != 1) {
 			snprintf(err, errlen, "eager timing failed on variant '%s': %s", c->v->name,
 				 step == STEP_OK ? r.msg : "the eager worker died");
@@ -1646,9 +1632,9 @@ static int time_variant(struct ctx *c, struct worker *ew, struct worker *pw, str
 		te[k] = t1[0];
 		if (ew->payload_len == (int)sizeof(struct trial_gpu))
 			memcpy(&ge[k], ew->payload, sizeof(struct trial_gpu));
-		t0 = eval_now_ms();
+		t0 = base_now_ms();
 		step = worker_step(pw, c->timeout_s, &cm, &r, t1);
-		wp[k] = eval_now_ms() - t0;
+		wp[k] = base_now_ms() - t0;
 		if (step != STEP_OK || r.status != PF_OK || r.n_times != 1) {
 			worker_step_verdict(pw, step, &r, vr, c);
 			out = TIME_DONE;
@@ -2482,18 +2468,6 @@ struct compile_head {
 };
 
 
-static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st, (void)flag, (void)ftw;
-	remove(path);
-	return 0;
-}
-
-static void rm_tree(const char *dir)
-{
-	nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
-}
-
 /* The compile timeout: PASSFS_COMPILE_TIMEOUT_S (tests), else 120 s. */
 static double compile_timeout_s(void)
 {
@@ -2591,12 +2565,12 @@ static int compile_isolated(const struct ejob *job, const struct pass_options *p
 		compile_child(job, po, tmpdir, pfd[1]);
 	}
 	close(pfd[1]);
-	double limit = compile_timeout_s(), deadline = eval_now_ms() + limit * 1e3;
+	double limit = compile_timeout_s(), deadline = base_now_ms() + limit * 1e3;
 	unsigned char *buf = NULL;
 	size_t len = 0, cap = 0;
 	int timed_out = 0, oom = 0;
 	for (;;) {
-		double left = deadline - eval_now_ms();
+		double left = deadline - base_now_ms();
 		if (left <= 0 || is_cancelled(job->hooks.cancel)) {
 			timed_out = 1;
 			break;
@@ -2681,7 +2655,7 @@ static int eval_run_work(const struct ejob *job, json_t **result, char *err, siz
 	struct score_variant *sv = calloc((size_t)t->n_variants, sizeof(*sv));
 	struct vresult *vr = calloc((size_t)t->n_variants, sizeof(*vr));
 	json_t *variants = json_array();
-	double t_start = eval_now_ms();
+	double t_start = base_now_ms();
 	uint64_t secret = job->opts.secret_seed;
 	struct scan_result scan = {.rc = 2};
 	char tmpdir[4096] = "";
@@ -2759,7 +2733,7 @@ static int eval_run_work(const struct ejob *job, json_t **result, char *err, siz
 			json_array_append_new(variants, variant_json(&t->variants[i], &vr[i]));
 		}
 		rc = eval_finish(job, t, sv, vr, variants, &diag, mod, &scan, &es, backend, device,
-				 eval_now_ms() - t_start, result, err, errlen);
+				 base_now_ms() - t_start, result, err, errlen);
 		goto out;
 	}
 	if (job->hooks.progress)
@@ -2812,12 +2786,12 @@ static int eval_run_work(const struct ejob *job, json_t **result, char *err, siz
 				fprintf(stderr, "passfs eval: variant %s ...\n", c->v->name);
 			/* One benchmark per GPU at a time, machine-wide: the
 			 * variant's checks and timing hold the device's lock. */
-			double w0 = eval_now_ms();
+			double w0 = base_now_ms();
 			if (gpu_bench_lock(probe, lock_ms, job->hooks.cancel, err, errlen)) {
 				bad = 1;
 				break;
 			}
-			double waited = eval_now_ms() - w0;
+			double waited = base_now_ms() - w0;
 			int erc = eval_variant(c, k, &bt.ew, &bt.pw, &es, &vr[i], err, errlen);
 			gpu_bench_unlock(probe);
 			vr[i].lock_wait_ms = waited;
@@ -2843,7 +2817,7 @@ static int eval_run_work(const struct ejob *job, json_t **result, char *err, siz
 			goto out;
 		first += n;
 	}
-	rc = eval_finish(job, t, sv, vr, variants, &diag, mod, &scan, &es, backend, device, eval_now_ms() - t_start, result,
+	rc = eval_finish(job, t, sv, vr, variants, &diag, mod, &scan, &es, backend, device, base_now_ms() - t_start, result,
 			 err, errlen);
 out:
 	if (open_batch)
@@ -2861,7 +2835,7 @@ out:
 		json_decref(variants);
 	pass_module_free(mod);
 	if (tmpdir[0])
-		rm_tree(tmpdir);
+		base_rmtree(tmpdir);
 	gpu_close(probe);
 	/* whatever step noticed it (a worker killed reads as "died") */
 	if (rc != 0 && is_cancelled(job->hooks.cancel))

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "inputs.h"
+#include "proc.h"
 
 #define POISON_F32 0x7fa5a5a5u
 #define POISON_F16 0x7d5au
@@ -280,13 +281,6 @@ static int cmp_double(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-double eval_now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
-
 void eval_sort(double *a, int n)
 {
 	qsort(a, (size_t)n, sizeof(double), cmp_double);
@@ -317,32 +311,10 @@ void prctl_pdeathsig_kill(void)
 
 int eval_send_all(int fd, const void *p, size_t n)
 {
-	const char *b = p;
-	while (n) {
-		ssize_t k = send(fd, b, n, MSG_NOSIGNAL);
-		if (k < 0 && errno == ENOTSOCK)
-			k = write(fd, b, n);
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k <= 0)
-			return -1;
-		b += k;
-		n -= (size_t)k;
-	}
-	return 0;
+	return base_write_all(fd, p, n) == 0 ? 0 : -1;
 }
 
 int eval_recv_all(int fd, void *p, size_t n)
 {
-	char *b = p;
-	while (n) {
-		ssize_t k = read(fd, b, n);
-		if (k < 0 && errno == EINTR)
-			continue;
-		if (k <= 0)
-			return -1;
-		b += k;
-		n -= (size_t)k;
-	}
-	return 0;
+	return base_read_full(fd, p, n) == (ssize_t)n ? 0 : -1;
 }

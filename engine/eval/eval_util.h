@@ -58,11 +58,9 @@ const char *eval_verdict_name(enum score_status st, int min_t);
 enum score_status eval_worse(enum score_status a, enum score_status b);
 enum score_dtype eval_score_dtype(enum graph_dtype dt);
 
-/* CLOCK_MONOTONIC in milliseconds. */
-double eval_now_ms(void);
-
 /* All n bytes to fd (a socket without SIGPIPE when the peer is gone, else a
- * pipe), or from fd; 0, or -1 on an error or end of file. */
+ * pipe), or from fd; 0, or -1 on an error or end of file.  base/proc.h's
+ * base_write_all and base_read_full with the evaluator's 0/-1 answer. */
 int eval_send_all(int fd, const void *p, size_t n);
 int eval_recv_all(int fd, void *p, size_t n);
 

@@ -43,56 +43,19 @@
 
 #include "eval_util.h"
 #include "graph.h"
+#include "clock.h"
+#include "wire.h"
 
 #define EV_MAGIC 0x70667665u    /* "evfp" */
 #define EV_VERSION 3
 #define EV_FD 3
 #define EV_STR_MAX ((uint32_t)512 << 20)
 #define EV_NSTR 5               /* backend, pass label, graph label, graph text, pass */
-#define EV_FIXED (4 * 5 + 8 * 5)   /* the request's fixed fields */
 /* After a cancel is sent, how long the process has to answer before it is
  * killed (it stops at its next wait, at most a worker step's poll). */
 #define EV_CANCEL_GRACE_MS 3000
 
-/* n bytes of v at p, least significant first; and back. */
-static void put_le(unsigned char *p, uint64_t v, int n)
-{
-	for (int i = 0; i < n; i++)
-		p[i] = (unsigned char)(v >> (8 * i));
-}
-
-static uint64_t get_le(const unsigned char *p, int n)
-{
-	uint64_t v = 0;
-	for (int i = 0; i < n; i++)
-		v |= (uint64_t)p[i] << (8 * i);
-	return v;
-}
-
-static void put_u32(unsigned char *p, uint32_t v)
-{
-	put_le(p, v, 4);
-}
-
-static uint32_t get_u32(const unsigned char *p)
-{
-	return (uint32_t)get_le(p, 4);
-}
-
-static void put_f64(unsigned char *p, double d)
-{
-	uint64_t v;
-	memcpy(&v, &d, 8);
-	put_le(p, v, 8);
-}
-
-static double get_f64(const unsigned char *p)
-{
-	uint64_t v = get_le(p, 8);
-	double d;
-	memcpy(&d, &v, 8);
-	return d;
-}
+/* The fields are put and got with base/wire.h. */
 
 /* ---- messages ------------------------------------------------------------------ */
 
@@ -100,7 +63,7 @@ static int send_msg(int fd, char type, const void *a, uint32_t an)
 {
 	unsigned char h[5];
 	h[0] = (unsigned char)type;
-	put_u32(h + 1, an);
+	wire_put_u32(h + 1, an);
 	return eval_send_all(fd, h, 5) || (an > 0 && eval_send_all(fd, a, an)) ? -1 : 0;
 }
 
@@ -111,7 +74,7 @@ static int recv_head(int fd, char *type, uint32_t *n)
 	if (eval_recv_all(fd, h, 5) != 0)
 		return -1;
 	*type = (char)h[0];
-	*n = get_u32(h + 1);
+	*n = wire_get_u32(h + 1);
 	return 0;
 }
 
@@ -154,53 +117,53 @@ static int send_request(int fd, const struct eval_job *job)
 	const char *glabel = job->graph_label ? job->graph_label : "graph.json";
 	const char *str[EV_NSTR] = {backend, label, glabel, job->graph_text, job->pass_src};
 	size_t len[EV_NSTR] = {strlen(backend), strlen(label), strlen(glabel), job->graph_len, job->pass_len};
-	unsigned char h[8 + 5 + EV_FIXED + 4], *p = h + 13;
-	uint64_t total = EV_FIXED;
-	for (int i = 0; i < EV_NSTR; i++) {
-		if (len[i] > EV_STR_MAX)
-			return -1;
-		total += 4 + len[i];
-	}
-	if (total > UINT32_MAX)
-		return -1;
-	put_u32(h, EV_MAGIC);
-	put_u32(h + 4, EV_VERSION);
-	h[8] = 'Q';
-	put_u32(h + 9, (uint32_t)total);
+	struct wire_buf b = {0};
+	wire_add_u32(&b, EV_MAGIC);
+	wire_add_u32(&b, EV_VERSION);
+	wire_add_u8(&b, 'Q');
+	wire_add_u32(&b, 0);            /* the payload's length, below */
 	int32_t ints[5] = {o->warmup, o->trials, o->cold, o->quiet, o->trial_times};
-	for (int i = 0; i < 5; i++, p += 4)
-		put_u32(p, (uint32_t)ints[i]);
+	for (int i = 0; i < 5; i++)
+		wire_add_u32(&b, (uint32_t)ints[i]);
 	double dbl[4] = {o->variant_timeout_s, o->b, o->p, o->lock_timeout_s};
-	for (int i = 0; i < 4; i++, p += 8)
-		put_f64(p, dbl[i]);
-	put_le(p, o->secret_seed, 8);
-	if (eval_send_all(fd, h, 13 + EV_FIXED))
-		return -1;
+	for (int i = 0; i < 4; i++)
+		wire_add_f64(&b, dbl[i]);
+	wire_add_u64(&b, o->secret_seed);
 	for (int i = 0; i < EV_NSTR; i++) {
-		unsigned char l4[4];
-		put_u32(l4, (uint32_t)len[i]);
-		if (eval_send_all(fd, l4, 4) || eval_send_all(fd, str[i], len[i]))
+		if (len[i] > EV_STR_MAX) {
+			free(b.p);
 			return -1;
+		}
+		wire_add_u32(&b, (uint32_t)len[i]);
+		wire_add_bytes(&b, str[i], len[i]);
 	}
-	return 0;
+	int rc = -1;
+	if (!b.oom && b.len - 13 <= UINT32_MAX) {
+		wire_put_u32(b.p + 9, (uint32_t)(b.len - 13));
+		rc = eval_send_all(fd, b.p, b.len) ? -1 : 0;
+	}
+	free(b.p);
+	return rc;
 }
 
-/* A decoded request: the job (its strings malloc'd in s[]). */
+/* A decoded request: the job, pointing into its payload and strings. */
 struct ev_req {
 	struct eval_job job;
-	char *s[EV_NSTR];
+	unsigned char *payload;
+	char *label, *glabel;
 };
 
 static void req_free(struct ev_req *q)
 {
-	for (int i = 0; i < EV_NSTR; i++)
-		free(q->s[i]);
+	free(q->payload);
+	free(q->label);
+	free(q->glabel);
 }
 
 /* Reads the hello and the request from fd: 0, or -1 with why in err. */
 static int recv_request(int fd, struct ev_req *q, char *err, size_t errlen)
 {
-	unsigned char h[EV_FIXED];
+	unsigned char h[8];
 	memset(q, 0, sizeof *q);
 	/* magic and version first: a request of another version is named as
 	 * such, whatever follows */
@@ -208,54 +171,52 @@ static int recv_request(int fd, struct ev_req *q, char *err, size_t errlen)
 		snprintf(err, errlen, "no evaluation request on descriptor %d", fd);
 		return -1;
 	}
-	if (get_u32(h) != EV_MAGIC) {
+	if (wire_get_u32(h) != EV_MAGIC) {
 		snprintf(err, errlen, "descriptor %d holds no evaluation request (magic %08x, not the evaluation "
-			 "protocol version %d's)", fd, get_u32(h), EV_VERSION);
+			 "protocol version %d's)", fd, wire_get_u32(h), EV_VERSION);
 		return -1;
 	}
-	if (get_u32(h + 4) != EV_VERSION) {
+	if (wire_get_u32(h + 4) != EV_VERSION) {
 		snprintf(err, errlen, "an evaluation request of protocol version %u; this passfs speaks version %d",
-			 get_u32(h + 4), EV_VERSION);
+			 wire_get_u32(h + 4), EV_VERSION);
 		return -1;
 	}
 	char type;
 	uint32_t n;
-	if (recv_head(fd, &type, &n) != 0 || type != 'Q' || n < EV_FIXED || eval_recv_all(fd, h, EV_FIXED) != 0) {
+	if (recv_head(fd, &type, &n) != 0 || type != 'Q' || n > (uint64_t)EV_NSTR * (4 + (uint64_t)EV_STR_MAX) ||
+	    (q->payload = malloc(n ? n : 1)) == NULL || eval_recv_all(fd, q->payload, n) != 0) {
+		req_free(q);
 		snprintf(err, errlen, "the evaluation request on descriptor %d is cut short or malformed", fd);
 		return -1;
 	}
+	struct wire_in r = {.p = q->payload, .len = n};
 	struct eval_opts *o = &q->job.opts;
-	const unsigned char *p = h;
 	int32_t *ints[5] = {&o->warmup, &o->trials, &o->cold, &o->quiet, &o->trial_times};
-	for (int i = 0; i < 5; i++, p += 4)
-		*ints[i] = (int32_t)get_u32(p);
+	for (int i = 0; i < 5; i++)
+		*ints[i] = (int32_t)wire_take_u32(&r);
 	double *dbl[4] = {&o->variant_timeout_s, &o->b, &o->p, &o->lock_timeout_s};
-	for (int i = 0; i < 4; i++, p += 8)
-		*dbl[i] = get_f64(p);
-	o->secret_seed = get_le(p, 8);
-	uint64_t left = n - EV_FIXED;
+	for (int i = 0; i < 4; i++)
+		*dbl[i] = wire_take_f64(&r);
+	o->secret_seed = wire_take_u64(&r);
+	const char *str[EV_NSTR];
 	uint32_t len[EV_NSTR];
 	for (int i = 0; i < EV_NSTR; i++) {
-		unsigned char l4[4];
-		if (left < 4 || eval_recv_all(fd, l4, 4) != 0 || (len[i] = get_u32(l4)) > left - 4 ||
-		    (q->s[i] = read_str(fd, len[i])) == NULL) {
-			req_free(q);
-			snprintf(err, errlen, "the evaluation request on descriptor %d is cut short or malformed", fd);
-			return -1;
-		}
-		left -= 4 + (uint64_t)len[i];
+		len[i] = wire_take_u32(&r);
+		str[i] = wire_take_bytes(&r, len[i]);
 	}
-	if (left != 0 || len[0] >= sizeof o->backend) {
+	if (r.bad || r.off != r.len || len[0] >= sizeof o->backend ||
+	    (q->label = strndup(str[1], len[1])) == NULL || (q->glabel = strndup(str[2], len[2])) == NULL) {
 		req_free(q);
 		snprintf(err, errlen, "the evaluation request on descriptor %d is malformed", fd);
 		return -1;
 	}
-	memcpy(o->backend, q->s[0], (size_t)len[0] + 1);
-	q->job.pass_label = q->s[1];
-	q->job.graph_label = q->s[2];
-	q->job.graph_text = q->s[3];
+	memcpy(o->backend, str[0], len[0]);
+	o->backend[len[0]] = '\0';
+	q->job.pass_label = q->label;
+	q->job.graph_label = q->glabel;
+	q->job.graph_text = str[3];
 	q->job.graph_len = len[3];
-	q->job.pass_src = q->s[4];
+	q->job.pass_src = str[4];
 	q->job.pass_len = len[4];
 	return 0;
 }
@@ -298,10 +259,10 @@ static int send_result(int rc, const char *msg, const char *json)
 	uint32_t mn = (uint32_t)strlen(msg), jn = json ? (uint32_t)strlen(json) : 0;
 	unsigned char h[13], j4[4];
 	h[0] = 'R';
-	put_u32(h + 1, 4 + 4 + mn + 4 + jn);
-	put_u32(h + 5, (uint32_t)rc);
-	put_u32(h + 9, mn);
-	put_u32(j4, jn);
+	wire_put_u32(h + 1, 4 + 4 + mn + 4 + jn);
+	wire_put_u32(h + 5, (uint32_t)rc);
+	wire_put_u32(h + 9, mn);
+	wire_put_u32(j4, jn);
 	return eval_send_all(EV_FD, h, 13) || eval_send_all(EV_FD, msg, mn) || eval_send_all(EV_FD, j4, 4) ||
 			       eval_send_all(EV_FD, json, jn)
 		       ? -1
@@ -398,11 +359,11 @@ static int read_replies(struct local *l, int fd, pid_t pid, void (*progress)(voi
 	double cancel_at = -1;
 	for (;;) {
 		if (cancel_at < 0 && is_cancelled(l)) {
-			cancel_at = eval_now_ms();
+			cancel_at = base_now_ms();
 			if (send_msg(fd, 'C', NULL, 0) != 0)
 				kill(pid, SIGTERM);
 		}
-		if (cancel_at >= 0 && eval_now_ms() - cancel_at > EV_CANCEL_GRACE_MS) {
+		if (cancel_at >= 0 && base_now_ms() - cancel_at > EV_CANCEL_GRACE_MS) {
 			kill(pid, SIGKILL);
 			cancel_at = 1e300;      /* once */
 		}
@@ -435,12 +396,12 @@ static int read_replies(struct local *l, int fd, pid_t pid, void (*progress)(voi
 		char *msg, *json;
 		if (n < 12 || eval_recv_all(fd, b4, 4) != 0)
 			return -1;
-		int32_t rc = (int32_t)get_u32(b4);
-		if (eval_recv_all(fd, b4, 4) != 0 || get_u32(b4) > n - 12 || (msg = read_str(fd, get_u32(b4))) == NULL)
+		int32_t rc = (int32_t)wire_get_u32(b4);
+		if (eval_recv_all(fd, b4, 4) != 0 || wire_get_u32(b4) > n - 12 || (msg = read_str(fd, wire_get_u32(b4))) == NULL)
 			return -1;
 		snprintf(err, errlen, "%s", msg);
 		free(msg);
-		if (eval_recv_all(fd, b4, 4) != 0 || (json = read_str(fd, get_u32(b4))) == NULL)
+		if (eval_recv_all(fd, b4, 4) != 0 || (json = read_str(fd, wire_get_u32(b4))) == NULL)
 			return -1;
 		*rc_out = rc;
 		if (rc == 0) {

@@ -13,6 +13,7 @@
 #include "hostcc.h"
 #include "nvrtc.h"
 #include "state.h"
+#include "strbuf.h"
 
 /* The address space of each host compiler process for a pass. */
 #define PASS_HOST_AS_LIMIT (2ull << 30)
@@ -1154,9 +1155,9 @@ static int public_file(const char *f, size_t n)
  * returned 1 exit status") are kept.  malloc'd; NULL when out of memory. */
 char *pass_log_for_author(const char *label, const char *log)
 {
-	size_t ll = strlen(label), k = 0, cap = (log ? strlen(log) : 0) + 1;
-	char *out = malloc(cap);
-	if (out == NULL)
+	size_t ll = strlen(label);
+	struct strbuf out = {0};
+	if (strbuf_reserve(&out, log ? strlen(log) : 0))
 		return NULL;
 	enum { NONE, OWN, PUBLIC, OTHER } cur = NONE;
 	for (const char *l = log; l && *l;) {
@@ -1192,22 +1193,13 @@ char *pass_log_for_author(const char *label, const char *log)
 		} else {
 			cur = NONE;
 		}
-		if (k + addn + 1 > cap) {
-			size_t nc = (k + addn + 1) * 2;
-			char *o = realloc(out, nc);
-			if (o == NULL) {
-				free(out);
-				return NULL;
-			}
-			out = o;
-			cap = nc;
+		if (strbuf_add(&out, add, addn)) {
+			strbuf_free(&out);
+			return NULL;
 		}
-		memcpy(out + k, add, addn);
-		k += addn;
 		l += len;
 	}
-	out[k] = '\0';
-	return out;
+	return strbuf_take(&out);
 }
 
 /* Replaces *log (malloc'd, or NULL) with what the author may read of it;

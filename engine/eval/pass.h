@@ -39,10 +39,11 @@
 #include <stddef.h>
 
 #include "gpu.h"
+#include "graph.h"
 
 struct graph_task;
 
-#define PASS_MAX_BYTES (1u << 20)
+#define PASS_MAX_BYTES PF_CAP_PASS_C   /* engine/graph/graph.h */
 #define PASS_LOG_TAIL 4096
 
 enum pass_verdict {

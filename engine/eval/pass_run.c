@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "eval_util.h"
+#include "file.h"
 #include "state.h"
 
 #define SCRATCH_MAX_BLOCKS 256
@@ -267,7 +268,7 @@ static int cuda_bind(struct pass_instance *pi, const struct pass_module *mod, ch
 	 * is missing or refused. */
 	size_t cubin_len = 0;
 	int rerr = 0;
-	void *cubin = mod->cubin_path ? state_read_file(mod->cubin_path, 256u << 20, &cubin_len, &rerr) : NULL;
+	void *cubin = mod->cubin_path ? base_read_file(mod->cubin_path, 256u << 20, &cubin_len, &rerr) : NULL;
 	int loaded = cubin != NULL &&
 		     gpu_module_load(pi->dev, mod->label, cubin, cubin_len, (const char *const *)names,
 				     (const char *const *)lowered, n, &pi->gmod, &log, err, errlen) == 0;

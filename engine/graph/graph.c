@@ -2,7 +2,9 @@
  * per-variant walk that calls the op table (graph_ops.c), cross-variant checks,
  * and the readable rendering. */
 #define PASSFS_GRAPH_INTERNAL
+#include "file.h"
 #include "graph_util.h"
+#include "map.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -38,33 +40,6 @@ int gerr(struct gctx *c, const char *fmt, ...)
 	if (n < c->errlen)
 		snprintf(c->err + n, c->errlen - n, "%s", msg);
 	return -1;
-}
-
-int sbuf_printf(char **buf, size_t *len, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	int need = vsnprintf(NULL, 0, fmt, ap);
-	va_end(ap);
-	if (need < 0)
-		return -1;
-	size_t have = *buf ? strlen(*buf) : 0;
-	if (have + (size_t)need + 1 > *len) {
-		size_t cap = (*len ? *len : 256);
-		while (cap < have + (size_t)need + 1)
-			cap *= 2;
-		char *nb = realloc(*buf, cap);
-		if (nb == NULL)
-			return -1;
-		if (*buf == NULL)
-			nb[0] = 0;
-		*buf = nb;
-		*len = cap;
-	}
-	va_start(ap, fmt);
-	vsnprintf(*buf + have, (size_t)need + 1, fmt, ap);
-	va_end(ap);
-	return 0;
 }
 
 /* ---- dtypes and shapes ------------------------------------------------------- */
@@ -260,24 +235,13 @@ static int add_value(struct graph_variant *v, int *cap, const char *name, enum g
  * values too, but only the tuple's name refers to them).  Keys point at the
  * names owned by values and nodes. */
 struct graph_name_index {
-	size_t cap, used;
-	const char **key;
-	int *val;
+	struct base_map map;    /* name -> (void *)(intptr_t)index */
 };
-
-static size_t name_hash(const char *s)
-{
-	size_t h = 1469598103934665603ull;
-	while (*s)
-		h = (h ^ (unsigned char)*s++) * 1099511628211ull;
-	return h;
-}
 
 static void index_free(struct graph_variant *v)
 {
 	if (v->index) {
-		free(v->index->key);
-		free(v->index->val);
+		base_map_free(&v->index->map);
 		free(v->index);
 		v->index = NULL;
 	}
@@ -285,53 +249,17 @@ static void index_free(struct graph_variant *v)
 
 static int index_put(struct graph_variant *v, const char *name, int val)
 {
-	struct graph_name_index *ix = v->index;
-	if (ix == NULL && (ix = v->index = calloc(1, sizeof(*ix))) == NULL)
+	if (v->index == NULL && (v->index = calloc(1, sizeof(*v->index))) == NULL)
 		return -1;
-	if (2 * (ix->used + 1) > ix->cap) {
-		struct graph_name_index big = {.cap = ix->cap ? ix->cap * 2 : 64};
-		big.key = calloc(big.cap, sizeof(*big.key));
-		big.val = calloc(big.cap, sizeof(*big.val));
-		if (big.key == NULL || big.val == NULL) {
-			free(big.key);
-			free(big.val);
-			return -1;
-		}
-		for (size_t i = 0; i < ix->cap; i++)
-			if (ix->key[i]) {
-				size_t h = name_hash(ix->key[i]) & (big.cap - 1);
-				while (big.key[h])
-					h = (h + 1) & (big.cap - 1);
-				big.key[h] = ix->key[i];
-				big.val[h] = ix->val[i];
-			}
-		big.used = ix->used;
-		free(ix->key);
-		free(ix->val);
-		*ix = big;
-	}
-	size_t h = name_hash(name) & (ix->cap - 1);
-	while (ix->key[h])
-		h = (h + 1) & (ix->cap - 1);
-	ix->key[h] = name;
-	ix->val[h] = val;
-	ix->used++;
-	return 0;
+	return base_map_put(&v->index->map, name, (void *)(intptr_t)val);
 }
 
 /* Returns the value index, or -2 - node index for a tuple, or -1. */
 static int lookup(const struct graph_variant *v, const char *name)
 {
-	const struct graph_name_index *ix = v->index;
-	if (ix == NULL || ix->cap == 0)
+	if (v->index == NULL)
 		return -1;
-	size_t h = name_hash(name) & (ix->cap - 1);
-	while (ix->key[h]) {
-		if (strcmp(ix->key[h], name) == 0)
-			return ix->val[h];
-		h = (h + 1) & (ix->cap - 1);
-	}
-	return -1;
+	return (int)base_map_get_int(&v->index->map, name, strlen(name), -1);
 }
 
 static int parse_input(struct gctx *c, struct graph_variant *v, int *cap, json_t *j, int idx)
@@ -750,37 +678,15 @@ int graph_load_file(const char *path, struct graph_task **out, char *err, size_t
 {
 	struct gctx c = {.label = path, .err = err, .errlen = errlen};
 	*out = NULL;
-	FILE *f = fopen(path, "rb");
-	if (f == NULL)
-		return gerr(&c, "cannot open: %s", strerror(errno));
-	char *buf = NULL;
-	size_t len = 0, cap = 0;
-	for (;;) {
-		if (len == cap) {
-			cap = cap ? cap * 2 : 65536;
-			if (cap > (size_t)256 << 20) {
-				free(buf);
-				fclose(f);
-				return gerr(&c, "file is larger than 256 MiB");
-			}
-			char *nb = realloc(buf, cap);
-			if (nb == NULL) {
-				free(buf);
-				fclose(f);
-				return gerr(&c, "out of memory");
-			}
-			buf = nb;
-		}
-		size_t got = fread(buf + len, 1, cap - len, f);
-		len += got;
-		if (got == 0)
-			break;
-	}
-	int bad = ferror(f);
-	fclose(f);
-	if (bad) {
-		free(buf);
-		return gerr(&c, "read error");
+	size_t len = 0;
+	int e = 0;
+	char *buf = base_read_file(path, PF_CAP_GRAPH_JSON, &len, &e);
+	if (buf == NULL) {
+		if (e == EFBIG)
+			return gerr(&c, "file is larger than %zu MiB", PF_CAP_GRAPH_JSON >> 20);
+		if (e == ENOMEM)
+			return gerr(&c, "out of memory");
+		return gerr(&c, "cannot open: %s", strerror(e));
 	}
 	int rc = graph_load_buffer(path, buf, len, out, err, errlen);
 	free(buf);

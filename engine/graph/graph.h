@@ -18,6 +18,11 @@
 #include <stdint.h>
 #include <jansson.h>
 
+/* Size caps, one per kind of file the engine reads whole (the max given to
+ * base/file.h's base_read_file): every reader of that kind uses its cap. */
+#define PF_CAP_GRAPH_JSON ((size_t)256 << 20)   /* a task's graph.json: 256 MiB */
+#define PF_CAP_PASS_C (1u << 20)                 /* a pass's source, pass.c: 1 MiB */
+
 #define GRAPH_MAX_DIMS 8
 #define GRAPH_ERR_LEN 512
 

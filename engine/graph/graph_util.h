@@ -1,5 +1,5 @@
 /* graph_util.h - small helpers shared by the graph module's files: formatted
- * errors with file/variant/node context, and growable string buffers. */
+ * errors with file/variant/node context (growable strings: base/strbuf.h). */
 #ifndef PASSFS_GRAPH_UTIL_H
 #define PASSFS_GRAPH_UTIL_H
 
@@ -19,8 +19,8 @@ struct gctx {
 /* Writes "label: variant 'v', node 'n' (op): <msg>" into c->err; returns -1. */
 int gerr(struct gctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-/* Appends printf output to a malloc'd buffer; returns 0 or -1 (out of memory). */
-int sbuf_printf(char **buf, size_t *len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* sbuf_printf(): the growable string of base/strbuf.h. */
+#include "strbuf.h"
 
 
 /* Internal to the graph module (graph.c, graph_ops.c). */

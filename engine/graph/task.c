@@ -1,5 +1,6 @@
 /* task.c - scanning and loading a tasks directory. */
 #include "task.h"
+#include "file.h"
 #include "state.h"
 
 #include <dirent.h>
@@ -95,9 +96,12 @@ int task_load_text(const char *dir, const char *id, struct graph_task **out, cha
 	*path_out = NULL;
 	int e = 0;
 	size_t len = 0;
-	char *buf = state_read_file(path, (size_t)256 << 20, &len, &e);
+	char *buf = base_read_file(path, PF_CAP_GRAPH_JSON, &len, &e);
 	if (buf == NULL) {
-		snprintf(err, errlen, "%s: cannot read: %s", path, e == EFBIG ? "file is larger than 256 MiB" : strerror(e));
+		if (e == EFBIG)
+			snprintf(err, errlen, "%s: cannot read: file is larger than %zu MiB", path, PF_CAP_GRAPH_JSON >> 20);
+		else
+			snprintf(err, errlen, "%s: cannot read: %s", path, strerror(e));
 		return -1;
 	}
 	if (graph_load_buffer(path, buf, len, out, err, errlen) || check_id(path, id, out, err, errlen)) {

@@ -35,6 +35,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "map.h"
+
 /* Bounds that keep hostile input cheap.  Real samples are far below them. */
 #define MAX_TEXT ((size_t)64 << 20)     /* bytes of one model.py / weight_meta.py */
 #define MAX_TOKENS (8 << 20)
@@ -105,76 +107,8 @@ static void arena_free(struct arena *a)
 	a->total = 0;
 }
 
-/* ---- string map (open addressing, keys live in the arena) ------------------ */
-
-struct smap {
-	const char **keys;
-	void **vals;
-	size_t cap, n;
-};
-
-static uint64_t hash_str(const char *s)
-{
-	uint64_t h = 1469598103934665603ULL;
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 1099511628211ULL;
-	return h;
-}
-
-static size_t smap_slot(const struct smap *m, const char *k)
-{
-	size_t i = hash_str(k) & (m->cap - 1);
-	while (m->keys[i] && strcmp(m->keys[i], k) != 0)
-		i = (i + 1) & (m->cap - 1);
-	return i;
-}
-
-static void **smap_get(const struct smap *m, const char *k)
-{
-	if (m->cap == 0)
-		return NULL;
-	size_t i = smap_slot(m, k);
-	return m->keys[i] ? &m->vals[i] : NULL;
-}
-
-/* Sets k (which must outlive the map) to v; -1 when out of memory. */
-static int smap_put(struct smap *m, const char *k, void *v)
-{
-	if ((m->n + 1) * 2 > m->cap) {
-		size_t ncap = m->cap ? m->cap * 2 : 64;
-		struct smap nm = {calloc(ncap, sizeof(char *)), calloc(ncap, sizeof(void *)), ncap, 0};
-		if (nm.keys == NULL || nm.vals == NULL) {
-			free(nm.keys);
-			free(nm.vals);
-			return -1;
-		}
-		for (size_t i = 0; i < m->cap; i++)
-			if (m->keys[i]) {
-				size_t j = smap_slot(&nm, m->keys[i]);
-				nm.keys[j] = m->keys[i];
-				nm.vals[j] = m->vals[i];
-				nm.n++;
-			}
-		free(m->keys);
-		free(m->vals);
-		*m = nm;
-	}
-	size_t i = smap_slot(m, k);
-	if (m->keys[i] == NULL) {
-		m->keys[i] = k;
-		m->n++;
-	}
-	m->vals[i] = v;
-	return 0;
-}
-
-/* There is no deletion: a deleted entry keeps its key with a NULL value. */
-static void smap_free(struct smap *m)
-{
-	free(m->keys);
-	free(m->vals);
-	memset(m, 0, sizeof(*m));
-}
+/* ---- string maps: base/map.h's base_map (keys live in the arena; there is no
+ * deletion: a deleted entry keeps its key with a NULL value) ---------------- */
 
 /* ---- tokens --------------------------------------------------------------- */
 
@@ -282,10 +216,10 @@ struct prog {
 	int line;               /* line of the statement being run */
 	int meta_mode;          /* evaluating weight_meta.py literals */
 
-	struct smap env;        /* Python name -> struct pv * (NULL: deleted) */
-	struct smap aliases;    /* import aliases: name -> dotted path (char *) */
-	struct smap names;      /* graph names in use */
-	struct smap suffix;     /* name base -> next numeric suffix to try */
+	struct base_map env;    /* Python name -> struct pv * (NULL: deleted) */
+	struct base_map aliases; /* import aliases: name -> dotted path (char *) */
+	struct base_map names;  /* graph names in use */
+	struct base_map suffix; /* name base -> next numeric suffix to try */
 
 	struct gval *gv;
 	int ngv, capgv;
@@ -953,24 +887,24 @@ static const char *fresh_name(struct prog *p, const char *base)
 	snprintf(b, sizeof(b), "%s", base);
 	char buf[MAX_NAME_LEN + 24];
 	snprintf(buf, sizeof(buf), "%s", b);
-	if (smap_get(&p->names, buf)) {
+	if (base_map_get(&p->names, buf)) {
 		/* the next suffix to try for this base: linear, not quadratic, in
 		 * the number of rebinds of one name */
-		void **next = smap_get(&p->suffix, b);
+		void **next = base_map_get(&p->suffix, b);
 		long k = next ? (long)(intptr_t)*next : 1;
 		do
 			snprintf(buf, sizeof(buf), "%s_%ld", b, k++);
-		while (smap_get(&p->names, buf));
+		while (base_map_get(&p->names, buf));
 		if (next) {
 			*next = (void *)(intptr_t)k;
 		} else {
 			char *key = arena_strndup(&p->ar, b, strlen(b));
-			if (key == NULL || smap_put(&p->suffix, key, (void *)(intptr_t)k))
+			if (key == NULL || base_map_put(&p->suffix, key, (void *)(intptr_t)k))
 				return oom(p);
 		}
 	}
 	char *s = arena_strndup(&p->ar, buf, strlen(buf));
-	if (s == NULL || smap_put(&p->names, s, s))
+	if (s == NULL || base_map_put(&p->names, s, s))
 		return oom(p);
 	return s;
 }
@@ -1996,7 +1930,7 @@ static struct pv *lookup_name(struct prog *p, const char *name, int line)
 		return pv_bool(p, name[0] == 'T');
 	if (is_keyword(name))
 		return perr(p, line, "unsupported syntax: '%s'", name);
-	void **slot = smap_get(&p->env, name);
+	void **slot = base_map_get(&p->env, name);
 	if (slot) {
 		if (*slot == NULL)
 			return perr(p, line, "name '%s' is used after del", name);
@@ -2005,7 +1939,7 @@ static struct pv *lookup_name(struct prog *p, const char *name, int line)
 	if (!strcmp(name, "Ellipsis"))
 		return &PV_ELLIPSIS_OBJ;
 	const char *path = NULL;
-	void **al = smap_get(&p->aliases, name);
+	void **al = base_map_get(&p->aliases, name);
 	if (al)
 		path = *al;
 	else if (!strcmp(name, "torch") || !strcmp(name, "slice") || !strcmp(name, "device"))
@@ -2743,7 +2677,7 @@ static int name_new_values(struct prog *p, const char *target, struct pv *result
 
 static int bind_name(struct prog *p, const char *name, struct pv *v)
 {
-	if (smap_put(&p->env, name, v)) {
+	if (base_map_put(&p->env, name, v)) {
 		oom(p);
 		return -1;
 	}
@@ -2960,7 +2894,7 @@ static int exec_stmt(struct prog *p, const struct lline *L)
 				perr(p, L->line, "unsupported del target");
 				return -1;
 			}
-			void **slot = smap_get(&p->env, k->s);
+			void **slot = base_map_get(&p->env, k->s);
 			if (slot == NULL || *slot == NULL) {
 				perr(p, L->line, "del of undefined name '%s'", k->s);
 				return -1;
@@ -3040,7 +2974,7 @@ static int read_dotted(struct prog *p, int *i, int end, char *buf, size_t len)
 static int put_alias(struct prog *p, const char *name, const char *path)
 {
 	char *s = arena_strndup(&p->ar, path, strlen(path));
-	if (s == NULL || smap_put(&p->aliases, name, s)) {
+	if (s == NULL || base_map_put(&p->aliases, name, s)) {
 		oom(p);
 		return -1;
 	}
@@ -3140,7 +3074,7 @@ static int parse_forward_header(struct prog *p, const struct lline *L)
 				return -1;
 			}
 		} else {
-			if (smap_get(&p->env, k->s)) {
+			if (base_map_get(&p->env, k->s)) {
 				perr(p, k->line, "forward(): duplicate parameter '%s'", k->s);
 				return -1;
 			}
@@ -3441,13 +3375,13 @@ static int parse_meta(struct prog *p)
 			perr(p, e->line, "class %s: needs name, shape and dtype", cls);
 			return -1;
 		}
-		void **prev = smap_get(&p->names, e->name);
+		void **prev = base_map_get(&p->names, e->name);
 		if (prev) {
 			perr(p, e->line, "class %s: a second entry for '%s' (first at line %d)", cls, e->name,
 			     ((struct meta_entry *)p->meta)[(intptr_t)*prev - 1].line);
 			return -1;
 		}
-		if (smap_put(&p->names, e->name, (void *)(intptr_t)p->nmeta)) {
+		if (base_map_put(&p->names, e->name, (void *)(intptr_t)p->nmeta)) {
 			oom(p);
 			return -1;
 		}
@@ -3462,7 +3396,7 @@ static int *map_args(struct prog *m, struct prog *w)
 	if (map == NULL)
 		return NULL;
 	for (int i = 0; i < m->nargs; i++) {
-		void **slot = smap_get(&w->names, m->gv[i].py);
+		void **slot = base_map_get(&w->names, m->gv[i].py);
 		map[i] = slot ? (int)(intptr_t)*slot - 1 : -1;
 	}
 	return map;
@@ -3483,10 +3417,10 @@ static void prog_free(struct prog *p)
 	free(p->gv);
 	free(p->toks);
 	free(p->meta);
-	smap_free(&p->env);
-	smap_free(&p->aliases);
-	smap_free(&p->names);
-	smap_free(&p->suffix);
+	base_map_free(&p->env);
+	base_map_free(&p->aliases);
+	base_map_free(&p->names);
+	base_map_free(&p->suffix);
 	arena_free(&p->ar);
 }
 

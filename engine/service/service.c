@@ -30,8 +30,10 @@
 
 #include <jansson.h>
 
+#include "clock.h"
 #include "eval_util.h"
 #include "evaluator.h"
+#include "file.h"
 #include "pass.h"
 #include "score.h"
 #include "sha256.h"
@@ -235,7 +237,7 @@ static int restore_task(struct svc *s, int i, int *refire, char *err, size_t err
 	struct task *t = &s->t[i];
 	int e, rc;
 	*refire = 0;
-	if ((rc = state_mkdirs(t->hist, 0700)) != 0) {
+	if ((rc = base_mkdirs(t->hist, 0700)) != 0) {
 		snprintf(err, errlen, "%s: %s", t->hist, strerror(-rc));
 		return -1;
 	}
@@ -246,7 +248,7 @@ static int restore_task(struct svc *s, int i, int *refire, char *err, size_t err
 	/* pass.c: the saved bytes, else the template. */
 	char *p = path_join(t->dir, "pass.c");
 	size_t len = 0;
-	char *src = p ? state_read_file(p, SVC_PASS_MAX, &len, &e) : NULL;
+	char *src = p ? base_read_file(p, SVC_PASS_MAX, &len, &e) : NULL;
 	int saved = src != NULL;
 	struct stat st;
 	if (src && stat(p, &st) == 0)
@@ -377,7 +379,7 @@ int svc_open(const struct svc_opts *o, svc_notify_fn notify, void *notify_ctx, s
 		snprintf(err, errlen, "out of memory");
 		goto fail;
 	}
-	int rc = state_mkdirs(s->state_dir, 0700);
+	int rc = base_mkdirs(s->state_dir, 0700);
 	if (rc != 0) {
 		snprintf(err, errlen, "state directory %s: %s", s->state_dir, strerror(-rc));
 		goto fail;
@@ -447,14 +449,14 @@ void svc_close(struct svc *s)
 	 * the queued ones, which are dropped: their pass.c is saved, so the next
 	 * open fires them again.  (Waiting it out could take the step timeout
 	 * times the variants: two minutes for a pass that hangs.) */
-	double until = eval_now_ms() + SVC_CLOSE_GRACE_S * 1e3;
+	double until = base_now_ms() + SVC_CLOSE_GRACE_S * 1e3;
 	for (;;) {
 		pthread_mutex_lock(&s->mu);
 		int running = 0;
 		for (int i = 0; i < s->n; i++)
 			running |= s->t[i].running;
 		pthread_mutex_unlock(&s->mu);
-		if (!running || eval_now_ms() >= until)
+		if (!running || base_now_ms() >= until)
 			break;
 		usleep(20000);
 	}
@@ -1210,7 +1212,7 @@ static int export_task(const char *state_dir, const char *id, FILE *out, char *e
 		char *cp = path_join(hist, name);
 		size_t slen = 0;
 		int e;
-		char *src = cp ? state_read_file(cp, SVC_PASS_MAX, &slen, &e) : NULL;
+		char *src = cp ? base_read_file(cp, SVC_PASS_MAX, &slen, &e) : NULL;
 		free(cp);
 		if (src == NULL) {
 			json_decref(doc);

@@ -33,7 +33,7 @@
 #include "evaluator.h"
 #include "graph.h"
 
-#define SVC_PASS_MAX (1u << 20)  /* pass.c size cap: larger writes get EFBIG */
+#define SVC_PASS_MAX PF_CAP_PASS_C  /* pass.c size cap: larger writes get EFBIG */
 
 enum svc_state { SVC_IDLE, SVC_PENDING, SVC_COMPILING, SVC_RUNNING, SVC_DONE };
 

@@ -13,75 +13,14 @@
 #include <time.h>
 #include <unistd.h>
 
-int state_mkdirs(const char *path, mode_t mode)
-{
-	char buf[PATH_MAX];
-	size_t n = strlen(path);
-	if (n == 0 || n >= sizeof(buf))
-		return -ENAMETOOLONG;
-	memcpy(buf, path, n + 1);
-	for (size_t i = 1; i <= n; i++) {
-		if (buf[i] != '/' && buf[i] != 0)
-			continue;
-		char c = buf[i];
-		buf[i] = 0;
-		if (mkdir(buf, mode) != 0 && errno != EEXIST)
-			return -errno;
-		buf[i] = c;
-	}
-	struct stat st;
-	if (stat(path, &st) != 0)
-		return -errno;
-	return S_ISDIR(st.st_mode) ? 0 : -ENOTDIR;
-}
-
-static int write_all(int fd, const void *buf, size_t len)
-{
-	const char *p = buf;
-	while (len > 0) {
-		ssize_t w = write(fd, p, len);
-		if (w < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		p += w;
-		len -= (size_t)w;
-	}
-	return 0;
-}
+#include "file.h"
 
 int state_write_atomic(const char *dir, const char *name, const void *buf, size_t len, int durable)
 {
-	char tmp[PATH_MAX], dst[PATH_MAX];
-	static unsigned counter;
-	unsigned k = __atomic_add_fetch(&counter, 1, __ATOMIC_RELAXED);
-	if (snprintf(dst, sizeof(dst), "%s/%s", dir, name) >= (int)sizeof(dst) ||
-	    snprintf(tmp, sizeof(tmp), "%s/.%s.%ld.%u.tmp", dir, name, (long)getpid(), k) >= (int)sizeof(tmp))
+	char dst[PATH_MAX];
+	if (snprintf(dst, sizeof(dst), "%s/%s", dir, name) >= (int)sizeof(dst))
 		return -ENAMETOOLONG;
-	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	if (fd < 0)
-		return -errno;
-	int rc = write_all(fd, buf, len);
-	if (rc == 0 && durable && fsync(fd) != 0)
-		rc = -errno;
-	if (close(fd) != 0 && rc == 0)
-		rc = -errno;
-	if (rc == 0 && rename(tmp, dst) != 0)
-		rc = -errno;
-	if (rc != 0) {
-		unlink(tmp);
-		return rc;
-	}
-	if (durable) {
-		int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-		if (dfd < 0)
-			return -errno;
-		if (fsync(dfd) != 0)
-			rc = -errno;
-		close(dfd);
-	}
-	return rc;
+	return base_write_atomic(dst, ".", buf, len, 0600, durable ? BASE_ATOMIC_DURABLE : 0);
 }
 
 void state_clean_temps(const char *dir, const char *prefix)
@@ -97,69 +36,6 @@ void state_clean_temps(const char *dir, const char *prefix)
 			unlinkat(dirfd(d), e->d_name, 0);
 	}
 	closedir(d);
-}
-
-char *state_read_file(const char *path, size_t max, size_t *len, int *err)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		*err = errno;
-		return NULL;
-	}
-	struct stat st;
-	if (fstat(fd, &st) != 0) {
-		*err = errno;
-		close(fd);
-		return NULL;
-	}
-	if ((uint64_t)st.st_size > max) {
-		*err = EFBIG;
-		close(fd);
-		return NULL;
-	}
-	size_t cap = (size_t)st.st_size + 1, n = 0;
-	char *buf = malloc(cap);
-	if (buf == NULL) {
-		*err = ENOMEM;
-		close(fd);
-		return NULL;
-	}
-	for (;;) {
-		if (n + 1 == cap) {
-			/* The file grew since fstat: keep reading up to max. */
-			if (cap > max) {
-				free(buf);
-				close(fd);
-				*err = EFBIG;
-				return NULL;
-			}
-			char *nb = realloc(buf, cap * 2);
-			if (nb == NULL) {
-				free(buf);
-				close(fd);
-				*err = ENOMEM;
-				return NULL;
-			}
-			buf = nb;
-			cap *= 2;
-		}
-		ssize_t r = read(fd, buf + n, cap - 1 - n);
-		if (r < 0) {
-			if (errno == EINTR)
-				continue;
-			*err = errno;
-			free(buf);
-			close(fd);
-			return NULL;
-		}
-		if (r == 0)
-			break;
-		n += (size_t)r;
-	}
-	close(fd);
-	buf[n] = 0;
-	*len = n;
-	return buf;
 }
 
 void state_history_name(char *buf, size_t len, uint64_t seq, const char *ext)

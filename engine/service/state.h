@@ -1,4 +1,4 @@
-/* state.h - the files of the state directory: durable atomic writes, reads,
+/* state.h - the files of the state directory: durable atomic writes,
  * and the numbered history.  Shared by the service (engine/service/service.c) and
  * `passfs history export`, which reads a state directory without a service.
  *
@@ -13,21 +13,15 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-/* mkdir -p with `mode` for every directory it creates.  0 or -errno. */
-int state_mkdirs(const char *path, mode_t mode);
-
-/* Writes dir/name atomically: a temporary file in dir, write, fsync, rename
- * onto name, then (durable) fsync of dir so the rename survives a crash.
- * Readers see the old file or the new one, never a mix.  0 or -errno. */
+/* Writes dir/name atomically (mode 0600) with base/file.h's base_write_atomic:
+ * a temporary ".name.*.tmp" in dir, then rename onto name; durable fsyncs the
+ * file and then dir so the rename survives a crash.  Readers see the old file
+ * or the new one, never a mix.  0 or -errno. */
 int state_write_atomic(const char *dir, const char *name, const void *buf, size_t len, int durable);
 
 /* Removes the files in dir whose names start with prefix and end in ".tmp":
  * the temporaries of writes a crash interrupted.  Errors are ignored. */
 void state_clean_temps(const char *dir, const char *prefix);
-
-/* Reads a whole file of at most max bytes (larger: -EFBIG) into a malloc'd,
- * NUL-terminated buffer.  Returns it and *len, or NULL with *err = errno. */
-char *state_read_file(const char *path, size_t max, size_t *len, int *err);
 
 /* "000042.json" for seq 42 and ext "json". */
 void state_history_name(char *buf, size_t len, uint64_t seq, const char *ext);

@@ -27,10 +27,14 @@
 
 #include "blas.h"
 #include "datadir.h"
+#include "clock.h"
 #include "dnn.h"
+#include "file.h"
 #include "hostcc.h"
 #include "oplib/oplib.h"
+#include "proc.h"
 #include "sha256.h"
+#include "strbuf.h"
 
 #define MAXD GRAPH_MAX_DIMS
 #define EW_BLOCK 256
@@ -2032,34 +2036,16 @@ const char *eager_oplib_dir(void)
 	return datadir_get(DATADIR_OPLIB);
 }
 
-static int append(char **buf, size_t *len, size_t *cap, const char *s, size_t n)
-{
-	if (*len + n + 1 > *cap) {
-		size_t c = *cap ? *cap : 65536;
-		while (c < *len + n + 1)
-			c *= 2;
-		char *nb = realloc(*buf, c);
-		if (nb == NULL)
-			return -1;
-		*buf = nb;
-		*cap = c;
-	}
-	memcpy(*buf + *len, s, n);
-	*len += n;
-	(*buf)[*len] = 0;
-	return 0;
-}
-
 /* The op library source: passfs.h, then each file of OPL_FILES under a
  * #line naming it.  malloc'd, or NULL with a message. */
 static char *oplib_source(char *err, size_t errlen)
 {
 	static const char *files[] = {OPL_FILES};
 	const char *dir = eager_oplib_dir();
-	char *src = NULL, line[600];
-	size_t len = 0, cap = 0;
+	struct strbuf src = {0};
+	char line[600];
 	const char *head = "#include <passfs.h>\n";
-	if (append(&src, &len, &cap, head, strlen(head)))
+	if (strbuf_add(&src, head, strlen(head)))
 		goto oom;
 	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
 		char path[4096];
@@ -2067,37 +2053,30 @@ static char *oplib_source(char *err, size_t errlen)
 		FILE *f = fopen(path, "rb");
 		if (f == NULL) {
 			snprintf(err, errlen, "eager: cannot read the op library %s: %s", path, strerror(errno));
-			free(src);
+			strbuf_free(&src);
 			return NULL;
 		}
 		int n = snprintf(line, sizeof(line), "#line 1 \"%s\"\n", files[i]);
-		if (append(&src, &len, &cap, line, (size_t)n)) {
+		if (strbuf_add(&src, line, (size_t)n)) {
 			fclose(f);
 			goto oom;
 		}
 		char chunk[65536];
 		size_t got;
 		while ((got = fread(chunk, 1, sizeof(chunk), f)) > 0)
-			if (append(&src, &len, &cap, chunk, got)) {
+			if (strbuf_add(&src, chunk, got)) {
 				fclose(f);
 				goto oom;
 			}
 		fclose(f);
-		if (append(&src, &len, &cap, "\n", 1))
+		if (strbuf_add(&src, "\n", 1))
 			goto oom;
 	}
-	return src;
+	return src.p;
 oom:
-	free(src);
+	strbuf_free(&src);
 	snprintf(err, errlen, "eager: out of memory reading the op library");
 	return NULL;
-}
-
-static double now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
 static int cmp_name(const void *a, const void *b)
@@ -2151,15 +2130,15 @@ static const struct pf_runtime eager_runtime = {
 	.run_blocks = rt_run_blocks,
 };
 
-static int append_file(char **buf, size_t *len, size_t *cap, const char *path)
+static int append_file(struct strbuf *buf, const char *path)
 {
 	FILE *f = fopen(path, "rb");
 	char chunk[65536];
 	size_t got;
 	if (f == NULL)
-		return append(buf, len, cap, path, strlen(path));   /* absent: its name still counts */
+		return strbuf_puts(buf, path);   /* absent: its name still counts */
 	while ((got = fread(chunk, 1, sizeof(chunk), f)) > 0)
-		if (append(buf, len, cap, chunk, got)) {
+		if (strbuf_add(buf, chunk, got)) {
 			fclose(f);
 			return -1;
 		}
@@ -2189,43 +2168,43 @@ static const char *compiler_id(void)
 
 static int cache_key(const char *src, char *const *names, int nn, char key[65])
 {
-	char *buf = NULL, line[512];
-	size_t len = 0, cap = 0;
+	struct strbuf buf = {0};
+	char line[512];
 	struct stat st;
 	const char *inc = hostcc_include_dir();
 	static const char *headers[] = {"passfs.h", "passfs_abi.h", "pf_emu.h"};
 	int n = snprintf(line, sizeof(line), "passfs oplib 1\n%s\n%s\n", PASSFS_VERSION, compiler_id());
-	if (append(&buf, &len, &cap, line, (size_t)n))
+	if (strbuf_add(&buf, line, (size_t)n))
 		goto oom;
 	/* The compile pipeline (flags, trampolines): its source in a source
 	 * tree build, so rebuilding passfs for other reasons keeps the cache;
 	 * else the binary that holds it. */
 	const char *hostcc_src = datadir_hostcc_source();
 	if (hostcc_src != NULL && stat(hostcc_src, &st) == 0) {
-		if (append_file(&buf, &len, &cap, hostcc_src))
+		if (append_file(&buf, hostcc_src))
 			goto oom;
 	} else if (stat("/proc/self/exe", &st) == 0) {
 		n = snprintf(line, sizeof(line), "exe %lld %lld.%09ld\n", (long long)st.st_size,
 			     (long long)st.st_mtim.tv_sec, st.st_mtim.tv_nsec);
-		if (append(&buf, &len, &cap, line, (size_t)n))
+		if (strbuf_add(&buf, line, (size_t)n))
 			goto oom;
 	}
 	for (size_t i = 0; i < sizeof(headers) / sizeof(headers[0]); i++) {
 		char path[4096];
 		snprintf(path, sizeof(path), "%s/%s", inc, headers[i]);
-		if (append_file(&buf, &len, &cap, path))
+		if (append_file(&buf, path))
 			goto oom;
 	}
-	if (append(&buf, &len, &cap, src, strlen(src)))
+	if (strbuf_add(&buf, src, strlen(src)))
 		goto oom;
 	for (int i = 0; i < nn; i++)
-		if (append(&buf, &len, &cap, "\n", 1) || append(&buf, &len, &cap, names[i], strlen(names[i])))
+		if (strbuf_add(&buf, "\n", 1) || strbuf_add(&buf, names[i], strlen(names[i])))
 			goto oom;
-	sha256_hex(buf, len, key);
-	free(buf);
+	sha256_hex(buf.p, buf.len, key);
+	strbuf_free(&buf);
 	return 0;
 oom:
-	free(buf);
+	strbuf_free(&buf);
 	return -1;
 }
 
@@ -2243,24 +2222,20 @@ static int cache_dir(char *dir, size_t len)
  * never sees half a file. */
 static int cache_store(const char *src, const char *dst)
 {
-	char tmp[4400];
-	snprintf(tmp, sizeof(tmp), "%.4300s.%ld.tmp", dst, (long)getpid());
-	int in = open(src, O_RDONLY | O_CLOEXEC), out = -1, rc = -1;
+	int in = open(src, O_RDONLY | O_CLOEXEC), rc = -1;
+	struct base_atomic a;
 	if (in < 0)
 		return -1;
-	out = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	if (out >= 0) {
+	if (base_atomic_open(&a, dst, "", 0600, 0) == 0) {
 		char buf[65536];
 		ssize_t got;
 		rc = 0;
-		while (rc == 0 && (got = read(in, buf, sizeof(buf))) > 0)
-			rc = write(out, buf, (size_t)got) == got ? 0 : -1;
-		if (close(out) != 0)
-			rc = -1;
+		while (rc == 0 && (got = base_read_full(in, buf, sizeof(buf))) > 0)
+			rc = base_write_all(a.fd, buf, (size_t)got);
 		if (rc == 0)
-			rc = rename(tmp, dst);
-		if (rc != 0)
-			unlink(tmp);
+			rc = base_atomic_commit(&a, 0);
+		else
+			base_atomic_abort(&a);
 	}
 	close(in);
 	return rc;
@@ -2304,7 +2279,7 @@ static int cpu_oplib_load(const char *src, char *const *names, int nn, struct sh
 	struct hostcc_request hr = {.label = "oplib.cu", .src = src, .len = strlen(src),
 				    .names = (const char *const *)names, .n_names = nn, .timeout_s = 600};
 	struct hostcc_output ho;
-	double t0 = now_ms();
+	double t0 = base_now_ms();
 	if (hostcc_compile(&hr, &ho, err, errlen) != HOSTCC_OK) {
 		if (ho.log && *ho.log) {
 			size_t used = strlen(err);
@@ -2313,7 +2288,7 @@ static int cpu_oplib_load(const char *src, char *const *names, int nn, struct sh
 		hostcc_output_free(&ho);
 		return -1;
 	}
-	sm->compile_ms = now_ms() - t0;
+	sm->compile_ms = base_now_ms() - t0;
 	const char *load = ho.so_path;
 	if (have_dir && cache_store(ho.so_path, path) == 0) {
 		load = path;
@@ -2364,7 +2339,7 @@ static int compile_plans(struct gpu_dev *d, struct eager_plan **plans, int np, s
 			if (cpu_oplib_load(src, names, nn, sm, err, errlen))
 				goto out;
 		} else {
-			double t0 = now_ms();
+			double t0 = base_now_ms();
 			if (gpu_module_compile(d, "oplib.cu", src, (const char *const *)names, nn, &sm->mod, &log,
 					       err, errlen)) {
 				if (log && *log) {
@@ -2373,7 +2348,7 @@ static int compile_plans(struct gpu_dev *d, struct eager_plan **plans, int np, s
 				}
 				goto out;
 			}
-			sm->compile_ms = now_ms() - t0;
+			sm->compile_ms = base_now_ms() - t0;
 		}
 	}
 	for (int i = 0; i < np; i++) {

@@ -29,14 +29,11 @@
 #include <time.h>
 #include <unistd.h>
 
-/* ---- small helpers ---------------------------------------------------------- */
+#include "clock.h"
+#include "map.h"
+#include "strbuf.h"
 
-static double now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
+/* ---- small helpers ---------------------------------------------------------- */
 
 static int is_name_char(int c)
 {
@@ -58,94 +55,6 @@ static const char *base_name(const char *path)
 {
 	const char *s = strrchr(path, '/');
 	return s ? s + 1 : path;
-}
-
-/* ---- a string -> int map (open addressing) ---------------------------------- */
-
-struct smap {
-	char **key;
-	int *val;
-	size_t cap, n;
-};
-
-static unsigned long hash_str(const char *s, size_t n)
-{
-	unsigned long h = 1469598103934665603ul;
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ (unsigned char)s[i]) * 1099511628211ul;
-	return h;
-}
-
-static void smap_clear(struct smap *m)
-{
-	for (size_t i = 0; i < m->cap; i++) {
-		free(m->key[i]);
-		m->key[i] = NULL;
-	}
-	m->n = 0;
-}
-
-static void smap_free(struct smap *m)
-{
-	smap_clear(m);
-	free(m->key);
-	free(m->val);
-	memset(m, 0, sizeof(*m));
-}
-
-/* The value for s[0, n), or -1. */
-static int smap_get(const struct smap *m, const char *s, size_t n)
-{
-	if (m->cap == 0)
-		return -1;
-	for (size_t i = hash_str(s, n) & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
-		if (m->key[i] == NULL)
-			return -1;
-		if (strlen(m->key[i]) == n && memcmp(m->key[i], s, n) == 0)
-			return m->val[i];
-	}
-}
-
-/* Sets s[0, n) to v; returns 1 when that changed the map, 0 when not, -1 when
- * out of memory. */
-static int smap_put(struct smap *m, const char *s, size_t n, int v)
-{
-	if ((m->n + 1) * 2 > m->cap) {
-		struct smap g = {0};
-		g.cap = m->cap ? m->cap * 2 : 64;
-		g.key = calloc(g.cap, sizeof(char *));
-		g.val = calloc(g.cap, sizeof(int));
-		if (g.key == NULL || g.val == NULL) {
-			free(g.key);
-			free(g.val);
-			return -1;
-		}
-		for (size_t i = 0; i < m->cap; i++)
-			if (m->key[i] != NULL) {
-				size_t j = hash_str(m->key[i], strlen(m->key[i])) & (g.cap - 1);
-				while (g.key[j] != NULL)
-					j = (j + 1) & (g.cap - 1);
-				g.key[j] = m->key[i];
-				g.val[j] = m->val[i];
-				g.n++;
-			}
-		free(m->key);
-		free(m->val);
-		*m = g;
-	}
-	size_t i = hash_str(s, n) & (m->cap - 1);
-	for (; m->key[i] != NULL; i = (i + 1) & (m->cap - 1))
-		if (strlen(m->key[i]) == n && memcmp(m->key[i], s, n) == 0) {
-			if (m->val[i] == v)
-				return 0;
-			m->val[i] = v;
-			return 1;
-		}
-	if ((m->key[i] = strndup(s, n)) == NULL)
-		return -1;
-	m->val[i] = v;
-	m->n++;
-	return 1;
 }
 
 /* ---- pass 1: statements -------------------------------------------------------- */
@@ -186,32 +95,12 @@ static void ptx_free(struct ptx *p)
 	free(p->files);
 }
 
-struct buf {
-	char *p;
-	size_t n, cap;
-};
-
-static int buf_putc(struct buf *b, char c)
-{
-	if (b->n + 2 > b->cap) {
-		size_t cap = b->cap ? b->cap * 2 : 256;
-		char *p = realloc(b->p, cap);
-		if (p == NULL)
-			return -1;
-		b->p = p;
-		b->cap = cap;
-	}
-	b->p[b->n++] = c;
-	b->p[b->n] = 0;
-	return 0;
-}
-
 /* The trimmed content of b (NUL-terminated in place); "" when empty. */
-static char *buf_trim(struct buf *b)
+static char *buf_trim(struct strbuf *b)
 {
 	if (b->p == NULL)
 		return "";
-	size_t e = b->n;
+	size_t e = b->len;
 	while (e > 0 && isspace((unsigned char)b->p[e - 1]))
 		e--;
 	b->p[e] = 0;
@@ -338,7 +227,7 @@ static void parse_loc(const char *t, int loc[4])
 
 static int split_statements(const char *src, struct ptx *x)
 {
-	struct buf b = {0};
+	struct strbuf b = {0};
 	int depth = 0, in_init = 0, in_vec = 0, func = -1;
 	int loc[4] = {-1, -1, -1, -1};
 	int rc = 0;
@@ -359,34 +248,34 @@ static int split_statements(const char *src, struct ptx *x)
 			continue;
 		}
 		if (c == '"') {
-			rc = buf_putc(&b, c);
+			rc = strbuf_putc(&b, c);
 			for (p++; *p && *p != '"' && rc == 0; p++)
-				rc = buf_putc(&b, *p);
+				rc = strbuf_putc(&b, *p);
 			if (*p == 0)
 				break;
-			rc = rc ? rc : buf_putc(&b, '"');
+			rc = rc ? rc : strbuf_putc(&b, '"');
 			continue;
 		}
 		if (c == '\n') {
-			if (b.n == 0)
+			if (b.len == 0)
 				continue;
 			char *t = buf_trim(&b);
 			size_t tl = strlen(t);
-			b.n = strlen(b.p);
+			b.len = strlen(b.p);
 			if (strncmp(t, ".loc", 4) == 0 && isspace((unsigned char)t[4])) {
 				parse_loc(t, loc);
-				b.n = 0;
+				b.len = 0;
 			} else if (strncmp(t, ".file", 5) == 0 && isspace((unsigned char)t[5])) {
 				rc = parse_file(x, t);
-				b.n = 0;
+				b.len = 0;
 			} else if (depth == 0 && (starts(t, ".version") || starts(t, ".target") ||
 						  starts(t, ".address_size"))) {
 				rc = add_stmt(x, t, depth, func, 0, loc);
-				b.n = 0;
+				b.len = 0;
 			} else if (tl > 0 && t[tl - 1] == ':' && !in_init && !in_vec) {
-				b.n = 0;                /* a label */
+				b.len = 0;                /* a label */
 			} else {
-				rc = buf_putc(&b, ' ');
+				rc = strbuf_putc(&b, ' ');
 			}
 			continue;
 		}
@@ -394,7 +283,7 @@ static int split_statements(const char *src, struct ptx *x)
 			char *t = buf_trim(&b);
 			if (*t)
 				rc = add_stmt(x, t, depth, func, 0, loc);
-			b.n = 0;
+			b.len = 0;
 			continue;
 		}
 		if (c == '{') {
@@ -403,20 +292,20 @@ static int split_statements(const char *src, struct ptx *x)
 				depth++;        /* a scope: callseq, inline asm */
 			} else if (depth == 0 && (strchr(t, '=') != NULL || in_init)) {
 				in_init++;
-				b.n = strlen(b.p);
-				rc = buf_putc(&b, c);
+				b.len = strlen(b.p);
+				rc = strbuf_putc(&b, c);
 			} else if (depth == 0) {
 				/* a function header */
 				func = add_func(x, t);
 				if (func < 0 || add_stmt(x, t, depth, func, 1, loc))
 					rc = -1;
-				b.n = 0;
+				b.len = 0;
 				depth = 1;
 				loc[0] = loc[1] = loc[2] = loc[3] = -1;
 			} else {
 				in_vec++;       /* a vector operand {%f1, %f2} */
-				b.n = strlen(b.p);
-				rc = buf_putc(&b, c);
+				b.len = strlen(b.p);
+				rc = strbuf_putc(&b, c);
 			}
 			continue;
 		}
@@ -426,20 +315,20 @@ static int split_statements(const char *src, struct ptx *x)
 					in_init--;
 				else
 					in_vec--;
-				rc = buf_putc(&b, c);
+				rc = strbuf_putc(&b, c);
 				continue;
 			}
 			char *t = buf_trim(&b);
 			if (*t)
 				rc = add_stmt(x, t, depth, func, 0, loc);
-			b.n = 0;
+			b.len = 0;
 			if (depth > 0 && --depth == 0)
 				func = -1;
 			continue;
 		}
-		if (b.n == 0 && isspace((unsigned char)c))
+		if (b.len == 0 && isspace((unsigned char)c))
 			continue;
-		rc = buf_putc(&b, c);
+		rc = strbuf_putc(&b, c);
 	}
 	if (rc == 0) {
 		char *t = buf_trim(&b);
@@ -465,9 +354,9 @@ struct scan {
 	int *author;            /* per file index: the author's file? */
 	struct global *g;
 	int ng;
-	struct smap gmap;       /* global name -> index */
-	struct smap mfuncs;     /* module (non-extern) functions -> 1 */
-	struct smap taint;      /* register -> global index (per function) */
+	struct base_map gmap;   /* global name -> index (keys copied) */
+	struct base_map mfuncs; /* module (non-extern) functions -> 1 */
+	struct base_map taint;  /* register -> global index (per function) */
 	/* the first finding in statement order */
 	int f_stmt;
 	enum finding_kind f_kind;
@@ -521,7 +410,7 @@ static int declare(struct scan *sc, int i)
 		if (strstr(t, ".extern") == NULL) {
 			char name[512];
 			func_name(t, name, sizeof(name));
-			if (name[0] && smap_put(&sc->mfuncs, name, strlen(name), 1) < 0)
+			if (name[0] && base_map_putn(&sc->mfuncs, name, strlen(name), (void *)(intptr_t)1) < 0)
 				return -1;
 		}
 		return 0;
@@ -553,7 +442,7 @@ static int declare(struct scan *sc, int i)
 	sc->g = g;
 	g[sc->ng].name = strndup(t + nb, ne - nb);
 	g[sc->ng].managed = strstr(t, ".managed") != NULL;
-	if (g[sc->ng].name == NULL || smap_put(&sc->gmap, t + nb, ne - nb, sc->ng) < 0)
+	if (g[sc->ng].name == NULL || base_map_putn(&sc->gmap, t + nb, ne - nb, (void *)(intptr_t)sc->ng) < 0)
 		return -1;
 	sc->ng++;
 	return 0;
@@ -601,7 +490,7 @@ static int names_global(const struct scan *sc, const char *op)
 	size_t n = 0;
 	while (is_id_char((unsigned char)op[n]))
 		n++;
-	return smap_get(&sc->gmap, op, n);
+	return (int)base_map_get_int(&sc->gmap, op, n, -1);
 }
 
 /* The global whose address some register in the operand holds, or -1. */
@@ -613,7 +502,7 @@ static int tainted(const struct scan *sc, const char *op)
 		size_t n = 1;
 		while (is_id_char((unsigned char)p[n]))
 			n++;
-		int g = smap_get(&sc->taint, p, n);
+		int g = (int)base_map_get_int(&sc->taint, p, n, -1);
 		if (g >= 0)
 			return g;
 		p += n - 1;
@@ -634,11 +523,10 @@ static int taint_regs(struct scan *sc, const char *op, int g)
 			n++;
 		/* predicates carry no addresses */
 		if (!(n >= 2 && p[1] == 'p' && (n == 2 || isdigit((unsigned char)p[2])))) {
-			if (smap_get(&sc->taint, p, n) < 0) {
-				int r = smap_put(&sc->taint, p, n, g);
-				if (r < 0)
+			if ((int)base_map_get_int(&sc->taint, p, n, -1) < 0) {
+				if (base_map_putn(&sc->taint, p, n, (void *)(intptr_t)g) < 0)
 					return -1;
-				changed |= r;
+				changed = 1;
 			}
 		}
 		p += n - 1;
@@ -761,7 +649,7 @@ static int analyse(struct scan *sc, int b, int e, int report)
 		if (starts(op, "call")) {
 			char callee[256];
 			callee_of(p, callee, sizeof(callee));
-			int module_func = smap_get(&sc->mfuncs, callee, strlen(callee)) >= 0;
+			int module_func = (int)base_map_get_int(&sc->mfuncs, callee, strlen(callee), -1) >= 0;
 			if (report && !module_func) {
 				enum finding_kind k = extern_call_kind(callee);
 				if (k != F_NONE)
@@ -830,7 +718,10 @@ static int analyse(struct scan *sc, int b, int e, int report)
 }
 
 /* "_Z9bias_geluIfEvPKT_S2_PS0_xx" -> "bias_gelu<...>"; "_ZN2ns1kEv" ->
- * "ns::k"; anything else as it is. */
+ * "ns::k"; anything else as it is.  Not gpu_demangle (gpu/gpu.h): that
+ * one gives the whole signature through libstdc++'s __cxa_demangle, loaded at
+ * run time; a finding names only the function, the same with or without
+ * libstdc++, so the message (result.json) does not depend on the host. */
 static void demangle(const char *m, char *out, size_t outlen)
 {
 	snprintf(out, outlen, "%s", m);
@@ -869,8 +760,9 @@ static void demangle(const char *m, char *out, size_t outlen)
 
 int integrity_scan_ptx(const char *ptx, const char *label, char *msg, size_t msglen, int *line, double *ms)
 {
-	double t0 = now_ms();
-	struct scan sc = {.label = label ? label : "pass.c", .f_kind = F_NONE, .f_global = -1};
+	double t0 = base_now_ms();
+	struct scan sc = {.label = label ? label : "pass.c", .f_kind = F_NONE, .f_global = -1,
+			  .gmap.copy_keys = 1, .mfuncs.copy_keys = 1, .taint.copy_keys = 1};
 	int rc = 0;
 	*line = 0;
 	msg[0] = 0;
@@ -917,7 +809,7 @@ int integrity_scan_ptx(const char *ptx, const char *label, char *msg, size_t msg
 		int e = i;
 		while (e < sc.x.n && sc.x.s[e].func == f)
 			e++;
-		smap_clear(&sc.taint);
+		base_map_clear(&sc.taint);
 		int r, rounds = 0;
 		while ((r = analyse(&sc, i, e, 0)) == 1 && ++rounds < 64)
 			;
@@ -994,11 +886,11 @@ out:
 	for (int g = 0; g < sc.ng; g++)
 		free(sc.g[g].name);
 	free(sc.g);
-	smap_free(&sc.gmap);
-	smap_free(&sc.mfuncs);
-	smap_free(&sc.taint);
+	base_map_free(&sc.gmap);
+	base_map_free(&sc.mfuncs);
+	base_map_free(&sc.taint);
 	if (ms)
-		*ms = now_ms() - t0;
+		*ms = base_now_ms() - t0;
 	return rc;
 }
 
@@ -1018,12 +910,12 @@ static double bw_measure(size_t n)
 	if (a != NULL && b != NULL) {
 		memset(a, 1, n);
 		memset(b, 2, n);
-		double start = now_ms();
-		for (int rep = 0; rep < 3 || (now_ms() - start < 1 && rep < 1000); rep++) {
-			double t0 = now_ms();
+		double start = base_now_ms();
+		for (int rep = 0; rep < 3 || (base_now_ms() - start < 1 && rep < 1000); rep++) {
+			double t0 = base_now_ms();
 			memcpy(rep & 1 ? a : b, rep & 1 ? b : a, n);
 			__asm__ volatile("" ::: "memory");
-			double dt = now_ms() - t0;
+			double dt = base_now_ms() - t0;
 			if (dt > 0 && (best == 0 || dt < best))
 				best = dt;
 		}

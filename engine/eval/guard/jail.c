@@ -24,8 +24,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
+#include "file.h"
 #include "hostcc.h"
 #include "nvrtc.h"
+#include "proc.h"
 
 #define MAX_PATHS 24
 
@@ -49,13 +52,6 @@ const char *jail_kind_name(enum jail_kind k)
 	case JAIL_LIMITS: return "limits";
 	}
 	return "limits";
-}
-
-static double now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
 __attribute__((format(printf, 3, 4)))
@@ -269,22 +265,6 @@ static int write_file(const char *path, const char *text)
 	return n == (ssize_t)strlen(text) ? 0 : -1;
 }
 
-/* mkdir -p for dst (mode 0755). */
-static int mkdirs(const char *dst)
-{
-	char p[PATH_MAX];
-	snprintf(p, sizeof p, "%s", dst);
-	for (char *s = p + 1; *s; s++) {
-		if (*s != '/')
-			continue;
-		*s = '\0';
-		if (mkdir(p, 0755) != 0 && errno != EEXIST)
-			return -1;
-		*s = '/';
-	}
-	return mkdir(p, 0755) != 0 && errno != EEXIST ? -1 : 0;
-}
-
 /* The flags a bind's remount must keep (a user namespace may not clear
  * them). */
 static unsigned long kept_flags(const char *src)
@@ -321,12 +301,12 @@ static int bind_at(const char *root, const char *src, const char *at, int rw, un
 		return 0;
 	snprintf(dst, sizeof dst, "%s%s", root, at);
 	if (S_ISDIR(st.st_mode)) {
-		if (mkdirs(dst) != 0)
+		if (base_mkdirs(dst, 0755) != 0)
 			goto fail;
 	} else {
 		parent_of(dst, dir, sizeof dir);
 		int fd;
-		if (mkdirs(dir) != 0 || (fd = open(dst, O_WRONLY | O_CREAT | O_CLOEXEC, 0644)) < 0)
+		if (base_mkdirs(dir, 0755) != 0 || (fd = open(dst, O_WRONLY | O_CREAT | O_CLOEXEC, 0644)) < 0)
 			goto fail;
 		close(fd);
 	}
@@ -406,7 +386,7 @@ static int enter_namespaces(const struct view *v, char *why, size_t whylen, int 
 			continue;
 		char dir[PATH_MAX + 64];
 		parent_of(dst, dir, sizeof dir);
-		if (mkdirs(dir) != 0 || symlink(v->ro[i], dst) != 0) {
+		if (base_mkdirs(dir, 0755) != 0 || symlink(v->ro[i], dst) != 0) {
 			say(why, whylen, "symlink %s: %s", v->alias[i], strerror(errno));
 			return -1;
 		}
@@ -520,8 +500,7 @@ static int become_pid1(char *err, size_t errlen)
 		return 0;
 	}
 	int st = 0;
-	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
-		;
+	base_waitpid(pid, &st);
 	if (WIFSIGNALED(st)) {
 		signal(WTERMSIG(st), SIG_DFL);
 		sigset_t s;
@@ -536,7 +515,7 @@ static int become_pid1(char *err, size_t errlen)
 int jail_compile(const char *rw_dir, int device_stubs, int cpu_s, struct jail_info *info, char *err,
 		 size_t errlen)
 {
-	double t0 = now_ms();
+	double t0 = base_now_ms();
 	memset(info, 0, sizeof *info);
 	char pch[PATH_MAX] = "";
 	/* made outside: inside, the cache is not writable */
@@ -581,7 +560,7 @@ int jail_compile(const char *rw_dir, int device_stubs, int cpu_s, struct jail_in
 	drop_caps();
 	if (unshared && become_pid1(err, errlen) != 0)
 		return -1;
-	info->ms = now_ms() - t0;
+	info->ms = base_now_ms() - t0;
 	return 0;
 }
 
