@@ -1,0 +1,801 @@
+/* eval_variant.c - one variant of an evaluation (eval_int.h): the checks
+ * at every tolerance level on the public and secret sets, the interleaved
+ * timing with its verified trials, and the integrity rules on what came back. */
+#define _GNU_SOURCE
+#include "eval_int.h"
+
+/* Whether a is worse than b: a larger level, or the same level further out. */
+static int worst_beats(const struct worst *a, const struct worst *b)
+{
+	if (a->output < 0)
+		return 0;
+	if (b->output < 0 || a->min_t != b->min_t)
+		return b->output < 0 || a->min_t > b->min_t;
+	return a->excess > b->excess;
+}
+
+static double median_of(double *a, int n, double *iqr_ratio)
+{
+	eval_sort(a, n);
+	double med = n % 2 ? a[n / 2] : (a[n / 2 - 1] + a[n / 2]) / 2;
+	double q1 = a[n / 4], q3 = a[(3 * n) / 4 < n ? (3 * n) / 4 : n - 1];
+	*iqr_ratio = med > 0 ? (q3 - q1) / med : 0;
+	return med;
+}
+
+/* Compares one set's pass outputs with eager's; returns the smallest t at
+ * which all outputs pass (SCORE_T_NEVER when none) and fills *w with the
+ * worst element, or flags poison (with where filled). */
+static int compare_set(struct ctx *c, int pass_slot, int eager_set, int *poisoned, struct vresult *vr,
+		       struct worst *w, struct blind *bl, char *where, size_t wlen)
+{
+	int worst = SCORE_T_MIN;
+	*poisoned = 0;
+	w->output = -1;
+	w->min_t = SCORE_T_MIN;
+	if (bl)
+		bl->output = -1;
+	for (int o = 0; o < c->v->n_outputs; o++) {
+		const struct graph_value *x = &c->v->values[c->v->outputs[o]];
+		const unsigned char *p = c->pass_res.base + c->lay.res_out[pass_slot][o];
+		const unsigned char *e = c->eager_res.base + c->lay.res_out[eager_set][o];
+		struct eval_cmp cmp;
+		eval_compare(x->dtype, p, e, (size_t)graph_shape_numel(&x->shape), &cmp);
+		if (cmp.poison_at >= 0) {
+			*poisoned = 1;
+			snprintf(where, wlen, "output %d ('%s') element %lld was never written (it still holds the poison)",
+				 o, x->name, (long long)cmp.poison_at);
+			return SCORE_T_NEVER;
+		}
+		if (cmp.max_abs > vr->max_abs_err)
+			vr->max_abs_err = cmp.max_abs;
+		if (cmp.max_rel > vr->max_rel_err)
+			vr->max_rel_err = cmp.max_rel;
+		if (cmp.min_t > worst)
+			worst = cmp.min_t;
+		/* A counted level no tighter than a constant's proves nothing
+		 * (at t >= 0 every constant near eager's range passes; the
+		 * level rule already covers those).  Where even t = -10 cannot
+		 * tell eager from a constant (every value within 1e-10 of zero:
+		 * a degenerate output), no pass could be closer: the rule does
+		 * not apply, and nothing can be verified there. */
+		if (bl && bl->output < 0 && cmp.min_t <= COUNTED_T) {
+			int b = eval_blind_t(x->dtype, e, (size_t)graph_shape_numel(&x->shape));
+			if (b != SCORE_T_NEVER && b > SCORE_T_MIN && cmp.min_t >= b) {
+				bl->output = o;
+				bl->blind_t = b;
+				bl->pass_t = cmp.min_t;
+			}
+		}
+		struct worst here = {cmp.min_t, cmp.worst_at >= 0 ? o : -1, cmp.worst_at, cmp.worst_pass,
+				     cmp.worst_eager, cmp.worst_excess};
+		if (worst_beats(&here, w))
+			*w = here;
+	}
+	return worst;
+}
+
+/* The worst element's index as a tuple of its output's shape, into idx;
+ * returns that output. */
+const struct graph_value *worst_index(const struct graph_variant *v, const struct worst *w,
+					     long long idx[GRAPH_MAX_DIMS])
+{
+	const struct graph_value *x = &v->values[v->outputs[w->output]];
+	long long rest = w->at;
+	for (int d = x->shape.ndim - 1; d >= 0; d--) {
+		long long n = x->shape.d[d] > 0 ? x->shape.d[d] : 1;
+		idx[d] = rest % n;
+		rest /= n;
+	}
+	return x;
+}
+
+/* "t1[3,17,200]": the worst element's output name and index. */
+static void worst_where(const struct graph_variant *v, const struct worst *w, char *out, size_t len)
+{
+	long long idx[GRAPH_MAX_DIMS];
+	const struct graph_value *x = worst_index(v, w, idx);
+	size_t k = (size_t)snprintf(out, len, "%s[", x->name);
+	for (int d = 0; d < x->shape.ndim && k < len; d++)
+		k += (size_t)snprintf(out + k, len - k, "%s%lld", d ? "," : "", idx[d]);
+	if (k < len)
+		snprintf(out + k, len - k, "]");
+}
+
+/* What a variant's level means, in words, for its message: "output
+ * t1[3,17,200] = 0.5012, eager 0.4981: close only from t = -2 (ok needs
+ * -3)".  Empty when no element was compared. */
+static void level_message(const struct graph_variant *v, const struct worst *w, int close_t, char *out, size_t len)
+{
+	char at[200];
+	out[0] = 0;
+	if (w->output < 0)
+		return;
+	worst_where(v, w, at, sizeof(at));
+	if (close_t == SCORE_T_NEVER)
+		snprintf(out, len, "output %s = %.6g, eager %.6g: not close at any t (ok needs t = %d)", at, w->pass,
+			 w->eager, OK_T);
+	else if (close_t > COUNTED_T)
+		snprintf(out, len, "output %s = %.6g, eager %.6g: close only from t = %d, a level whose tolerance "
+			 "(atol 1, rtol 1 or looser) accepts even an all-zero output, so it counts as wrong values "
+			 "(ok needs t = %d)", at, w->pass, w->eager, close_t, OK_T);
+	else
+		snprintf(out, len, "output %s = %.6g, eager %.6g: close only from t = %d (ok needs %d)", at, w->pass,
+			 w->eager, close_t, OK_T);
+}
+
+/* Whether the pass left the inputs of result slot `slot` as loaded: input
+ * set `set`, rotated by rot[] (NULL: not rotated; see w_load_set). */
+static int check_inputs_unchanged(struct ctx *c, int slot, int set, const uint64_t *rot, char *where, size_t wlen)
+{
+	for (int i = 0; i < c->v->n_inputs; i++) {
+		const unsigned char *after = c->pass_res.base + c->lay.res_in_after[slot][i];
+		const unsigned char *src = c->in.base + c->lay.in_off[set][i];
+		size_t bytes = c->lay.in_bytes[i], esz = graph_dtype_size(c->v->values[i].dtype);
+		size_t n = esz ? bytes / esz : 0, r = rot && n ? (size_t)(rot[i] % n) : 0;
+		if (memcmp(after, src + r * esz, (n - r) * esz) != 0 || memcmp(after + (n - r) * esz, src, r * esz) != 0) {
+			snprintf(where, wlen, "the pass wrote into its input %d ('%s'); inputs are read-only", i,
+				 c->v->values[i].name);
+			return 0;
+		}
+	}
+	return 1;
+}
+
+/* A 64-bit generator for the parent's draws (rotations, which trials to
+ * verify): splitmix64, seeded from getrandom after the pass worker forked,
+ * so its state never existed in that process. */
+static uint64_t rng_next(uint64_t *s)
+{
+	uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+static uint64_t rng_seed(void)
+{
+	uint64_t s;
+	if (getrandom(&s, sizeof(s), 0) != sizeof(s))
+		s = (uint64_t)base_now_ms() * 0x9e3779b97f4a7c15ull ^ (uint64_t)getpid();
+	return s;
+}
+
+/* The first poisoned element of the pass's outputs in a result slot:
+ * returns 1 with where filled, else 0. */
+static int timed_poison(struct ctx *c, int slot, char *where, size_t wlen)
+{
+	for (int o = 0; o < c->v->n_outputs; o++) {
+		const struct graph_value *x = &c->v->values[c->v->outputs[o]];
+		long long at = eval_find_poison(x->dtype, c->pass_res.base + c->lay.res_out[slot][o],
+						(size_t)graph_shape_numel(&x->shape));
+		if (at >= 0) {
+			snprintf(where, wlen, "output %d ('%s') element %lld was never written (it still holds the poison)",
+				 o, x->name, at);
+			return 1;
+		}
+	}
+	return 0;
+}
+void fail_variant(struct vresult *vr, enum score_status st, const char *fmt, ...)
+{
+	va_list ap;
+	vr->status = st;
+	vr->min_t = SCORE_T_NEVER;
+	va_start(ap, fmt);
+	vsnprintf(vr->msg, sizeof(vr->msg), fmt, ap);
+	va_end(ap);
+}
+
+static enum score_status status_of_rc(int rc)
+{
+	switch (rc) {
+	case PF_ERR_UNSUPPORTED: return SCORE_UNSUPPORTED;
+	case PF_ERR_NOT_IMPLEMENTED: return SCORE_NOT_IMPLEMENTED;
+	default: return SCORE_RUNTIME_ERROR;
+	}
+}
+
+/* The step limit for the rest of an evaluation once a variant timed out:
+ * a tenth of it, at least 1 s (and never more than it was): 2 s for the
+ * default 20 s. */
+double after_timeout_s(double timeout_s)
+{
+	double t = timeout_s / 10 > 1 ? timeout_s / 10 : 1;
+	return t < timeout_s ? t : timeout_s;
+}
+
+/* The pass worker's step failed: turn how into a verdict. */
+static void worker_step_verdict(struct worker *pw, int step, const struct reply *r, struct vresult *vr,
+				const struct ctx *c)
+{
+	char how[300] = "";
+	if (step == STEP_TIMEOUT) {
+		worker_stop(pw, 1, NULL, 0);
+		if (c->timed_out)
+			fail_variant(vr, SCORE_TIMEOUT,
+				     "the pass did not finish within %g s (the limit once variant '%s' timed out)",
+				     c->timeout_s, c->timed_out);
+		else
+			fail_variant(vr, SCORE_TIMEOUT, "the pass did not finish within %g s", c->timeout_s);
+		return;
+	}
+	if (step == STEP_DIED) {
+		worker_stop(pw, 1, how, sizeof(how));
+		/* The kernel's word (the exit status the SIGSYS handler sets, or
+		 * death by SIGSYS) says the sandbox stopped it; the report line
+		 * only says which call.  The line comes from inside the worker,
+		 * where pass code can write it too, so once pass code may have
+		 * run it can make the verdict worse, never better: "made by the
+		 * GPU driver" is believed only from a worker that had not yet
+		 * said it was ready (no pass code had been called). */
+		int sandboxed = (WIFEXITED(pw->status) && WEXITSTATUS(pw->status) == SANDBOX_EXIT_STATUS) ||
+				(WIFSIGNALED(pw->status) && WTERMSIG(pw->status) == SIGSYS);
+		int reported = strstr(how, "forbidden system call") != NULL;
+		if ((sandboxed || reported) && !pw->pass_ran && strstr(how, "made by the GPU driver"))
+			fail_variant(vr, SCORE_RUNTIME_ERROR, "%s (a limit of passfs's sandbox, not the pass's doing: "
+				     "PASSFS_SANDBOX_AUDIT lists what the driver needs)", how);
+		else if ((sandboxed || reported) && strstr(how, "made by the GPU driver"))
+			fail_variant(vr, SCORE_REJECTED, "%s: a pass may not use files, the network or processes "
+				     "(the worker says the GPU driver made the call, but pass code had run in it and "
+				     "can write that line too; PASSFS_SANDBOX_AUDIT lists what the driver needs)", how);
+		else if (reported)
+			fail_variant(vr, SCORE_REJECTED, "%s: a pass may not use files, the network or processes", how);
+		else if (sandboxed)
+			fail_variant(vr, SCORE_REJECTED, "sandbox: a forbidden system call (the worker exited with the "
+				     "sandbox's status %d%s%.200s): a pass may not use files, the network or processes",
+				     SANDBOX_EXIT_STATUS, how[0] ? "; its report: " : "", how);
+		else
+			fail_variant(vr, SCORE_RUNTIME_ERROR, "the pass crashed: %s", how[0] ? how : "the worker died");
+		return;
+	}
+	/* a line the sandbox wrote while the worker lives on (the driver ran
+	 * out of pre-opened descriptors, and the call failed) explains it */
+	char note[256];
+	ssize_t n = read(pw->report_fd, note, sizeof(note) - 1);
+	note[n > 0 ? n : 0] = 0;
+	note[strcspn(note, "\n")] = 0;
+	fail_variant(vr, status_of_rc(r->status), "%s%s%s", r->msg[0] ? r->msg : "the replacement failed",
+		     note[0] ? "; " : "", note);
+}
+
+/* Per kernel (lowered name) over traced calls: the median time and launch
+ * count per call, the slowest first, as a JSON array. */
+static json_t *kernel_medians_json(const struct trial_gpu *g, int n)
+{
+	json_t *arr = json_array();
+	double *ms = malloc(sizeof(double) * (size_t)(n ? n : 1)), *cnt = malloc(sizeof(double) * (size_t)(n ? n : 1));
+	char seen[GPU_TRACE_MAX_KERNELS][sizeof(g->tr.kernels[0].name)];
+	int n_seen = 0;
+	for (int t = 0; ms && cnt && t < n; t++)
+		for (int q = 0; g[t].valid && q < g[t].tr.n_names && q < GPU_TRACE_MAX_KERNELS; q++) {
+			const char *name = g[t].tr.kernels[q].name;
+			int dup = 0;
+			for (int s = 0; s < n_seen && !dup; s++)
+				dup = strcmp(seen[s], name) == 0;
+			if (dup || n_seen == GPU_TRACE_MAX_KERNELS)
+				continue;
+			snprintf(seen[n_seen++], sizeof(seen[0]), "%s", name);
+			int m = 0;
+			for (int u = 0; u < n; u++) {
+				if (!g[u].valid)
+					continue;
+				double a = 0, c = 0;
+				for (int r = 0; r < g[u].tr.n_names && r < GPU_TRACE_MAX_KERNELS; r++)
+					if (strcmp(g[u].tr.kernels[r].name, name) == 0) {
+						a = g[u].tr.kernels[r].ms;
+						c = g[u].tr.kernels[r].count;
+					}
+				ms[m] = a;
+				cnt[m++] = c;
+			}
+			double iqr;
+			double med = median_of(ms, m, &iqr), calls = median_of(cnt, m, &iqr);
+			char cxx[512];
+			json_t *one = json_pack("{s:s, s:f, s:f}", "name", name, "ms", eval_round(med, 5), "calls", calls);
+			if (gpu_demangle(name, cxx, sizeof cxx) == 0)
+				json_object_set_new(one, "kernel", json_string(cxx));
+			size_t at = json_array_size(arr);
+			for (size_t i = 0; i < json_array_size(arr); i++)
+				if (json_real_value(json_object_get(json_array_get(arr, i), "ms")) < med) {
+					at = i;
+					break;
+				}
+			json_array_insert_new(arr, at, one);
+		}
+	free(ms);
+	free(cnt);
+	return arr;
+}
+
+static double trial_gpu_median(const struct trial_gpu *g, int n, int what, int *count)
+{
+	double *a = malloc(sizeof(double) * (size_t)(n ? n : 1)), iqr;
+	int m = 0;
+	*count = 0;
+	if (a == NULL)
+		return 0;
+	for (int k = 0; k < n; k++)
+		if (g[k].valid)
+			a[m++] = what == 0 ? g[k].tr.kernel_ms : what == 1 ? g[k].tr.span_ms : g[k].tr.n_kernels;
+	double med = m ? median_of(a, m, &iqr) : 0;
+	free(a);
+	*count = m;
+	return med;
+}
+
+/* The median of the per-pair ratios eager/pass over n paired trials, and its
+ * 95% interval from order statistics of the sorted log ratios (distribution
+ * free: the median lies between the k-th smallest and the k-th largest of n
+ * with k = floor(n/2 - 0.98*sqrt(n)), at least 95% of the time).  A pair
+ * shares the machine's load of its moment, which the ratio cancels;
+ * bench/rescore.sh measures this against the ratio of the two medians.
+ * lo = hi = the estimate when n < 4 (no interval yet). */
+static void paired_speedup(const double *te, const double *tp, int n, double *est, double *lo, double *hi)
+{
+	double *lr = malloc(sizeof(double) * (size_t)(n > 0 ? n : 1));
+	int m = 0;
+	*est = *lo = *hi = 0;
+	if (lr == NULL)
+		return;
+	for (int k = 0; k < n; k++)
+		if (te[k] > 0 && tp[k] > 0)
+			lr[m++] = log(te[k] / tp[k]);
+	if (m > 0) {
+		eval_sort(lr, m);
+		double med = m % 2 ? lr[m / 2] : (lr[m / 2 - 1] + lr[m / 2]) / 2;
+		int j = (int)floor(m / 2.0 - 0.98 * sqrt((double)m));
+		*est = exp(med);
+		*lo = m >= 4 && j >= 0 ? exp(lr[j]) : *est;
+		*hi = m >= 4 && j >= 0 ? exp(lr[m - 1 - j]) : *est;
+	}
+	free(lr);
+}
+
+/* Whether the paired speedup of n trials is known to SPEEDUP_TIGHT: its 95%
+ * interval within +-3% (in log terms) of the estimate. */
+static int speedup_tight(const double *te, const double *tp, int n)
+{
+	double est, lo, hi;
+	if (n < ADAPT_MIN_TRIALS)
+		return 0;
+	paired_speedup(te, tp, n, &est, &lo, &hi);
+	return est > 0 && lo > 0 && log(hi / lo) / 2 <= log(1 + SPEEDUP_TIGHT);
+}
+
+/* One timing run: warm-up + trials, eager and the pass alternating on the
+ * same fresh rotation of the public inputs (see the top of this file). */
+static int time_variant(struct ctx *c, struct worker *ew, struct worker *pw, struct eval_shared *es,
+			struct vresult *vr, char *err, size_t errlen)
+{
+	struct reply r;
+	double t1[MAX_BATCH];
+	int step, poisoned, out = 0;
+	/* The timed trials, then (cuda with CUPTI) a few traced ones for the
+	 * GPU's view, checked alike but not in the medians.  The timed trials
+	 * go on past c->trials, up to TRIALS_CAP times as many, while the
+	 * speedup's interval is wider than SPEEDUP_TIGHT (timed_n shrinks to
+	 * where it is tight). */
+	int timed_max = c->warmup + (c->trials >= ADAPT_MIN_TRIALS ? c->trials * TRIALS_CAP : c->trials);
+	int timed_n = timed_max, alloc = timed_max + c->traced_trials;
+	double *te = calloc((size_t)alloc, sizeof(double)), *tp = calloc((size_t)alloc, sizeof(double));
+	double *we = calloc((size_t)alloc, sizeof(double)), *wp = calloc((size_t)alloc, sizeof(double));
+	struct trial_gpu *ge = calloc((size_t)alloc, sizeof(*ge)), *gp = calloc((size_t)alloc, sizeof(*gp));
+	uint64_t rng = rng_seed();
+	int check_min_t = vr->close_t;
+	if (te == NULL || tp == NULL || we == NULL || wp == NULL || ge == NULL || gp == NULL) {
+		snprintf(err, errlen, "out of memory timing variant '%s'", c->v->name);
+		out = -1;
+		goto end;
+	}
+	for (int k = 0; k < timed_n + c->traced_trials; k++) {
+		int total = timed_n + c->traced_trials;
+		struct cmd cm = {.op = CMD_TIME, .set = 0, .count = 1, .trace = k >= timed_n};
+		for (int i = 0; i < c->v->n_inputs; i++) {
+			long long n = graph_shape_numel(&c->v->values[i].shape);
+			/* literal data is part of the task, not a draw */
+			cm.rot[i] = c->v->gen[i].data == NULL && n > 1 ? rng_next(&rng) % (uint64_t)n : 0;
+		}
+		double t0 = base_now_ms();
+		step = worker_step(ew, 600, &cm, &r, t1);
+		we[k] = base_now_ms() - t0;
+		if (step != STEP_OK || r.status != PF_OK || r.n_times != 1) {
+			snprintf(err, errlen, "eager timing failed on variant '%s': %s", c->v->name,
+				 step == STEP_OK ? r.msg : "the eager worker died");
+			out = -1;
+			goto end;
+		}
+		te[k] = t1[0];
+		if (ew->payload_len == (int)sizeof(struct trial_gpu))
+			memcpy(&ge[k], ew->payload, sizeof(struct trial_gpu));
+		t0 = base_now_ms();
+		step = worker_step(pw, c->timeout_s, &cm, &r, t1);
+		wp[k] = base_now_ms() - t0;
+		if (step != STEP_OK || r.status != PF_OK || r.n_times != 1) {
+			worker_step_verdict(pw, step, &r, vr, c);
+			out = TIME_DONE;
+			goto end;
+		}
+		tp[k] = t1[0];
+		if (pw->payload_len == (int)sizeof(struct trial_gpu))
+			memcpy(&gp[k], pw->payload, sizeof(struct trial_gpu));
+		/* The worker's clock readings happen inside the parent's round
+		 * trip; anything else means pass code moved them. */
+		if (!(tp[k] > 0) || tp[k] > wp[k]) {
+			fail_variant(vr, SCORE_REJECTED,
+				     "timed run %d of %d: the worker reported %.4f ms for a call whose round trip "
+				     "took %.4f ms: the pass tampered with the timer", k + 1, total, tp[k], wp[k]);
+			out = TIME_STOP;
+			goto end;
+		}
+		/* Enough timed trials once the speedup's interval is tight:
+		 * this one is then the last timed trial. */
+		if (k < timed_n - 1 && k + 1 >= c->warmup + c->trials &&
+		    speedup_tight(te + c->warmup, tp + c->warmup, k + 1 - c->warmup)) {
+			timed_n = k + 1;
+			total = timed_n + c->traced_trials;
+		}
+		/* Every trial: no poison left.  A random quarter (drawn now,
+		 * after the trial ran) and the last: every value, and the
+		 * inputs. */
+		char tw[400];
+		if (timed_poison(c, TIMED_SLOT, tw, sizeof(tw))) {
+			fail_variant(vr, SCORE_REJECTED, "timed run %d of %d: %s", k + 1, total, tw);
+			out = TIME_STOP;
+			goto end;
+		}
+		if (k != total - 1 && rng_next(&rng) % 4 != 0)
+			continue;
+		vr->timed_checked++;
+		if (!check_inputs_unchanged(c, TIMED_SLOT, 0, cm.rot, tw, sizeof(tw))) {
+			fail_variant(vr, SCORE_REJECTED, "timed run %d of %d: %s", k + 1, total, tw);
+			out = TIME_STOP;
+			goto end;
+		}
+		struct worst tw_worst;
+		int tt = compare_set(c, TIMED_SLOT, TIMED_SLOT, &poisoned, vr, &tw_worst, NULL, tw, sizeof(tw));
+		/* The same rule as for the secret set: right from OK_T on the
+		 * checked runs, not close at any counted level here. */
+		if (check_min_t <= OK_T && tt > COUNTED_T) {
+			char lv[640];
+			worst_where(c->v, &tw_worst, tw, sizeof(tw));
+			if (tt == SCORE_T_NEVER)
+				snprintf(lv, sizeof(lv), "not close at any t (%s = %.6g, eager %.6g)", tw, tw_worst.pass,
+					 tw_worst.eager);
+			else
+				snprintf(lv, sizeof(lv), "close only from t = %d (%s = %.6g, eager %.6g)", tt, tw,
+					 tw_worst.pass, tw_worst.eager);
+			fail_variant(vr, SCORE_REJECTED,
+				     "the outputs of timed run %d of %d (fresh inputs) are %s, though the checked runs "
+				     "were close from t = %d: the results do not follow each call's inputs",
+				     k + 1, total, lv, check_min_t);
+			out = TIME_STOP;
+			goto end;
+		}
+		/* the level is the worst over every verified run */
+		if (tt > vr->close_t || (tt == vr->close_t && worst_beats(&tw_worst, &vr->worst))) {
+			vr->close_t = tt;
+			vr->worst = tw_worst;
+		}
+	}
+	/* The parent's own view.  Each worker's round trip minus its reported
+	 * time is what it spent outside the timed window; both do the same
+	 * copies, so the two should match.  Compared: each side's least such
+	 * overhead over the timed trials.  Machine load only ever adds to a
+	 * round trip, and it hits the two workers' trials at random, not in
+	 * pairs: the median of paired differences used before flagged an
+	 * honest pass (a 3.8 ms "excess") and let the tamperer through (6.6x)
+	 * with the suite running three tests on two cores.  One quiet trial on
+	 * each side is enough, and a tamperer hides time in every trial, so
+	 * even its quickest shows it.  A pass whose least overhead exceeds
+	 * eager's by more than noise (20 us: with 0.1 ms, a pass taking
+	 * 0.11 ms that hid 90% of it went unseen, and scored 7x) and more than
+	 * its own reported time did work its reported times do not show: pass
+	 * code can reach the worker's clock readings (the same process).  Such
+	 * a pass is scored on the parent's estimate instead: its round trips
+	 * less eager's least overhead (so a delay that hit eager's trial earns
+	 * it nothing).  The medians below sort the arrays: this comes first. */
+	double pmin = 0, emin = 0;
+	for (int k = c->warmup; k < timed_n; k++) {
+		double po = wp[k] - tp[k], eo = we[k] - te[k];
+		if (k == c->warmup || po < pmin)
+			pmin = po;
+		if (k == c->warmup || eo < emin)
+			emin = eo;
+	}
+	double *est = calloc((size_t)alloc, sizeof(double));
+	double dummy;
+
+	vr->timing_suspect = 0;
+	vr->note[0] = 0;
+	for (int k = 0; k < timed_n; k++) {
+		if (est)
+			est[k] = wp[k] - emin;
+		we[k] -= te[k];
+	}
+	int n_t = timed_n - c->warmup;
+	if (c->trial_times) {
+		json_decref(vr->trial_ms);
+		vr->trial_ms = json_pack("{s:o, s:o}", "eager", json_array(), "pass", json_array());
+		for (int k = c->warmup; k < timed_n && vr->trial_ms; k++) {
+			json_array_append_new(json_object_get(vr->trial_ms, "eager"), json_real(te[k]));
+			json_array_append_new(json_object_get(vr->trial_ms, "pass"), json_real(tp[k]));
+		}
+	}
+	/* the paired estimate first: the medians below sort the arrays */
+	paired_speedup(te + c->warmup, tp + c->warmup, n_t, &vr->speedup_paired, &vr->speedup_lo, &vr->speedup_hi);
+	vr->overhead_ms = median_of(we + c->warmup, n_t, &dummy);
+	vr->eager_ms = median_of(te + c->warmup, n_t, &vr->eager_iqr);
+	vr->pass_ms = median_of(tp + c->warmup, n_t, &vr->pass_iqr);
+	vr->unexplained_ms = pmin - emin;
+	if (est && vr->unexplained_ms > 0.02 && vr->unexplained_ms > vr->pass_ms) {
+		vr->timing_suspect = 1;
+		vr->pass_ms_reported = vr->pass_ms;
+		vr->pass_ms = median_of(est + c->warmup, n_t, &vr->pass_iqr);
+		snprintf(vr->note, sizeof(vr->note),
+			 "even the quickest pass trial's round trip took %.3f ms more than eager's quickest beyond the "
+			 "%.3f ms the worker reported: the reported times do not cover the pass's work, so pass_ms "
+			 "(%.3f) is the parent's estimate", vr->unexplained_ms, vr->pass_ms_reported, vr->pass_ms);
+	}
+	free(est);
+	/* GPU time (CUPTI): the kernels of each timed call on every stream,
+	 * reported beside the end-to-end medians the score uses.  GPU work
+	 * longer than the host's timed window cannot be (the window ends with
+	 * a context-wide sync): the host times missed work, and the pass is
+	 * scored on the GPU's span instead. */
+	int ne = 0, np = 0, dummy_n, nt = c->traced_trials;
+	struct trial_gpu *gte = ge + timed_n, *gtp = gp + timed_n;
+	vr->eager_gpu_ms = trial_gpu_median(gte, nt, 0, &ne);
+	vr->pass_gpu_ms = trial_gpu_median(gtp, nt, 0, &np);
+	vr->gpu_trials = ne < np ? ne : np;
+	if (vr->gpu_trials > 0) {
+		es->trace_seen = 1;
+		vr->eager_span_ms = trial_gpu_median(gte, nt, 1, &dummy_n);
+		vr->pass_span_ms = trial_gpu_median(gtp, nt, 1, &dummy_n);
+		vr->eager_kernels = (int)trial_gpu_median(gte, nt, 2, &dummy_n);
+		vr->pass_kernels = (int)trial_gpu_median(gtp, nt, 2, &dummy_n);
+		vr->pass_streams = 0;
+		vr->gpu_dropped = 0;
+		json_decref(vr->eager_gpu_kernels);
+		json_decref(vr->pass_gpu_kernels);
+		vr->eager_gpu_kernels = kernel_medians_json(gte, nt);
+		vr->pass_gpu_kernels = kernel_medians_json(gtp, nt);
+		for (int k = 0; k < nt; k++) {
+			if (gtp[k].tr.n_streams > vr->pass_streams)
+				vr->pass_streams = gtp[k].tr.n_streams;
+			vr->gpu_dropped += gte[k].tr.dropped + gtp[k].tr.dropped;
+		}
+		/* the traced trials' own end-to-end times: the window that the
+		 * GPU span must fit in */
+		double traced_host = nt > 0 ? median_of(tp + timed_n, nt, &dummy) : 0;
+		if (vr->pass_span_ms > traced_host * 1.02 + 0.005) {
+			vr->timing_suspect = 1;
+			if (vr->pass_ms_reported == 0)
+				vr->pass_ms_reported = vr->pass_ms;
+			snprintf(vr->note, sizeof(vr->note),
+				 "the pass's GPU work spans %.4f ms per call (CUPTI, every stream) but its traced calls "
+				 "measured %.4f ms end to end: the host times missed work, so pass_ms is the GPU span",
+				 vr->pass_span_ms, traced_host);
+			if (vr->pass_span_ms > vr->pass_ms)
+				vr->pass_ms = vr->pass_span_ms;
+		}
+	}
+	vr->trials = n_t;
+end:
+	free(te), free(tp), free(we), free(wp), free(ge), free(gp);
+	return out;
+}
+
+/* A pass worker's answer to loading the pass: 0 when ready (its kernel
+ * list and tracing note noted), else -1 with the variant failed and the
+ * worker stopped. */
+static int worker_pass_ready(struct worker *pw, int step, const struct reply *r, struct eval_shared *es,
+		      struct vresult *vr, const struct ctx *c)
+{
+	if (step != STEP_OK || r->status != PF_OK) {
+		if (step == STEP_OK) {
+			worker_stop(pw, 1, NULL, 0);
+			fail_variant(vr, SCORE_RUNTIME_ERROR, "the pass could not be loaded: %s", r->msg);
+		} else {
+			worker_step_verdict(pw, step, r, vr, c);
+		}
+		return -1;
+	}
+	pw->pass_ran = 1;
+	if (es->kernels == NULL && pw->payload_len > 0 && (es->kernels = malloc((size_t)pw->payload_len + 1))) {
+		memcpy(es->kernels, pw->payload, (size_t)pw->payload_len);
+		es->kernels[pw->payload_len] = 0;
+	}
+	snprintf(es->pass_trace_note, sizeof(es->pass_trace_note), "%s", r->msg);
+	return 0;
+}
+
+int eval_variant(struct ctx *c, int k, struct worker *ew, struct worker *pw, struct eval_shared *es,
+			struct vresult *vr, char *err, size_t errlen)
+{
+	struct reply r;
+	double t1[MAX_BATCH];
+	int step;
+	memset(vr, 0, sizeof(*vr));
+	vr->min_t = vr->close_t = SCORE_T_NEVER;
+	vr->worst.output = vr->blind.output = -1;
+	vr->status = SCORE_OK;
+	if (ew->variant != k) {
+		struct cmd cm = {.op = CMD_VARIANT, .variant = k};
+		step = worker_step(ew, 600, &cm, &r, t1);
+		if (step != STEP_OK || r.status != PF_OK) {
+			snprintf(err, errlen, "eager baseline failed on variant '%s': %s", c->v->name,
+				 step == STEP_OK ? r.msg : "the eager worker died");
+			return -1;
+		}
+		ew->variant = k;
+	}
+	for (int s = 0; s < N_SETS; s++) {
+		struct cmd cm = {.op = CMD_CHECK, .set = s};
+		step = worker_step(ew, 600, &cm, &r, t1);
+		if (step != STEP_OK || r.status != PF_OK) {
+			snprintf(err, errlen, "eager baseline failed on variant '%s': %s", c->v->name,
+				 step == STEP_OK ? r.msg : "the eager worker died");
+			return -1;
+		}
+	}
+	/* Eager outputs are complete: only now does pass code run on this
+	 * variant.  A pass worker started before the compile gets the pass
+	 * now; the pass worker of the previous variant carries on when that
+	 * one went well; otherwise a fresh one starts. */
+	if (pw->pid > 0 && pw->early) {
+		pw->early = 0;
+		step = worker_wait(pw, 600, &r, t1);    /* "warm": CUDA set up */
+		if (step == STEP_OK && r.status == PF_OK) {
+			char *buf;
+			size_t len;
+			if (module_pack(c->mod, &buf, &len)) {
+				snprintf(err, errlen, "out of memory sending the pass to its worker");
+				return -1;
+			}
+			struct cmd cm = {.op = CMD_MODULE};
+			uint64_t l64 = len;
+			int sent = eval_send_all(pw->sock, &cm, sizeof(cm)) == 0 && eval_send_all(pw->sock, &l64, sizeof(l64)) == 0 &&
+				   eval_send_all(pw->sock, buf, len) == 0;
+			free(buf);
+			step = sent ? worker_wait(pw, c->timeout_s, &r, t1) : STEP_DIED;
+		}
+		if (worker_pass_ready(pw, step, &r, es, vr, c))
+			goto done;
+	}
+	if (pw->pid > 0 && pw->variant != k) {
+		struct cmd cm = {.op = CMD_VARIANT, .variant = k};
+		step = worker_step(pw, c->timeout_s, &cm, &r, t1);
+		if (step != STEP_OK || r.status != PF_OK) {
+			worker_step_verdict(pw, step, &r, vr, c);
+			goto done;
+		}
+		pw->variant = k;
+	} else if (pw->pid <= 0) {
+		if (worker_start(c, 1, k, pw, err, errlen))
+			return -1;
+		step = worker_wait(pw, c->timeout_s, &r, t1);
+		if (worker_pass_ready(pw, step, &r, es, vr, c))
+			goto done;
+	}
+	char where[400] = "";
+	int poisoned;
+	int min_t[N_SETS];
+	struct worst w[N_SETS];
+	struct blind bl[N_SETS];
+	for (int s = 0; s < N_SETS; s++) {
+		struct cmd cm = {.op = CMD_CHECK, .set = s};
+		step = worker_step(pw, c->timeout_s, &cm, &r, t1);
+		if (step != STEP_OK || r.status != PF_OK) {
+			worker_step_verdict(pw, step, &r, vr, c);
+			goto done;
+		}
+		if (!check_inputs_unchanged(c, s, s, NULL, where, sizeof(where))) {
+			fail_variant(vr, SCORE_REJECTED, "%s", where);
+			goto done;
+		}
+		min_t[s] = compare_set(c, s, s, &poisoned, vr, &w[s], &bl[s], where, sizeof(where));
+		if (poisoned) {
+			fail_variant(vr, SCORE_REJECTED, "%s", where);
+			goto done;
+		}
+	}
+	/* Right on the public inputs (from OK_T), not close at any counted
+	 * level on the secret ones: the results depend on something other
+	 * than the inputs.  Honest rounding moves a level or two between sets
+	 * of the same statistics (bf16 flips an ulp), never this far; and a
+	 * set that is merely less close costs its level below, not the
+	 * variant. */
+	if (min_t[0] <= OK_T && min_t[1] > COUNTED_T) {
+		char at[200], lv[120];
+		worst_where(c->v, &w[1], at, sizeof(at));
+		if (min_t[1] == SCORE_T_NEVER)
+			snprintf(lv, sizeof(lv), "not close at any t");
+		else
+			snprintf(lv, sizeof(lv), "close only from t = %d", min_t[1]);
+		fail_variant(vr, SCORE_REJECTED,
+			     "close to eager from t = %d on the public inputs but %s on a second, secret input set "
+			     "(%s = %.6g, eager %.6g): the results do not follow the inputs",
+			     min_t[0], lv, at, w[1].pass, w[1].eager);
+		goto done;
+	}
+	/* the level is the worst over every checked set */
+	int ws = min_t[1] > min_t[0] || (min_t[1] == min_t[0] && worst_beats(&w[1], &w[0]));
+	vr->close_t = min_t[ws];
+	vr->worst = w[ws];
+	vr->blind = bl[0].output >= 0 ? bl[0] : bl[1];
+
+	/* Timing, run again once when unstable (IQR/median > 0.2 for either
+	 * side); still unstable after that is reported (timing_unstable). */
+	c->traced_trials = c->cuda && !es->eager_trace_note[0] && !es->pass_trace_note[0]
+				   ? (c->trials < TRACED_TRIALS ? c->trials : TRACED_TRIALS) : 0;
+	for (int attempt = 0;; attempt++) {
+		int tr = time_variant(c, ew, pw, es, vr, err, errlen);
+		if (tr < 0)
+			return -1;
+		if (tr > 0)
+			goto done;
+		if (attempt == 0 && (vr->eager_iqr > 0.2 || vr->pass_iqr > 0.2)) {
+			vr->timing_retries++;
+			continue;
+		}
+		break;
+	}
+	/* The paired estimate, unless the pass's own times were replaced by
+	 * the parent's estimate or the GPU's span (timing_suspect): then the
+	 * ratio of medians of what the parent trusts. */
+	vr->speedup_of_medians = vr->pass_ms > 0 ? vr->eager_ms / vr->pass_ms : 1e9;
+	vr->speedup = vr->timing_suspect || !(vr->speedup_paired > 0) ? vr->speedup_of_medians : vr->speedup_paired;
+	/* Plausibility: the least data the variant moves, at the fastest this
+	 * machine moves data. */
+	if (c->bytes_per_ms > 0) {
+		size_t bytes = 0;
+		for (int i = 0; i < c->v->n_inputs; i++)
+			bytes += c->lay.in_bytes[i];
+		for (int o = 0; o < c->v->n_outputs; o++)
+			bytes += c->lay.out_bytes[o];
+		/* On a GPU the fresh inputs were just copied in, so up to an
+		 * L2's worth may be served from it, and outputs written back
+		 * after the window: only the rest must cross the memory bus. */
+		size_t dram = bytes > c->roof_cached ? bytes - c->roof_cached : 0;
+		vr->roofline_ms = integrity_min_ms(dram, c->bytes_per_ms);
+		if (integrity_implausible(vr->pass_ms, vr->roofline_ms)) {
+			vr->implausible = 1;
+			if (c->roof_cached)
+				snprintf(vr->note, sizeof(vr->note),
+					 "the pass median %.4f ms is under half of %.4f ms, the time the GPU's memory needs "
+					 "at its peak bandwidth to move the %zu bytes of the variant's inputs and outputs "
+					 "that its %zu-byte L2 cannot hold: the timing cannot be right (a flag, not a verdict)",
+					 vr->pass_ms, vr->roofline_ms, dram, c->roof_cached);
+			else
+				snprintf(vr->note, sizeof(vr->note),
+					 "the pass median %.4f ms is under half of %.4f ms, the time this machine needs to "
+					 "move the variant's %zu bytes of inputs and outputs once: the timing cannot be "
+					 "right (a flag, not a verdict)", vr->pass_ms, vr->roofline_ms, bytes);
+		}
+	}
+	/* The verdict from the level (docs/scoring.md): ok from OK_T, a
+	 * mismatch paid from its level at COUNTED_T and tighter, and below
+	 * that wrong values (min_t never: b up to t = 0, 1 from t = 1). */
+	vr->min_t = vr->close_t <= COUNTED_T ? vr->close_t : SCORE_T_NEVER;
+	vr->status = vr->close_t <= OK_T ? SCORE_OK : SCORE_MISMATCH;
+	if (vr->blind.output >= 0) {
+		/* no closer than a constant: wrong values, like t >= 0 */
+		const struct graph_value *x = &c->v->values[c->v->outputs[vr->blind.output]];
+		vr->min_t = SCORE_T_NEVER;
+		vr->status = SCORE_MISMATCH;
+		snprintf(vr->msg, sizeof(vr->msg), "output %s is close to eager only from t = %d, no closer than a "
+			 "constant would be (all zeros, or the middle of eager's range, is close from t = %d): it counts "
+			 "as wrong values (ok needs t = %d, and closer than a constant)", x->name, vr->blind.pass_t,
+			 vr->blind.blind_t, OK_T);
+	} else if (vr->status == SCORE_MISMATCH) {
+		level_message(c->v, &vr->worst, vr->close_t, vr->msg, sizeof(vr->msg));
+	}
+done:
+	/* A pass worker whose variant failed (an error it answered, a
+	 * rejection) ends here; the next variant gets a fresh one. */
+	if (vr->status != SCORE_OK && vr->status != SCORE_MISMATCH)
+		worker_stop(pw, 1, NULL, 0);
+	vr->log = worker_take_log(pw);
+	return 0;
+}
