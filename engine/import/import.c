@@ -173,7 +173,7 @@ static int flatten_data(struct prog *p, struct pv *v, json_t *arr, int as_int, c
 		else
 			j = json_real(num_val(e));
 		if (j == NULL || json_array_append_new(arr, j)) {
-			oom(p);
+			prog_oom(p);
 			return -1;
 		}
 	}
@@ -263,7 +263,7 @@ static json_t *variant_json(struct prog *m, struct prog *w, const int *argmeta, 
 	json_decref(outs);
 	return v;
 oom:
-	oom(w);
+	prog_oom(w);
 fail:
 	json_decref(ins);
 	json_decref(nodes);

@@ -36,12 +36,12 @@ const char *fresh_name(struct prog *p, const char *base)
 		} else {
 			char *key = arena_strndup(&p->ar, b, strlen(b));
 			if (key == NULL || base_map_put(&p->suffix, key, (void *)(intptr_t)k))
-				return oom(p);
+				return prog_oom(p);
 		}
 	}
 	char *s = arena_strndup(&p->ar, buf, strlen(buf));
 	if (s == NULL || base_map_put(&p->names, s, s))
-		return oom(p);
+		return prog_oom(p);
 	return s;
 }
 
@@ -88,16 +88,16 @@ void nb_free(struct nodebuild *b)
 int nb_attr(struct prog *p, struct nodebuild *b, const char *name, json_t *v)
 {
 	if (v == NULL) {
-		oom(p);
+		prog_oom(p);
 		return -1;
 	}
 	if (b->attrs == NULL && (b->attrs = json_object()) == NULL) {
 		json_decref(v);
-		oom(p);
+		prog_oom(p);
 		return -1;
 	}
 	if (json_object_set_new(b->attrs, name, v)) {
-		oom(p);
+		prog_oom(p);
 		return -1;
 	}
 	return 0;
@@ -190,17 +190,17 @@ json_t *const_json(struct prog *p, const struct pv *v, const char *what, int dep
 	case PV_DTYPE: j = json_string(v->s); break;
 	case PV_SEQ:
 		if ((j = json_array()) == NULL)
-			return oom(p);
+			return prog_oom(p);
 		for (int i = 0; i < v->n; i++) {
 			json_t *e = const_json(p, v->items[i], what, depth + 1);
 			if (e == NULL || json_array_append_new(j, e)) {
 				json_decref(j);
-				return p->failed ? NULL : oom(p);
+				return p->failed ? NULL : prog_oom(p);
 			}
 		}
 		return j;
 	default:
 		return perr(p, p->line, "%s: expected a constant, got %s", what, kind_name(v));
 	}
-	return j ? j : oom(p);
+	return j ? j : prog_oom(p);
 }

@@ -269,7 +269,7 @@ static int bind_call(struct prog *p, const char *fname, const char *spec, struct
 				json_t *arr = json_array();
 				if (arr == NULL || json_array_append_new(arr, json_integer(v->i))) {
 					json_decref(arr);
-					oom(p);
+					prog_oom(p);
 					return -1;
 				}
 				if (nb_attr(p, b, ps_q->attr, arr))
@@ -831,7 +831,7 @@ struct pv *call_value(struct prog *p, struct pv *fn, struct callargs *a)
 				return perr(p, p->line, "too many arguments");
 			struct callargs *b = malloc(sizeof(*b));
 			if (b == NULL)
-				return oom(p);
+				return prog_oom(p);
 			*b = *a;
 			b->pos[0] = self;
 			memcpy(b->pos + 1, a->pos, (size_t)a->npos * sizeof(a->pos[0]));

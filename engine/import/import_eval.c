@@ -140,7 +140,7 @@ static json_t *index_json(struct prog *p, struct pv **items, int n)
 {
 	json_t *arr = json_array();
 	if (arr == NULL)
-		return oom(p);
+		return prog_oom(p);
 	for (int i = 0; i < n; i++) {
 		struct pv *v = items[i];
 		json_t *e = NULL;
@@ -174,7 +174,7 @@ static json_t *index_json(struct prog *p, struct pv **items, int n)
 		}
 		if (e == NULL || json_array_append_new(arr, e)) {
 			json_decref(arr);
-			return oom(p);
+			return prog_oom(p);
 		}
 	}
 	return arr;
@@ -388,7 +388,7 @@ static struct pv *ev_atom(struct prog *p)
 		int q = p->pos;
 		for (; p->toks[q].t == TK_STR; q++) {
 			if (len + p->toks[q].slen > MAX_TEXT)
-				return oom(p);
+				return prog_oom(p);
 			len += p->toks[q].slen;
 		}
 		char *s = palloc(p, len + 1);
@@ -431,7 +431,7 @@ static struct pv *ev_call(struct prog *p, struct pv *fn)
 {
 	struct callargs *a = calloc(1, sizeof(*a));
 	if (a == NULL)
-		return oom(p);
+		return prog_oom(p);
 	a->line = cur(p)->line;
 	struct pv *res = NULL;
 	while (!is_op(cur(p), ")")) {
@@ -626,7 +626,7 @@ struct pv *ev_exprlist(struct prog *p, const char *close, int is_list)
 			}
 			struct pv **ni = malloc((size_t)cap * 2 * sizeof(*ni));
 			if (ni == NULL) {
-				oom(p);
+				prog_oom(p);
 				goto out;
 			}
 			memcpy(ni, items, (size_t)n * sizeof(*ni));
@@ -693,7 +693,7 @@ static int name_new_values(struct prog *p, const char *target, struct pv *result
 static int bind_name(struct prog *p, const char *name, struct pv *v)
 {
 	if (base_map_put(&p->env, name, v)) {
-		oom(p);
+		prog_oom(p);
 		return -1;
 	}
 	return 0;
@@ -990,7 +990,7 @@ static int put_alias(struct prog *p, const char *name, const char *path)
 {
 	char *s = arena_strndup(&p->ar, path, strlen(path));
 	if (s == NULL || base_map_put(&p->aliases, name, s)) {
-		oom(p);
+		prog_oom(p);
 		return -1;
 	}
 	return 0;

@@ -249,7 +249,7 @@ void arena_free(struct arena *a);
 extern struct pv PV_NONE_OBJ;
 extern struct pv PV_ELLIPSIS_OBJ;
 __attribute__((format(printf, 3, 4))) void *perr(struct prog *p, int line, const char *fmt, ...);
-void *oom(struct prog *p);
+void *prog_oom(struct prog *p);
 void *palloc(struct prog *p, size_t n);
 int grow(struct prog *p, void **arr, int *cap, int need, size_t sz, int max);
 struct pv *pv_new(struct prog *p, enum pk k);

@@ -49,7 +49,7 @@ static int lex_string(struct prog *p, size_t *pos, int *line, int raw)
 	size_t cap = 64, len = 0;
 	char *buf = malloc(cap);
 	if (buf == NULL) {
-		oom(p);
+		prog_oom(p);
 		return -1;
 	}
 	for (;;) {
@@ -76,7 +76,7 @@ static int lex_string(struct prog *p, size_t *pos, int *line, int raw)
 			char *nb = realloc(buf, cap);
 			if (nb == NULL) {
 				free(buf);
-				oom(p);
+				prog_oom(p);
 				return -1;
 			}
 			buf = nb;
@@ -132,7 +132,7 @@ static int lex_string(struct prog *p, size_t *pos, int *line, int raw)
 	free(buf);
 	if (s == NULL) {
 		if (k)
-			oom(p);
+			prog_oom(p);
 		return -1;
 	}
 	k->s = s;
@@ -352,7 +352,7 @@ int tokenize(struct prog *p)
 			if (k == NULL)
 				return -1;
 			if ((k->s = arena_strndup(&p->ar, t + i, wl)) == NULL) {
-				oom(p);
+				prog_oom(p);
 				return -1;
 			}
 			i = j;
@@ -387,7 +387,7 @@ int tokenize(struct prog *p)
 			if (k == NULL)
 				return -1;
 			if ((k->s = arena_strndup(&p->ar, op, ol)) == NULL) {
-				oom(p);
+				prog_oom(p);
 				return -1;
 			}
 			if (ol == 1 && strchr("([{", c)) {

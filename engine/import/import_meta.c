@@ -157,7 +157,7 @@ int parse_meta(struct prog *p)
 			return -1;
 		}
 		if (base_map_put(&p->names, e->name, (void *)(intptr_t)p->nmeta)) {
-			oom(p);
+			prog_oom(p);
 			return -1;
 		}
 	}

@@ -70,7 +70,7 @@ void *perr(struct prog *p, int line, const char *fmt, ...)
 	return NULL;
 }
 
-void *oom(struct prog *p)
+void *prog_oom(struct prog *p)
 {
 	return perr(p, 0, "out of memory (or the input is too large)");
 }
@@ -79,7 +79,7 @@ void *palloc(struct prog *p, size_t n)
 {
 	void *r = arena_alloc(&p->ar, n);
 	if (r == NULL)
-		oom(p);
+		prog_oom(p);
 	return r;
 }
 
@@ -99,7 +99,7 @@ int grow(struct prog *p, void **arr, int *cap, int need, size_t sz, int max)
 		ncap = max;
 	void *n = realloc(*arr, (size_t)ncap * sz);
 	if (n == NULL) {
-		oom(p);
+		prog_oom(p);
 		return -1;
 	}
 	*arr = n;
