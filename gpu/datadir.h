@@ -35,7 +35,8 @@ const char *datadir_get(enum datadir_kind kind);
  * tree), else 0. */
 int datadir_in_build_tree(void);
 
-/* The source tree's gpu/hostcc.c when this is a build-tree binary (the
+/* The source tree's gpu/hostcc.c (beside it the rest of the host compiler,
+ * gpu/hostcc_*.c) when this is a build-tree binary (the
  * eager op library's cache key reads it), else NULL. */
 const char *datadir_hostcc_source(void);
 

@@ -3,6 +3,8 @@
 #define _GNU_SOURCE
 #include "eager_int.h"
 
+#include <glob.h>
+
 /* ---- the op library: source and compile ------------------------------------------------ */
 
 const char *eager_oplib_dir(void)
@@ -134,8 +136,19 @@ static int cache_key(const char *src, char *const *names, int nn, char key[65])
 	 * else the binary that holds it. */
 	const char *hostcc_src = datadir_hostcc_source();
 	if (hostcc_src != NULL && stat(hostcc_src, &st) == 0) {
-		if (append_file(&buf, hostcc_src))
-			goto oom;
+		/* every file of the host compiler: gpu/hostcc*.c, sorted */
+		char pat[4096];
+		const char *sl = strrchr(hostcc_src, '/');
+		snprintf(pat, sizeof pat, "%.*s/hostcc*.c", sl ? (int)(sl - hostcc_src) : 1, sl ? hostcc_src : ".");
+		glob_t g;
+		int grc = glob(pat, 0, NULL, &g);
+		for (size_t i = 0; grc == 0 && i < g.gl_pathc; i++)
+			if (append_file(&buf, g.gl_pathv[i])) {
+				globfree(&g);
+				goto oom;
+			}
+		if (grc == 0)
+			globfree(&g);
 	} else if (stat("/proc/self/exe", &st) == 0) {
 		n = snprintf(line, sizeof(line), "exe %lld %lld.%09ld\n", (long long)st.st_size,
 			     (long long)st.st_mtim.tv_sec, st.st_mtim.tv_nsec);
