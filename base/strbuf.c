@@ -1,6 +1,7 @@
 /* strbuf.c - see strbuf.h. */
 #include "strbuf.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,18 +17,34 @@ int strbuf_reserve(struct strbuf *b, size_t extra)
 	size_t need = b->len + extra + 1;
 	if (need <= b->cap)
 		return 0;
-	size_t cap = b->cap ? b->cap : 256;
-	while (cap < need)
-		cap *= 2;
-	char *p = realloc(b->p, cap);
-	if (p == NULL) {
+	int fresh = b->p == NULL;
+	void *p = b->p;
+	if (base_grow(&p, &b->cap, need, 256, 0) != 0) {
 		b->oom = 1;
 		return -1;
 	}
-	if (b->p == NULL)
-		p[0] = '\0';
 	b->p = p;
-	b->cap = cap;
+	if (fresh)
+		b->p[0] = '\0';
+	return 0;
+}
+
+int base_grow(void **p, size_t *cap, size_t need, size_t first, size_t max)
+{
+	if (max && need > max)
+		return -EFBIG;
+	if (need <= *cap)
+		return 0;
+	size_t c = *cap ? *cap : (first ? first : 16);
+	while (c < need)
+		c = c > (size_t)-1 / 2 ? need : c * 2;
+	if (max && c > max)
+		c = max;
+	void *n = realloc(*p, c);
+	if (n == NULL)
+		return -ENOMEM;
+	*p = n;
+	*cap = c;
 	return 0;
 }
 

@@ -26,6 +26,11 @@ struct strbuf {
 	int oom;        /* an append failed for want of memory */
 };
 
+/* Grows a malloc'd buffer: *p of *cap bytes to at least `need` bytes,
+ * doubling from `first` (a *cap of 0) and never past `max` (0: no bound).
+ * 0; -EFBIG when need > max; -ENOMEM when realloc fails (nothing changed). */
+int base_grow(void **p, size_t *cap, size_t need, size_t first, size_t max);
+
 /* Room for at least `extra` more bytes and the NUL; 0 or -1. */
 int strbuf_reserve(struct strbuf *b, size_t extra);
 /* Appends n bytes of s (which may hold NULs); 0 or -1. */

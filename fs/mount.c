@@ -96,6 +96,7 @@
 #include "file.h"
 #include "readme.h"
 #include "state.h"
+#include "strbuf.h"
 #include "tree.h"
 
 /* Scratch caps.  A git repository of a pass with a few hundred commits
@@ -558,21 +559,10 @@ static size_t scratch_read(struct mnt *m, struct node *n, char *buf, size_t len,
 
 static int scratch_reserve(struct node *n, size_t need)
 {
-	if (need > SCRATCH_MAX_BYTES)
-		return -EFBIG;
-	if (need <= n->cap)
-		return 0;
-	size_t cap = n->cap ? n->cap : 4096;
-	while (cap < need)
-		cap *= 2;
-	if (cap > SCRATCH_MAX_BYTES)
-		cap = SCRATCH_MAX_BYTES;
-	char *d = realloc(n->data, cap);
-	if (d == NULL)
-		return -ENOMEM;
+	void *d = n->data;
+	int rc = base_grow(&d, &n->cap, need, 4096, SCRATCH_MAX_BYTES);
 	n->data = d;
-	n->cap = cap;
-	return 0;
+	return rc;
 }
 
 /* Sets n's size to `size` in its task's byte count (the bytes are already

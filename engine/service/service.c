@@ -38,6 +38,7 @@
 #include "score.h"
 #include "sha256.h"
 #include "state.h"
+#include "strbuf.h"
 #include "task.h"
 
 #define DUMP_FLAGS (JSON_INDENT(2) | JSON_REAL_PRECISION(10))
@@ -158,17 +159,10 @@ static void bytes_changed(struct svc *s, int i)
 
 static int ensure_cap(struct task *t, size_t need)
 {
-	if (need <= t->cap)
-		return 0;
-	size_t cap = t->cap ? t->cap : 4096;
-	while (cap < need)
-		cap *= 2;
-	char *nb = realloc(t->buf, cap);
-	if (nb == NULL)
-		return -ENOMEM;
-	t->buf = nb;
-	t->cap = cap;
-	return 0;
+	void *p = t->buf;
+	int rc = base_grow(&p, &t->cap, need, 4096, 0);
+	t->buf = p;
+	return rc;
 }
 
 static uint64_t known_seq(const struct task *t, const char *sha)

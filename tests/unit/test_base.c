@@ -93,6 +93,20 @@ static void test_strbuf(void)
 	free(raw);
 }
 
+static void test_grow(void)
+{
+	void *p = NULL;
+	size_t cap = 0;
+	CHECK(base_grow(&p, &cap, 10, 64, 0) == 0 && p != NULL && cap == 64);
+	memset(p, 7, 10);
+	CHECK(base_grow(&p, &cap, 64, 64, 0) == 0 && cap == 64);   /* fits: unchanged */
+	CHECK(base_grow(&p, &cap, 65, 64, 0) == 0 && cap == 128 && ((unsigned char *)p)[9] == 7);
+	CHECK(base_grow(&p, &cap, 1000, 64, 300) == -EFBIG && cap == 128);
+	CHECK(base_grow(&p, &cap, 200, 64, 300) == 0 && cap == 256);
+	CHECK(base_grow(&p, &cap, 290, 64, 300) == 0 && cap == 300);   /* doubling stops at the bound */
+	free(p);
+}
+
 static void test_map(void)
 {
 	/* FNV-1a known answers */
@@ -354,6 +368,7 @@ int main(void)
 	}
 	test_sha256();
 	test_strbuf();
+	test_grow();
 	test_map();
 	test_file();
 	test_wire();
