@@ -1496,6 +1496,8 @@ struct fdef {
 #define TSPLIT_SPEC "input:T indices_or_sections:a? dim:i? * sections:i? indices:V?"
 #define BADDBMM_SPEC "input:T batch1:T batch2:T * beta:N? alpha:N?"
 #define CONV1D_SPEC "input:T weight:T bias:T?n stride:a? padding:a? dilation:a? groups:i?"
+#define AVG_POOL2D_SPEC "input:T kernel_size:I stride:I?n padding:I? ceil_mode:b? count_include_pad:b? " \
+	"divisor_override:i?n"
 
 static const struct fdef funcs[] = {
 	{"torch.nn.functional.linear", OP_LINEAR, "input:T weight:T bias:T?n", 0},
@@ -1570,6 +1572,8 @@ static const struct fdef funcs[] = {
 	{"torch.unbind", OP_UNBIND, "input:T dim:i?", F_VIEW | F_TUPLE},
 	{"torch.tensor_split", OP_TENSOR_SPLIT, TSPLIT_SPEC, F_VIEW | F_TUPLE | F_TSPLIT},
 	{"torch.baddbmm", OP_BADDBMM, BADDBMM_SPEC, 0},
+	{"torch.nn.functional.avg_pool2d", OP_AVG_POOL2D, AVG_POOL2D_SPEC, 0},
+	{"torch._C._nn.avg_pool2d", OP_AVG_POOL2D, AVG_POOL2D_SPEC, 0},
 	{NULL, OP_INVALID, NULL, 0}};
 
 /* Methods: self is bound to the first parameter.  A name ending in '_' is the
@@ -1603,6 +1607,7 @@ static const struct fdef methods[] = {
 	{"unbind", OP_UNBIND, "input:T dim:i?", F_VIEW | F_TUPLE},
 	{"tensor_split", OP_TENSOR_SPLIT, TSPLIT_SPEC, F_VIEW | F_TUPLE | F_TSPLIT},
 	{"baddbmm", OP_BADDBMM, BADDBMM_SPEC, 0},
+	{"unfold", OP_UNFOLD, "input:T dimension:i size:i step:i", F_VIEW},
 	{NULL, OP_INVALID, NULL, 0}};
 
 static const char *const inplace_methods[] = {
