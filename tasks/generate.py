@@ -1336,6 +1336,52 @@ def _(g, B, S, HD, NH=16):
     return [g.op("reshape", t9, shape=[B, S, NH * HD])]
 
 
+# timm ResNet-D downsample shortcut (resnet50d, `avg_down=True`; the test_resnet sample the import
+# survey recorded): AvgPool2d(2, 2, ceil_mode=True, count_include_pad=False), conv 1x1 C -> 2C,
+# BatchNorm; Bottleneck: x = conv3 branch + shortcut; act3 (ReLU).  At 200 px stage 3 sees a
+# 25x25 map, where ceil_mode gives 13x13 and the last row and column of windows are cut.
+@task("resnetd_avg_down_shortcut", "ResNet-50-D (timm)",
+      "ResNet-D downsample shortcut: avg_pool2d 2x2 (ceil_mode, count_include_pad=False), conv2d 1x1, "
+      "batch_norm, residual add, relu",
+      "timm resnet.py downsample_avg + Bottleneck.forward",
+      vset([("l2_b1", dict(B=1, C=256, R=56)), ("l3_i200_b8", dict(B=8, C=512, R=25)),
+            ("l4_b8", dict(B=8, C=1024, R=14))]))
+def _(g, B, C, R):
+    x = g.act("shortcut", [B, C, R, R])
+    ro = (R + 1) // 2
+    branch = g.act("branch", [B, 2 * C, ro, ro])
+    w = g.conv_w("down_conv_w", 2 * C, C, 1)
+    rm, rv, bw, bb = g.bn_params("down_bn", 2 * C)
+    t0 = g.op("avg_pool2d", x, kernel_size=2, stride=2, ceil_mode=True, count_include_pad=False)
+    t1 = g.op("conv2d", t0, w)
+    t2 = g.op("batch_norm", t1, rm, rv, bw, bb, training=False, momentum=0.1, eps=1e-5)
+    t3 = g.op("add", branch, t2)
+    return [g.op("relu", t3)]
+
+
+# timm HaloAttn (eca_halonext26ts: block 8, halo 2, window 12, 8 heads, dim_head_qk 16,
+# dim_head_v = dim_out / 8; the unfold the import survey recorded):
+# kv = F.pad(kv, [halo] * 4); kv.unfold(2, win, block).unfold(3, win, block)
+#   .reshape(B * heads, qk + v, num_blocks, -1).permute(0, 2, 3, 1);
+# k, v = torch.split(kv, [qk, v], dim=-1)
+@task("halonext_kv_unfold_windows", "ECA-HaloNeXt26ts (timm)",
+      "HaloNet key/value windows: pad, unfold x2 (12x12 windows every 8), reshape, permute, split into k and v",
+      "timm layers/halo_attn.py HaloAttn.forward (PassNet t04/t05 eca_halonext26ts)",
+      vset([("s3_b1", dict(B=1, R=16, DV=32)), ("s3_b16", dict(B=16, R=16, DV=32)),
+            ("s4_b32", dict(B=32, R=8, DV=64))]))
+def _(g, B, R, DV, NH=8, QK=16, BS=8, HALO=2):
+    win = BS + 2 * HALO
+    nb = (R // BS) ** 2
+    kv = g.act("kv", [B, NH * (QK + DV), R, R])
+    t0 = g.op("pad", kv, pad=[HALO] * 4)
+    t1 = g.op("unfold", t0, dimension=2, size=win, step=BS)
+    t2 = g.op("unfold", t1, dimension=3, size=win, step=BS)
+    t3 = g.op("reshape", t2, shape=[B * NH, QK + DV, nb, -1])
+    t4 = g.op("permute", t3, dims=[0, 2, 3, 1])
+    t5 = g.op("split", t4, split_size=[QK, DV], dim=-1)
+    return [g.op("getitem", t5, index=[0], name="k"), g.op("getitem", t5, index=[1], name="v")]
+
+
 # ----------------------------------------------------------------------------
 # Output
 
