@@ -18,6 +18,10 @@ PassNet stores them; nested directories are searched too).  For each sample:
    std to 3 decimals, and std = 0.000 gives a constant input, against which
    agreement is weaker evidence.
 
+Where torch 1.13 has no CPU kernel for a float16/bfloat16 op (addmm), the
+sample runs with those inputs in float32 and its outputs are cast to eager's
+dtype (the detail column says so); a GPU computes such ops in float32 too.
+
 Only the first variant is compared (a sample directory is one variant).  Each
 step runs under a time cap (--timeout, default 60 s per sample); a sample that
 runs out is recorded as a timeout.
@@ -80,6 +84,14 @@ def run_forward(model_path, args):
     with torch.no_grad():
         out = module(*[args[p].clone() for p in params])
     return list(out) if isinstance(out, (tuple, list)) else [out]
+
+
+def run_forward_upcast(model_path, args, dtypes):
+    """run_forward with float16/bfloat16 inputs computed in float32 and the
+    outputs cast to `dtypes` (eager's): torch 1.13 has no CPU kernels for some
+    half-precision ops (addmm), where the GPU computes in float32 anyway."""
+    up = {k: v.float() if v.dtype in (torch.float16, torch.bfloat16) else v for k, v in args.items()}
+    return [r.to(dt) for r, dt in zip(run_forward(model_path, up), dtypes)]
 
 
 def worst_t(outs, refs, specs):
@@ -169,21 +181,32 @@ def survey(sample, work, passfs, timeout):
     left = max(1, int(timeout - (time.time() - t0)))
     signal.signal(signal.SIGALRM, _alarm)
     signal.alarm(left)
+    outs = [et.load_tensor(vdir, s) for s in man["outputs"]]
+    upcast = ""
     try:
-        refs = run_forward(model, inputs)
+        try:
+            refs = run_forward(model, inputs)
+        except RuntimeError as e:
+            if "not implemented for 'Half'" not in str(e) and "not implemented for 'BFloat16'" not in str(e):
+                raise
+            refs = run_forward_upcast(model, inputs, [o.dtype for o in outs])
+            upcast = " (torch in float32, cast back: %s)" % str(e).strip().splitlines()[0]
     except Timeout:
         res["detail"] = "torch timeout"
         return res
     except KeyError as e:
         res["detail"] = "forward argument %s is no graph input" % e
         return res
+    except Exception as e:  # imported, but torch could not run the sample
+        res["detail"] = "torch: %s: %s" % (type(e).__name__, str(e).strip().splitlines()[0][:120])
+        return res
     finally:
         signal.alarm(0)
-    outs = [et.load_tensor(vdir, s) for s in man["outputs"]]
     if len(outs) != len(refs):
         res["detail"] = "forward() returns %d outputs, eager %d" % (len(refs), len(outs))
         return res
     res["t"], res["detail"] = worst_t(outs, refs, man["outputs"])
+    res["detail"] += upcast
     shutil.rmtree(out, ignore_errors=True)
     return res
 
@@ -212,8 +235,11 @@ def main():
             try:
                 r = survey(s, work, a.passfs, a.timeout)
             except Exception as e:  # one broken sample must not stop the survey
-                r = {"sample": os.path.basename(s), "imported": False, "t": None, "detail": "",
-                     "error": "survey: %s: %s" % (type(e).__name__, e)}
+                r = {"sample": os.path.basename(s), "imported": os.path.exists(
+                         os.path.join(work, "tasks", os.path.basename(s), "graph.json")), "t": None,
+                     "detail": "survey: %s: %s" % (type(e).__name__, e), "error": ""}
+                if not r["imported"]:
+                    r["error"], r["detail"] = r["detail"], ""
             rows.append(r)
             t = "" if r["t"] is None else str(r["t"])
             print("%-58s %-3s %-4s %-5s %s" % (r["sample"], "yes" if r["imported"] else "no", t,

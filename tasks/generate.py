@@ -1274,6 +1274,114 @@ def _(g, B, T, D=512, MAXT=1024):
     return [t12]
 
 
+# timm Attention, non-fused path, as timm writes it since 0.9 (vit_small_patch16_224: 6 heads x 64;
+# deit_tiny_patch16_224: 3 x 64; vit_base_patch16_224: 12 x 64):
+# qkv = self.qkv(x).reshape(B, N, 3, H, D).permute(2, 0, 3, 1, 4); q, k, v = qkv.unbind(0);
+# q = q * self.scale; attn = q @ k.transpose(-2, -1); attn.softmax(dim=-1); attn_drop;
+# x = attn @ v; x.transpose(1, 2).reshape(B, N, C)
+@task("timm_qkv_unbind_attention", "ViT-S/16, DeiT-Ti/16, ViT-B/16 (timm)",
+      "timm attention from the qkv projection: reshape, permute, unbind(0) into q, k, v, scale, q @ k^T, "
+      "softmax, dropout, @ v, merge heads",
+      "timm Attention.forward with fused_attn=False (q, k, v = qkv.unbind(0))",
+      vset([("vits_b1", dict(B=1, NH=6)), ("deitti_b16", dict(B=16, NH=3)), ("vitb_b4", dict(B=4, NH=12))]))
+def _(g, B, NH, N=197, HD=64):
+    C = NH * HD
+    qkv = g.act("qkv", [B, N, 3 * C])
+    t0 = g.op("reshape", qkv, shape=[B, N, 3, NH, HD])
+    t1 = g.op("permute", t0, dims=[2, 0, 3, 1, 4])
+    t2 = g.op("unbind", t1, dim=0)
+    q = g.op("getitem", t2, index=[0], name="q")
+    k = g.op("getitem", t2, index=[1], name="k")
+    v = g.op("getitem", t2, index=[2], name="v")
+    t3 = g.op("mul", q, HD ** -0.5)
+    t4 = g.op("transpose", k, dim0=-2, dim1=-1)
+    t5 = g.op("matmul", t3, t4)
+    t6 = g.op("softmax", t5, dim=-1)
+    t7 = g.op("dropout", t6, p=0.0, training=False)
+    t8 = g.op("matmul", t7, v)
+    t9 = g.op("transpose", t8, dim0=1, dim1=2)
+    return [g.op("reshape", t9, shape=[B, N, C])]
+
+
+# HF BloomAttention (bloom-560m: 16 heads x 64; bloom-1b7: 16 x 128): alibi [B*H, 1, S] is the
+# baddbmm input, broadcast over the queries; key_layer is already [B*H, D, S]:
+# scores = alibi.baddbmm(batch1=query_layer, batch2=key_layer, beta=self.beta (1.0),
+#                        alpha=self.inv_norm_factor (1/sqrt(D)));
+# view(B, H, S, S) + causal_mask; softmax(dim=-1, dtype=torch.float32).to(query dtype);
+# attention_dropout; view(B*H, S, S); bmm(probs, value_layer); _merge_heads:
+# view(B, H, S, D).permute(0, 2, 1, 3).reshape(B, S, H*D)   (PassNet-style baddbmm sample:
+# tests/import-samples/baddbmm_bloom)
+@task("bloom_alibi_baddbmm_attention", "BLOOM-560m / BLOOM-1b7 (HF)",
+      "BLOOM attention: alibi.baddbmm(q, k, beta=1, alpha=1/sqrt(D)), view, + causal mask, float32 softmax, "
+      "to, dropout, bmm @ v, merge heads",
+      "HF BloomAttention.forward",
+      vset([("560m_b1_s128", dict(B=1, S=128, HD=64)), ("560m_b4_s256", dict(B=4, S=256, HD=64)),
+            ("1b7_b1_s384", dict(B=1, S=384, HD=128))]))
+def _(g, B, S, HD, NH=16):
+    alibi = g.input("alibi", [B * NH, 1, S], mean=-1.0, std=2.0)
+    q = g.act("query_layer", [B * NH, S, HD])
+    k = g.act("key_layer", [B * NH, HD, S])
+    v = g.act("value_layer", [B * NH, S, HD])
+    m = g.input("causal_mask", [B, 1, S, S], mean=-1.0, std=5.0, hi=0.0)
+    t0 = g.op("baddbmm", alibi, q, k, beta=1.0, alpha=1.0 / math.sqrt(HD))
+    t1 = g.op("view", t0, shape=[B, NH, S, -1])
+    t2 = g.op("add", t1, m)
+    t3 = g.op("softmax", t2, dim=-1, dtype=F32)
+    t4 = g.op("to", t3, dtype=g.dt)
+    t5 = g.op("dropout", t4, p=0.0, training=False)
+    t6 = g.op("view", t5, shape=[B * NH, S, -1])
+    t7 = g.op("bmm", t6, v)
+    t8 = g.op("view", t7, shape=[B, NH, S, HD])
+    t9 = g.op("permute", t8, dims=[0, 2, 1, 3])
+    return [g.op("reshape", t9, shape=[B, S, NH * HD])]
+
+
+# timm ResNet-D downsample shortcut (resnet50d, `avg_down=True`; the test_resnet sample the import
+# survey recorded): AvgPool2d(2, 2, ceil_mode=True, count_include_pad=False), conv 1x1 C -> 2C,
+# BatchNorm; Bottleneck: x = conv3 branch + shortcut; act3 (ReLU).  At 200 px stage 3 sees a
+# 25x25 map, where ceil_mode gives 13x13 and the last row and column of windows are cut.
+@task("resnetd_avg_down_shortcut", "ResNet-50-D (timm)",
+      "ResNet-D downsample shortcut: avg_pool2d 2x2 (ceil_mode, count_include_pad=False), conv2d 1x1, "
+      "batch_norm, residual add, relu",
+      "timm resnet.py downsample_avg + Bottleneck.forward",
+      vset([("l2_b1", dict(B=1, C=256, R=56)), ("l3_i200_b8", dict(B=8, C=512, R=25)),
+            ("l4_b8", dict(B=8, C=1024, R=14))]))
+def _(g, B, C, R):
+    x = g.act("shortcut", [B, C, R, R])
+    ro = (R + 1) // 2
+    branch = g.act("branch", [B, 2 * C, ro, ro])
+    w = g.conv_w("down_conv_w", 2 * C, C, 1)
+    rm, rv, bw, bb = g.bn_params("down_bn", 2 * C)
+    t0 = g.op("avg_pool2d", x, kernel_size=2, stride=2, ceil_mode=True, count_include_pad=False)
+    t1 = g.op("conv2d", t0, w)
+    t2 = g.op("batch_norm", t1, rm, rv, bw, bb, training=False, momentum=0.1, eps=1e-5)
+    t3 = g.op("add", branch, t2)
+    return [g.op("relu", t3)]
+
+
+# timm HaloAttn (eca_halonext26ts: block 8, halo 2, window 12, 8 heads, dim_head_qk 16,
+# dim_head_v = dim_out / 8; the unfold the import survey recorded):
+# kv = F.pad(kv, [halo] * 4); kv.unfold(2, win, block).unfold(3, win, block)
+#   .reshape(B * heads, qk + v, num_blocks, -1).permute(0, 2, 3, 1);
+# k, v = torch.split(kv, [qk, v], dim=-1)
+@task("halonext_kv_unfold_windows", "ECA-HaloNeXt26ts (timm)",
+      "HaloNet key/value windows: pad, unfold x2 (12x12 windows every 8), reshape, permute, split into k and v",
+      "timm layers/halo_attn.py HaloAttn.forward (PassNet t04/t05 eca_halonext26ts)",
+      vset([("s3_b1", dict(B=1, R=16, DV=32)), ("s3_b16", dict(B=16, R=16, DV=32)),
+            ("s4_b32", dict(B=32, R=8, DV=64))]))
+def _(g, B, R, DV, NH=8, QK=16, BS=8, HALO=2):
+    win = BS + 2 * HALO
+    nb = (R // BS) ** 2
+    kv = g.act("kv", [B, NH * (QK + DV), R, R])
+    t0 = g.op("pad", kv, pad=[HALO] * 4)
+    t1 = g.op("unfold", t0, dimension=2, size=win, step=BS)
+    t2 = g.op("unfold", t1, dimension=3, size=win, step=BS)
+    t3 = g.op("reshape", t2, shape=[B * NH, QK + DV, nb, -1])
+    t4 = g.op("permute", t3, dims=[0, 2, 3, 1])
+    t5 = g.op("split", t4, split_size=[QK, DV], dim=-1)
+    return [g.op("getitem", t5, index=[0], name="k"), g.op("getitem", t5, index=[1], name="v")]
+
+
 # ----------------------------------------------------------------------------
 # Output
 

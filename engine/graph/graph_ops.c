@@ -88,6 +88,14 @@ static const struct aspec a_baddbmm[] = {
 static const struct aspec a_arange[] = {
 	{"start", AK_NUM, 0, "0"}, {"end", AK_NUM, F_REQ, NULL}, {"step", AK_NUM, 0, "1"},
 	{"dtype", AK_DTYPE, F_NULL, "null"}, {NULL, 0, 0, NULL}};
+static const struct aspec a_avg_pool2d[] = {
+	{"kernel_size", AK_INT_OR_INTS, F_REQ, NULL}, {"stride", AK_INT_OR_INTS, F_NULL, "null"},
+	{"padding", AK_INT_OR_INTS, 0, "0"}, {"ceil_mode", AK_BOOL, 0, "false"},
+	{"count_include_pad", AK_BOOL, 0, "true"}, {"divisor_override", AK_INT, F_NULL, "null"},
+	{NULL, 0, 0, NULL}};
+static const struct aspec a_unfold[] = {
+	{"dimension", AK_INT, F_REQ, NULL}, {"size", AK_INT, F_REQ, NULL}, {"step", AK_INT, F_REQ, NULL},
+	{NULL, 0, 0, NULL}};
 
 /* ---- operand helpers ----------------------------------------------------- */
 
@@ -1482,6 +1490,90 @@ static int infer_arange(struct icx *x)
 	return set_result(x, dt, &r);
 }
 
+/* ---- pooling windows and unfold ------------------------------------------------------------ */
+
+/* PyTorch's pooling_output_shape (dilation 1): floor division, or ceil with
+ * the last window made to start inside the input or its left padding. */
+static int64_t pool_out(int64_t n, int64_t k, int64_t pad, int64_t s, int ceil_mode)
+{
+	int64_t num = n + 2 * pad - (k - 1) - 1 + (ceil_mode ? s - 1 : 0);
+	int64_t o = (num >= 0 ? num / s : -((-num + s - 1) / s)) + 1;
+	if (ceil_mode && (o - 1) * s >= n + pad)
+		o--;
+	return o;
+}
+
+/* avg_pool2d: F.avg_pool2d's checks and output size.  Normal form:
+ * kernel_size, stride (null or [] = kernel_size) and padding as [h, w].
+ * Returns 0, or -1 with the error set. */
+static int infer_avg_pool2d(struct icx *x)
+{
+	const struct graph_value *t = opv(x, 0);
+	int64_t k[2], st[2], pd[2];
+	char b1[160];
+	if (need_float(x, 0))
+		return -1;
+	if (t->shape.ndim != 3 && t->shape.ndim != 4)
+		return gerr(x->c, "input '%s' %s must be 3-D [C,H,W] or 4-D [N,C,H,W]", t->name, shp(&t->shape, b1));
+	for (int i = t->shape.ndim - 3; i < t->shape.ndim; i++)
+		if (t->shape.d[i] == 0)
+			return gerr(x->c, "input '%s' %s: only the batch dim may be 0", t->name, shp(&t->shape, b1));
+	if (pair_attr(x, "kernel_size", k, 1))
+		return -1;
+	json_t *s = json_object_get(x->n->attrs, "stride");
+	if (json_is_null(s) || (json_is_array(s) && json_array_size(s) == 0)) {
+		st[0] = k[0];
+		st[1] = k[1];
+		aset_ints(x, "stride", st, 2);
+	} else if (pair_attr(x, "stride", st, 1)) {
+		return -1;
+	}
+	if (pair_attr(x, "padding", pd, 0))
+		return -1;
+	if (k[0] > GRAPH_MAX_NUMEL || k[1] > GRAPH_MAX_NUMEL || st[0] > GRAPH_MAX_NUMEL || st[1] > GRAPH_MAX_NUMEL)
+		return gerr(x->c, "kernel_size and stride must be at most 2^40");
+	if (pd[0] > k[0] / 2 || pd[1] > k[1] / 2)
+		return gerr(x->c, "padding [%lld, %lld] must be at most half of kernel_size [%lld, %lld]",
+			    (long long)pd[0], (long long)pd[1], (long long)k[0], (long long)k[1]);
+	if (!anull(x, "divisor_override") && aint(x, "divisor_override") == 0)
+		return gerr(x->c, "divisor_override must not be 0");
+	int64_t h = t->shape.d[t->shape.ndim - 2], w = t->shape.d[t->shape.ndim - 1];
+	if (k[0] > h + 2 * pd[0] || k[1] > w + 2 * pd[1])
+		return gerr(x->c, "kernel_size [%lld, %lld] is larger than the padded input %s", (long long)k[0],
+			    (long long)k[1], shp(&t->shape, b1));
+	int ceil_mode = abool(x, "ceil_mode");
+	struct graph_shape r = t->shape;
+	r.d[r.ndim - 2] = pool_out(h, k[0], pd[0], st[0], ceil_mode);
+	r.d[r.ndim - 1] = pool_out(w, k[1], pd[1], st[1], ceil_mode);
+	return set_result(x, t->dtype, &r);
+}
+
+/* Tensor.unfold(dimension, size, step): a view with dimension cut into
+ * windows of `size` every `step`, the window appended as a new last dim.
+ * Normal form: dimension non-negative.  Returns 0, or -1 with the error set. */
+static int infer_unfold(struct icx *x)
+{
+	const struct graph_value *t = opv(x, 0);
+	int64_t d, size = aint(x, "size"), step = aint(x, "step");
+	char b1[160];
+	if (t->shape.ndim == 0)
+		return gerr(x->c, "unfold of a 0-dim tensor is not supported");
+	if (t->shape.ndim >= GRAPH_MAX_DIMS)
+		return gerr(x->c, "the result would have more than %d dims", GRAPH_MAX_DIMS);
+	if (wrap_dim(x, "dimension", aint(x, "dimension"), t->shape.ndim, &d))
+		return -1;
+	if (step < 1)
+		return gerr(x->c, "step is %lld but must be > 0", (long long)step);
+	if (size < 0 || size > t->shape.d[d])
+		return gerr(x->c, "size %lld must be 0..%lld (dim %lld of '%s' %s)", (long long)size,
+			    (long long)t->shape.d[d], (long long)d, t->name, shp(&t->shape, b1));
+	aset_int(x, "dimension", d);
+	struct graph_shape r = t->shape;
+	r.d[d] = (t->shape.d[d] - size) / step + 1;
+	r.d[r.ndim++] = size;
+	return set_result(x, t->dtype, &r);
+}
+
 /* ---- the table -----------------------------------------------------------------------------
  *
  * The hub of the ops: every layer's table is keyed by enum graph_op (graph.h):
@@ -1543,6 +1635,8 @@ static const struct opinfo ops[OP_COUNT] = {
 	[OP_TENSOR_SPLIT] = {"tensor_split", 1, 1, 0, 1, a_tensor_split, infer_tensor_split},
 	[OP_BADDBMM] = {"baddbmm", 3, 3, 0, 0, a_baddbmm, infer_baddbmm},
 	[OP_ARANGE] = {"arange", 0, 0, 0, 0, a_arange, infer_arange},
+	[OP_AVG_POOL2D] = {"avg_pool2d", 1, 1, 0, 0, a_avg_pool2d, infer_avg_pool2d},
+	[OP_UNFOLD] = {"unfold", 1, 1, 0, 1, a_unfold, infer_unfold},
 };
 
 const char *graph_op_name(enum graph_op op)

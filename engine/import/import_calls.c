@@ -375,6 +375,8 @@ static const struct fdef funcs[] = {
 	{"torch.unbind", OP_UNBIND, "input:T dim:i?", F_VIEW | F_TUPLE},
 	{"torch.tensor_split", OP_TENSOR_SPLIT, TSPLIT_SPEC, F_VIEW | F_TUPLE | F_TSPLIT},
 	{"torch.baddbmm", OP_BADDBMM, BADDBMM_SPEC, 0},
+	{"torch.nn.functional.avg_pool2d", OP_AVG_POOL2D, AVG_POOL2D_SPEC, 0},
+	{"torch._C._nn.avg_pool2d", OP_AVG_POOL2D, AVG_POOL2D_SPEC, 0},
 	{NULL, OP_INVALID, NULL, 0}};
 
 /* Methods: self is bound to the first parameter.  A name ending in '_' is the
@@ -408,6 +410,7 @@ static const struct fdef methods[] = {
 	{"unbind", OP_UNBIND, "input:T dim:i?", F_VIEW | F_TUPLE},
 	{"tensor_split", OP_TENSOR_SPLIT, TSPLIT_SPEC, F_VIEW | F_TUPLE | F_TSPLIT},
 	{"baddbmm", OP_BADDBMM, BADDBMM_SPEC, 0},
+	{"unfold", OP_UNFOLD, "input:T dimension:i size:i step:i", F_VIEW},
 	{NULL, OP_INVALID, NULL, 0}};
 
 static const char *const inplace_methods[] = {

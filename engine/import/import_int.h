@@ -241,6 +241,8 @@ struct fdef {
 #define TSPLIT_SPEC "input:T indices_or_sections:a? dim:i? * sections:i? indices:V?"
 #define BADDBMM_SPEC "input:T batch1:T batch2:T * beta:N? alpha:N?"
 #define CONV1D_SPEC "input:T weight:T bias:T?n stride:a? padding:a? dilation:a? groups:i?"
+#define AVG_POOL2D_SPEC "input:T kernel_size:I stride:I?n padding:I? ceil_mode:b? count_include_pad:b? " \
+	"divisor_override:i?n"
 
 /* ---- across the files ---- */
 

@@ -18,7 +18,7 @@
 
 #define OPL_MAX_DIMS 8
 #define OPL_FILES "oplib.h", "common.cu", "elementwise.cu", "reduce.cu", "gemm.cu", \
-	"conv.cu", "spatial.cu"
+	"conv.cu", "spatial.cu", "pool.cu"
 
 /* Elementwise ops (template argument OP of ew_unary / ew_binary). */
 #define OPL_COPY 0              /* unary: copy / cast (also fill, from a scalar) */
@@ -145,6 +145,19 @@ typedef struct opl_pool {
 	long long nc, h, w, oh, ow;
 	long long per;
 } opl_pool;
+
+/* avg_pool2d<T>: in contiguous [nc, h, w] -> out contiguous [nc, oh, ow];
+ * kernel kh x kw, stride sh, sw, padding ph, pw; divisor 0: the window's
+ * (see pool.cu), else divisor_override. */
+typedef struct opl_avg_pool {
+	void *out;
+	const void *in;
+	long long nc, h, w, oh, ow, kh, kw, sh, sw, ph, pw;
+	long long divisor;
+	long long per;
+	int count_include_pad;
+	int pad_;
+} opl_avg_pool;
 
 /* upsample_nearest<T> (1 to 3 spatial dims) and upsample_bilinear<T> (2):
  * in contiguous [nc, in_size...], out contiguous [nc, out_size...].  scale[d]

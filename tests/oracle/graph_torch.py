@@ -207,6 +207,14 @@ def _tensor_split(x, sections=None, indices=None, dim=0):
     return torch.tensor_split(x, sections if sections is not None else indices, dim)
 
 
+def _avg_pool2d(x, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
+                divisor_override=None):
+    def tup(v):
+        return tuple(v) if isinstance(v, list) else v
+    return F.avg_pool2d(x, tup(kernel_size), tup(stride), tup(padding), ceil_mode, count_include_pad,
+                        divisor_override)
+
+
 def _arange(start=0, end=None, step=1, dtype=None, device="cpu"):
     return torch.arange(start, end, step, dtype=DTYPES[dtype] if dtype else None, device=device)
 
@@ -258,6 +266,8 @@ OPS = {
     "tensor_split": _tensor_split,
     "baddbmm": lambda i, b1, b2, beta=1, alpha=1: torch.baddbmm(i, b1, b2, beta=beta, alpha=alpha),
     "arange": _arange,
+    "avg_pool2d": _avg_pool2d,
+    "unfold": lambda x, dimension, size, step: x.unfold(dimension, size, step),
 }
 
 # Positional operands (beyond the required ones) that map to keyword parameters.
@@ -273,7 +283,7 @@ REQUIRED_OPERANDS = {"layer_norm": 1, "batch_norm": 3, "linear": 2, "conv2d": 2,
 
 # Ops whose result is a view or pure data movement: no arithmetic, never upcast.
 MOVEMENT = {"transpose", "permute", "reshape", "view", "flatten", "expand", "contiguous", "getitem",
-            "cat", "split", "chunk", "pad", "to", "dropout", "unbind", "tensor_split"}
+            "cat", "split", "chunk", "pad", "to", "dropout", "unbind", "tensor_split", "unfold"}
 
 
 def _call(op, args, attrs):
@@ -429,7 +439,7 @@ def cost(variant):
             scores = _numel(q.shape[:-1]) * k.shape[-2]
             flops += 2 * scores * q.shape[-1] + 2 * scores * v.shape[-1] + 5 * scores
         elif op in ("getitem", "split", "chunk", "unbind", "tensor_split", "view", "reshape", "transpose", "permute",
-                    "expand", "contiguous", "flatten", "dropout"):
+                    "expand", "contiguous", "flatten", "dropout", "unfold"):
             pass
         else:
             flops += out

@@ -3,7 +3,7 @@
 
 For every synthetic PassNet-format sample in tests/import-samples/ (one per
 PyTorch call the importer maps to a less obvious graph: tensor_split, unbind,
-leaky_relu, conv1d, baddbmm, arange): `$PASSFS import` it, run
+leaky_relu, conv1d, baddbmm, arange, avg_pool2d, unfold): `$PASSFS import` it, run
 `$PASSFS eager` on the task (cpu backend), load the inputs eager generated,
 and run the sample's model.py forward() in torch on exactly those inputs.
 Every output of the first variant must agree with eager's at ES_t level

@@ -43,7 +43,8 @@ REQUIRED_OPS = [
     "dropout", "permute", "layer_norm", "cat", "scaled_dot_product_attention", "interpolate",
     "expand", "matmul", "mul", "linear", "bmm", "flatten", "split", "chunk", "batch_norm",
     "div", "softmax", "pad", "relu", "gelu", "silu", "prelu", "adaptive_avg_pool2d", "sum",
-    "mean", "sub", "tanh", "exp", "pow", "rsqrt", "where", "to",
+    "mean", "sub", "tanh", "exp", "pow", "rsqrt", "where", "to", "unbind", "baddbmm",
+    "avg_pool2d", "unfold",
 ]
 MIN_TASKS = 30
 MIN_VARIANTS = 6

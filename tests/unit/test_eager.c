@@ -95,11 +95,20 @@ static const char graph_text[] =
 	"  {\"name\": \"ar\", \"op\": \"arange\", \"inputs\": [], \"attrs\": {\"end\": 5}},\n"
 	"  {\"name\": \"arf\", \"op\": \"arange\", \"inputs\": [], \"attrs\": {\"start\": 1, \"end\": 2, \"step\": 0.25}},\n"
 	"  {\"name\": \"arh\", \"op\": \"arange\", \"inputs\": [], \"attrs\": {\"start\": -3, \"end\": 3, \"step\": 2, \"dtype\": \"float16\"}},\n"
-	"  {\"name\": \"ari\", \"op\": \"arange\", \"inputs\": [], \"attrs\": {\"start\": 0.5, \"end\": 3.7, \"step\": 1.5, \"dtype\": \"int32\"}}\n"
+	"  {\"name\": \"ari\", \"op\": \"arange\", \"inputs\": [], \"attrs\": {\"start\": 0.5, \"end\": 3.7, \"step\": 1.5, \"dtype\": \"int32\"}},\n"
+	"  {\"name\": \"ap\", \"op\": \"avg_pool2d\", \"inputs\": [\"img\"], \"attrs\": {\"kernel_size\": 2, \"stride\": 2, \"padding\": 1}},\n"
+	"  {\"name\": \"apx\", \"op\": \"avg_pool2d\", \"inputs\": [\"img\"], \"attrs\": {\"kernel_size\": 2, \"padding\": 1, \"ceil_mode\": true, \"count_include_pad\": false}},\n"
+	"  {\"name\": \"apd\", \"op\": \"avg_pool2d\", \"inputs\": [\"img\"], \"attrs\": {\"kernel_size\": [2, 2], \"stride\": 1, \"divisor_override\": 3}},\n"
+	"  {\"name\": \"imgb\", \"op\": \"to\", \"inputs\": [\"img\"], \"attrs\": {\"dtype\": \"bfloat16\"}},\n"
+	"  {\"name\": \"apb\", \"op\": \"avg_pool2d\", \"inputs\": [\"imgb\"], \"attrs\": {\"kernel_size\": 2, \"stride\": 2, \"padding\": 1}},\n"
+	"  {\"name\": \"uf\", \"op\": \"unfold\", \"inputs\": [\"x\"], \"attrs\": {\"dimension\": 1, \"size\": 2, \"step\": 1}},\n"
+	"  {\"name\": \"uft\", \"op\": \"unfold\", \"inputs\": [\"xt\"], \"attrs\": {\"dimension\": -2, \"size\": 2, \"step\": 1}},\n"
+	"  {\"name\": \"ufs\", \"op\": \"unfold\", \"inputs\": [\"y\"], \"attrs\": {\"dimension\": 0, \"size\": 1, \"step\": 2}}\n"
 	" ],\n"
 	" \"outputs\": [\"half\", \"flat\", \"sm\", \"mm\", \"lin\", \"ln\", \"cat\", \"pad\", \"sum\", \"mean\", \"wh\",\n"
 	"             \"conv\", \"up\", \"bil\", \"pool\", \"att\", \"hb\", \"hs\", \"sp1\", \"isum\", \"pw\", \"gl\", \"pr\", \"xt\",\n"
-	"             \"c4\", \"c1\", \"lr\", \"ub1\", \"ts2\", \"tss1\", \"bd\", \"bd0\", \"ar\", \"arf\", \"arh\", \"ari\"]\n"
+	"             \"c4\", \"c1\", \"lr\", \"ub1\", \"ts2\", \"tss1\", \"bd\", \"bd0\", \"ar\", \"arf\", \"arh\", \"ari\",\n"
+	"             \"ap\", \"apx\", \"apd\", \"apb\", \"uf\", \"uft\", \"ufs\"]\n"
 	"}]}\n";
 
 static double e(double x)
@@ -199,6 +208,20 @@ static void test_known_answers(struct gpu_dev *d)
 		{"arh", 3, {-3, -1, 1}, 0},
 		/* int32: ceil(3.2 / 1.5) = 3 elements of trunc(0.5) + i * trunc(1.5) (torch 1.13) */
 		{"ari", 3, {0, 1, 2}, 0},
+		/* avg_pool2d of img = [[1,2,3],[4,5,6],[7,8,9]] with padding 1: every
+		 * window holds 4 padded cells, of which 1, 2, 2, 4 are inside */
+		{"ap", 4, {1 / 4.0, 5 / 4.0, 11 / 4.0, 28 / 4.0}, 1e-7},
+		/* count_include_pad false: divided by the cells inside; ceil_mode
+		 * drops a third window that would start in the right padding */
+		{"apx", 4, {1, 5 / 2.0, 11 / 2.0, 7}, 1e-7},
+		{"apd", 4, {4, 16 / 3.0, 8, 28 / 3.0}, 1e-6},
+		{"apb", 4, {0.25, 1.25, 2.75, 7}, 0},
+		/* unfold(1, 2, 1) of [[1,2,3],[4,5,6]]: overlapping windows */
+		{"uf", 8, {1, 2, 2, 3, 4, 5, 5, 6}, 0},
+		/* of x^T (a strided view) along dim 0: r[i][j][k] = xt[i + k][j] */
+		{"uft", 8, {1, 2, 4, 5, 2, 3, 5, 6}, 0},
+		/* step 2 over (10, 20, 30), windows of 1: every other element */
+		{"ufs", 2, {10, 30}, 0},
 	};
 	CHECK(v->n_outputs == (int)(sizeof(want) / sizeof(want[0])), "output count %d", v->n_outputs);
 

@@ -341,6 +341,56 @@ static void test_more_ops(void)
 	       "ERR: takes 0 operands, got 1");
 }
 
+/* avg_pool2d and unfold (shapes and refusals checked against torch 1.13). */
+static void test_pool_unfold(void)
+{
+	const char *x4 = IN1("[2,3,7,9]", "float32");
+	EXPECT(x4, NODE("avg_pool2d", "[\"x\"]", "{\"kernel_size\":2,\"stride\":2,\"ceil_mode\":true,"
+		"\"count_include_pad\":false}"), "float32[2,3,4,5]");
+	EXPECT(x4, NODE("avg_pool2d", "[\"x\"]", "{\"kernel_size\":3,\"stride\":2,\"padding\":1,\"ceil_mode\":true}"),
+	       "float32[2,3,4,5]");
+	EXPECT(x4, NODE("avg_pool2d", "[\"x\"]", "{\"kernel_size\":[3,2],\"stride\":[1,2],\"padding\":[1,0],"
+		"\"ceil_mode\":true}"), "float32[2,3,7,5]");
+	/* ceil mode: the last window must start inside the input or its left padding */
+	EXPECT(IN1("[4,7,6]", "bfloat16"), NODE("avg_pool2d", "[\"x\"]", "{\"kernel_size\":2,\"stride\":null,"
+		"\"padding\":1,\"ceil_mode\":true}"), "bfloat16[4,4,4]");
+	EXPECT(IN1("[0,3,5,5]", "float32"), NODE("avg_pool2d", "[\"x\"]", "{\"kernel_size\":2,\"stride\":[]}"),
+	       "float32[0,3,2,2]");
+	EXPECT(IN1("[1,3,5,5]", "float16"), NODE("avg_pool2d", "[\"x\"]", "{\"kernel_size\":5}"), "float16[1,3,1,1]");
+	EXPECT(x4, NODE("avg_pool2d", "[\"x\"]", "{\"kernel_size\":3,\"padding\":2}"),
+	       "ERR: padding [2, 2] must be at most half of kernel_size [3, 3]");
+	EXPECT(x4, NODE("avg_pool2d", "[\"x\"]", "{\"kernel_size\":10}"), "ERR: is larger than the padded input");
+	EXPECT(x4, NODE("avg_pool2d", "[\"x\"]", "{\"kernel_size\":2,\"divisor_override\":0}"),
+	       "ERR: divisor_override must not be 0");
+	EXPECT(x4, NODE("avg_pool2d", "[\"x\"]", "{\"kernel_size\":2,\"stride\":0}"),
+	       "ERR: attribute 'stride' must be >= 1");
+	EXPECT(x4, NODE("avg_pool2d", "[\"x\"]", "{\"kernel_size\":[1,2,3]}"),
+	       "ERR: attribute 'kernel_size' needs 1 or 2 values, it has 3");
+	EXPECT(x4, NODE("avg_pool2d", "[\"x\"]", "{}"), "ERR: missing attribute 'kernel_size'");
+	EXPECT(IN1("[3,7]", "float32"), NODE("avg_pool2d", "[\"x\"]", "{\"kernel_size\":2}"), "ERR: must be 3-D");
+	EXPECT(IN1("[1,0,4,4]", "float32"), NODE("avg_pool2d", "[\"x\"]", "{\"kernel_size\":2}"),
+	       "ERR: only the batch dim may be 0");
+	EXPECT(IN1("[1,3,4,4]", "int64"), NODE("avg_pool2d", "[\"x\"]", "{\"kernel_size\":2}"), "ERR: floating-point");
+
+	const char *t3 = IN1("[2,5,10]", "float32");
+	EXPECT(t3, NODE("unfold", "[\"x\"]", "{\"dimension\":-1,\"size\":3,\"step\":2}"), "float32[2,5,4,3]");
+	EXPECT(t3, NODE("unfold", "[\"x\"]", "{\"dimension\":1,\"size\":2,\"step\":3}"), "float32[2,2,10,2]");
+	EXPECT(t3, NODE("unfold", "[\"x\"]", "{\"dimension\":1,\"size\":0,\"step\":1}"), "float32[2,6,10,0]");
+	EXPECT(IN1("[2,5,10]", "int64"), NODE("unfold", "[\"x\"]", "{\"dimension\":0,\"size\":2,\"step\":5}"),
+	       "int64[1,5,10,2]");
+	EXPECT(t3, NODE("unfold", "[\"x\"]", "{\"dimension\":1,\"size\":6,\"step\":1}"),
+	       "ERR: size 6 must be 0..5 (dim 1 of 'x' [2,5,10])");
+	EXPECT(t3, NODE("unfold", "[\"x\"]", "{\"dimension\":1,\"size\":-1,\"step\":1}"), "ERR: size -1 must be 0..5");
+	EXPECT(t3, NODE("unfold", "[\"x\"]", "{\"dimension\":1,\"size\":2,\"step\":0}"), "ERR: step is 0 but must be > 0");
+	EXPECT(t3, NODE("unfold", "[\"x\"]", "{\"dimension\":3,\"size\":1,\"step\":1}"),
+	       "ERR: dimension 3 is out of range for a 3-dim tensor");
+	EXPECT(t3, NODE("unfold", "[\"x\"]", "{\"size\":1,\"step\":1}"), "ERR: missing attribute 'dimension'");
+	EXPECT(IN1("[]", "float32"), NODE("unfold", "[\"x\"]", "{\"dimension\":0,\"size\":1,\"step\":1}"),
+	       "ERR: 0-dim");
+	EXPECT(IN1("[1,1,1,1,1,1,1,2]", "float32"), NODE("unfold", "[\"x\"]", "{\"dimension\":7,\"size\":1,\"step\":1}"),
+	       "ERR: more than 8 dims");
+}
+
 static void test_structure(void)
 {
 	char got[GRAPH_ERR_LEN + 8];
@@ -445,6 +495,7 @@ int main(void)
 	test_views();
 	test_cat_split();
 	test_more_ops();
+	test_pool_unfold();
 	test_structure();
 	test_render();
 	printf("%d passed, %d failed\n", passed, failed);

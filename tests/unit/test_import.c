@@ -871,6 +871,44 @@ static void test_more_calls(void)
 	BODY_ERR("tmp_0 = torch.arange(4, 0)\nreturn tmp_0", "inconsistent with step sign");
 }
 
+/* F.avg_pool2d (and torch._C._nn's) with PyTorch's positional order and
+ * defaults; Tensor.unfold, a view. */
+static void test_pool_unfold(void)
+{
+	BODY_OK("tmp_0 = torch.nn.functional.avg_pool2d(x, 2, 2, 0, True, False, None)\n"
+		"tmp_1 = torch.nn.functional.avg_pool2d(x, kernel_size=(3, 2), padding=[1, 0], divisor_override=5)\n"
+		"tmp_2 = torch._C._nn.avg_pool2d(y, [2, 2], [], 1, True)\ntmp_3 = torch.nn.functional.avg_pool2d(y, 3, None)\n"
+		"return (tmp_0, tmp_1, tmp_2, tmp_3)");
+	NODE(0, "{\"name\":\"tmp_0\",\"op\":\"avg_pool2d\",\"inputs\":[\"x\"],\"attrs\":{\"kernel_size\":2,"
+		"\"stride\":2,\"padding\":0,\"ceil_mode\":true,\"count_include_pad\":false}}");
+	NODE(1, "{\"name\":\"tmp_1\",\"op\":\"avg_pool2d\",\"inputs\":[\"x\"],\"attrs\":{\"kernel_size\":[3,2],"
+		"\"padding\":[1,0],\"divisor_override\":5}}");
+	NODE(2, "{\"name\":\"tmp_2\",\"op\":\"avg_pool2d\",\"inputs\":[\"y\"],\"attrs\":{\"kernel_size\":[2,2],"
+		"\"stride\":[],\"padding\":1,\"ceil_mode\":true}}");
+	NODE(3, "{\"name\":\"tmp_3\",\"op\":\"avg_pool2d\",\"inputs\":[\"y\"],\"attrs\":{\"kernel_size\":3}}");
+	BODY_ERR("tmp_0 = torch.nn.functional.avg_pool2d(x)\nreturn tmp_0",
+		 "torch.nn.functional.avg_pool2d: missing argument 'kernel_size'");
+	BODY_ERR("tmp_0 = torch.nn.functional.avg_pool2d(x, 2.0)\nreturn tmp_0",
+		 "avg_pool2d argument 'kernel_size': expected an int or a tuple of ints, got a float");
+	BODY_ERR("tmp_0 = torch.nn.functional.avg_pool2d(x, 3, padding=2)\nreturn tmp_0",
+		 "node 'tmp_0' (avg_pool2d): padding [2, 2] must be at most half of kernel_size [3, 3] (at t/model.py:5)");
+	BODY_ERR("tmp_0 = torch.nn.functional.avg_pool2d(x, 3, divisor=2)\nreturn tmp_0",
+		 "unknown keyword argument 'divisor' for torch.nn.functional.avg_pool2d");
+	BODY_ERR("tmp_0 = torch.nn.functional.avg_pool2d(i, 1)\nreturn tmp_0", "needs a floating-point tensor");
+
+	BODY_OK("tmp_0 = v.unfold(2, 4, 4)\ntmp_1 = v.unfold(dimension=-2, size=3, step=2)\nreturn (tmp_0, tmp_1)");
+	NODE(0, "{\"name\":\"tmp_0\",\"op\":\"unfold\",\"inputs\":[\"v\"],\"attrs\":{\"dimension\":2,\"size\":4,"
+		"\"step\":4}}");
+	NODE(1, "{\"name\":\"tmp_1\",\"op\":\"unfold\",\"inputs\":[\"v\"],\"attrs\":{\"dimension\":-2,\"size\":3,"
+		"\"step\":2}}");
+	BODY_ERR("tmp_0 = v.unfold(2, 4)\nreturn tmp_0", "Tensor.unfold: missing argument 'step'");
+	BODY_ERR("tmp_0 = v.unfold(1, 9, 1)\nreturn tmp_0", "size 9 must be 0..8 (dim 1 of 'v' [2,8,16])");
+	BODY_ERR("tmp_0 = v.unfold(1, 2, 0)\nreturn tmp_0", "step is 0 but must be > 0");
+	/* a view: an in-place op on its base makes it stale */
+	BODY_ERR("tmp_0 = v.unfold(1, 2, 2)\nv += 1\ntmp_1 = tmp_0 * 2\nreturn tmp_1", "tmp_0 is used after an in-place op");
+	BODY_ERR("tmp_0 = torch.nn.functional.unfold(x, 2)\nreturn tmp_0", "unsupported call torch.nn.functional.unfold");
+}
+
 int main(void)
 {
 	test_basic();
@@ -880,6 +918,7 @@ int main(void)
 	test_functional();
 	test_methods();
 	test_more_calls();
+	test_pool_unfold();
 	test_subscripts();
 	test_statements();
 	test_meta_errors();

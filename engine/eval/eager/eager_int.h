@@ -76,6 +76,7 @@ union params {
 	opl_gemm gm;
 	opl_conv cv;
 	opl_pool pl;
+	opl_avg_pool ap;
 	opl_upsample up;
 	struct blas_gemm bg;
 	struct dnn_conv dc;
@@ -263,6 +264,8 @@ int view_split(struct build *b);
 int view_tensor_split(struct build *b);
 int view_unbind(struct build *b);
 int op_gelu(struct build *b);
+int op_avg_pool2d(struct build *b);
+int view_unfold(struct build *b);
 size_t pack_arena(struct eager_plan *p);
 void plan_release(struct eager_plan *p);
 struct eager_plan *plan_variant(struct gpu_dev *d, const struct graph_variant *v, int use_blas, int use_dnn, char *err, size_t errlen);

@@ -1162,3 +1162,55 @@ int op_gelu(struct build *b)
 	const char *a = json_string_value(json_object_get(b->n->attrs, "approximate"));
 	return op_unary(b, a && strcmp(a, "tanh") == 0 ? OPL_GELU_TANH : OPL_GELU);
 }
+
+/* avg_pool2d: pool.cu's kernel over a contiguous copy of the input. */
+int op_avg_pool2d(struct build *b)
+{
+	struct view x, *out = result_view(b, 0);
+	json_t *a = b->n->attrs, *dv = json_object_get(a, "divisor_override");
+	int64_t k[2], st[2], pd[2];
+	if (materialise(b, opnd_view(b, 0), DT_INVALID, &x) || new_tensor_like(b, result_value(b, 0), out))
+		return -1;
+	jints(a, "kernel_size", k, 2);
+	jints(a, "stride", st, 2);
+	jints(a, "padding", pd, 2);
+	opl_avg_pool p = {0};
+	p.h = x.shape[x.ndim - 2];
+	p.w = x.shape[x.ndim - 1];
+	p.oh = out->shape[out->ndim - 2];
+	p.ow = out->shape[out->ndim - 1];
+	p.nc = vnumel(&x) / (p.h * p.w);        /* h, w > 0: the graph checks */
+	p.kh = k[0], p.kw = k[1], p.sh = st[0], p.sw = st[1], p.ph = pd[0], p.pw = pd[1];
+	p.divisor = json_is_integer(dv) ? json_integer_value(dv) : 0;
+	p.count_include_pad = json_is_true(json_object_get(a, "count_include_pad"));
+	int64_t total = vnumel(out);
+	if (total == 0)
+		return 0;
+	char name[128];
+	pf_dim3 grid;
+	spread(b, total, 128, &grid, &p.per);
+	snprintf(name, sizeof(name), "avg_pool2d<%s>", tname(x.dt));
+	int si = add_step(b, name, grid, (pf_dim3){128, 1, 1}, &p, sizeof(p));
+	if (si < 0)
+		return -1;
+	step_ptr(b, si, offsetof(opl_avg_pool, out), out);
+	step_ptr(b, si, offsetof(opl_avg_pool, in), &x);
+	return 0;
+}
+
+/* unfold: a view, as in PyTorch: the dim's stride times step, and a new last
+ * dim of `size` with the dim's stride (windows may overlap). */
+int view_unfold(struct build *b)
+{
+	const struct view *x = opnd_view(b, 0);
+	struct view *r = result_view(b, 0);
+	const struct graph_value *gv = result_value(b, 0);
+	int64_t d = jint(b->n->attrs, "dimension"), step = jint(b->n->attrs, "step");
+	*r = *x;
+	r->ndim = gv->shape.ndim;
+	r->shape[d] = gv->shape.d[d];
+	r->stride[d] = x->stride[d] * step;
+	r->shape[r->ndim - 1] = gv->shape.d[r->ndim - 1];
+	r->stride[r->ndim - 1] = x->stride[d];
+	return 0;
+}

@@ -515,6 +515,8 @@ static const struct lowering lowerings[OP_COUNT] = {
 	[OP_CHUNK] = L(view_split),
 	[OP_TENSOR_SPLIT] = L(view_tensor_split),
 	[OP_UNBIND] = L(view_unbind),
+	[OP_AVG_POOL2D] = L(op_avg_pool2d),
+	[OP_UNFOLD] = L(view_unfold),
 };
 
 int eager_op_lowered(enum graph_op op)
