@@ -6,8 +6,10 @@
  *
  * Files.  One table, fs/tree.c's tree_task_rows[], describes the files of a
  * task directory (name, kind, mode, how their bytes are produced; fs/watch.c
- * and fs/readme.c walk it too); tree_root_rows[] does the same for the root.
- * task_rows[] and root_rows[] here are those rows as this file serves them.
+ * and fs/readme.c walk it too); tree_root_rows[] does the same for the root,
+ * and tree_doc_rows[] for the manuals in the root's docs/ directory.
+ * task_rows[] and root_rows[] (the root's rows, then the docs' rows) here are
+ * those rows as this file serves them.
  * Handlers look a node up and dispatch on its row: there is no name
  * comparison outside row_index() and root_find().
  * Kinds:
@@ -35,7 +37,8 @@
  * mode bits): EACCES for open-for-write, truncate, unlink and rename, EPERM
  * for chmod/chown/utimens.
  *
- * Inodes.  Fixed inode numbers: 1 the root, 2.. the root files, and per task
+ * Inodes.  Fixed inode numbers: 1 the root, 2.. the root files, the docs'
+ * files and the docs directory, and per task
  * a block of INO_STRIDE numbers (the directory, then one per row); pass.c
  * created while absent, scratch files and scratch directories take dynamic
  * numbers above the last task's block, never reused.  pass.c and scratch
@@ -93,6 +96,7 @@
 
 #include <fuse_lowlevel.h>
 
+#include "datadir.h"
 #include "readme.h"
 #include "state.h"
 #include "tree.h"
@@ -148,12 +152,14 @@ static void pass_gate(struct mnt *m, int task, struct handle *self);
 static void fire_unlock(struct mnt *m, int task);
 
 /* The files of a task directory and of the root, in listing order: fs/tree.c's
- * tables (tree_task_rows[], tree_root_rows[]) as this file serves them, filled
- * by rows_init() before the session starts. */
+ * tables (tree_task_rows[], then tree_root_rows[] followed by
+ * tree_doc_rows[]) as this file serves them, filled by rows_init() before the
+ * session starts.  root_rows[NRROWS + i] is docs/<doc i>. */
 #define ROW_PASS TREE_PASS_C
 #define NROWS TREE_NTASK
 #define NRROWS TREE_NROOT
-static struct row task_rows[NROWS], root_rows[NRROWS];
+#define NDOCS TREE_NDOC
+static struct row task_rows[NROWS], root_rows[NRROWS + NDOCS];
 
 static void rows_from_tree(struct row *out, const struct tree_row *in, int n)
 {
@@ -168,6 +174,7 @@ static void rows_fill(void)
 {
 	rows_from_tree(task_rows, tree_task_rows, NROWS);
 	rows_from_tree(root_rows, tree_root_rows, NRROWS);
+	rows_from_tree(root_rows + NRROWS, tree_doc_rows, NDOCS);
 }
 
 static void rows_init(void)
@@ -178,6 +185,7 @@ static void rows_init(void)
 
 static const struct row root_dir_row = {"", K_DIR, 0555, 0, NULL, NULL};
 static const struct row task_dir_row = {"", K_DIR, 0755, 0, NULL, NULL};
+static const struct row docs_dir_row = {TREE_DOCS_DIR, K_DIR, 0555, 0, NULL, NULL};
 static const struct row scratch_row = {"", K_SCRATCH, 0644, 0, NULL, &scratch_io};
 static const struct row sdir_row = {"", K_SDIR, 0755, 0, NULL, NULL};
 
@@ -289,8 +297,9 @@ struct mnt {
 	pthread_mutex_t lock;           /* nodes, tasks, caches */
 	pthread_cond_t fire_cv;         /* with lock: a task's fires in flight ended */
 	struct node *hash[HASH_SIZE];
-	struct node root, rootf[NRROWS];
-	struct cache root_cache[NRROWS];
+	struct node root, rootf[NRROWS + NDOCS];
+	struct node docs;               /* the docs directory: rootf[NRROWS..] */
+	struct cache root_cache[NRROWS + NDOCS];
 	struct mtask *t;
 
 	pthread_mutex_t selock;         /* se and se_live, for notifications */
@@ -664,7 +673,7 @@ static double node_attr(struct mnt *m, struct node *n, struct handle *h, struct 
 	switch (n->row->kind) {
 	case K_DIR:
 		st->st_mode = S_IFDIR | n->row->mode;
-		st->st_nlink = n->task < 0 ? 2 + (nlink_t)m->ntasks : 2 + subdirs(n);
+		st->st_nlink = n == &m->root ? 3 + (nlink_t)m->ntasks : n->task < 0 ? 2 : 2 + subdirs(n);
 		st->st_size = 4096;
 		if (n->task >= 0)
 			st->st_mtim = st->st_ctim = m->t[n->task].mtime;
@@ -791,11 +800,17 @@ static struct node *dir_find(struct mnt *m, struct node *p, const char *name)
 	return NULL;
 }
 
-static struct node *root_find(struct mnt *m, const char *name)
+/* The node called name in p, the root or the docs directory, or NULL. */
+static struct node *root_find(struct mnt *m, struct node *p, const char *name)
 {
-	for (int i = 0; i < NRROWS; i++)
+	int docs = p == &m->docs;
+	for (int i = docs ? NRROWS : 0; i < (docs ? NRROWS + NDOCS : NRROWS); i++)
 		if (strcmp(name, root_rows[i].name) == 0)
 			return &m->rootf[i];
+	if (docs)
+		return NULL;
+	if (strcmp(name, TREE_DOCS_DIR) == 0)
+		return &m->docs;
 	int k = svc_find(m->svc, name);
 	return k >= 0 ? m->t[k].dir : NULL;
 }
@@ -859,7 +874,7 @@ static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 	pthread_mutex_lock(&m->lock);
 	struct node *p = node_get(m, parent), *n = NULL;
 	if (p && is_dir(p))
-		n = p->task < 0 ? root_find(m, name) : dir_find(m, p, name);
+		n = p->task < 0 ? root_find(m, p, name) : dir_find(m, p, name);
 	if (n == NULL) {
 		pthread_mutex_unlock(&m->lock);
 		fuse_reply_err(req, p == NULL ? ENOENT : !is_dir(p) ? ENOTDIR : ENOENT);
@@ -1615,7 +1630,7 @@ static void op_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 	if (p == NULL || !is_dir(p))
 		err = p ? ENOTDIR : ENOENT;
 	else if (p->task < 0)
-		err = (n = root_find(m, name)) == NULL ? ENOENT : n->row->kind == K_DIR ? EISDIR : EACCES;
+		err = (n = root_find(m, p, name)) == NULL ? ENOENT : n->row->kind == K_DIR ? EISDIR : EACCES;
 	else if ((n = dir_find(m, p, name)) == NULL)
 		err = ENOENT;
 	else if (is_dir(n))
@@ -1756,7 +1771,7 @@ static void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_
 		goto out;
 	}
 	if (p->task < 0 || np->task < 0) {
-		err = p->task < 0 && root_find(m, name) == NULL ? ENOENT : EACCES;
+		err = p->task < 0 && root_find(m, p, name) == NULL ? ENOENT : EACCES;
 		goto out;
 	}
 	if (p->task != np->task) {
@@ -1857,7 +1872,7 @@ static void op_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
 	struct mnt *m = fuse_req_userdata(req);
 	pthread_mutex_lock(&m->lock);
 	struct node *p = node_get(m, parent);
-	struct node *n = p && is_dir(p) ? (p->task < 0 ? root_find(m, name) : dir_find(m, p, name)) : NULL;
+	struct node *n = p && is_dir(p) ? (p->task < 0 ? root_find(m, p, name) : dir_find(m, p, name)) : NULL;
 	int err = n == NULL ? (p && !is_dir(p) ? ENOTDIR : ENOENT)
 		: !is_dir(n) ? ENOTDIR
 		: n->row->kind == K_DIR ? EPERM         /* task directories are fixed */
@@ -1917,7 +1932,7 @@ static void op_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 		fuse_reply_err(req, p ? ENOTDIR : ENOENT);
 		return;
 	}
-	int max = 2 + (p->task < 0 ? NRROWS + m->ntasks : is_task_dir(p) ? NROWS : 0);
+	int max = 2 + (p->task < 0 ? NRROWS + NDOCS + 1 + m->ntasks : is_task_dir(p) ? NROWS : 0);
 	for (struct node *n = p->children; n; n = n->next)
 		max++;
 	struct dirent_snap *d = calloc(1, sizeof(*d) + (size_t)max * sizeof(d->e[0]));
@@ -1926,9 +1941,13 @@ static void op_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 		bad |= snap_add(d, ".", ino, S_IFDIR);
 		bad |= snap_add(d, "..", p->parent ? p->parent->ino : INO_ROOT, S_IFDIR);
 	}
-	if (!bad && p->task < 0) {
+	if (!bad && p == &m->docs) {
+		for (int i = NRROWS; i < NRROWS + NDOCS; i++)
+			bad |= snap_add(d, root_rows[i].name, m->rootf[i].ino, S_IFREG);
+	} else if (!bad && p->task < 0) {
 		for (int i = 0; i < NRROWS; i++)
 			bad |= snap_add(d, root_rows[i].name, m->rootf[i].ino, S_IFREG);
+		bad |= snap_add(d, TREE_DOCS_DIR, m->docs.ino, S_IFDIR);
 		for (int i = 0; i < m->ntasks; i++)
 			bad |= snap_add(d, svc_task(m->svc, i)->id, m->t[i].dir->ino, S_IFDIR);
 	} else if (!bad) {
@@ -1996,7 +2015,7 @@ static void op_statfs(fuse_req_t req, fuse_ino_t ino)
 	/* Room for every task's scratch files and pass.c: what the caps
 	 * allow, less what is used. */
 	sv.f_blocks = (fsblkcnt_t)m->ntasks * ((SCRATCH_TASK_BYTES + SVC_PASS_MAX) / 4096);
-	sv.f_files = (fsfilcnt_t)m->ntasks * (NROWS + SCRATCH_MAX_ENTRIES) + NRROWS + 1;
+	sv.f_files = (fsfilcnt_t)m->ntasks * (NROWS + SCRATCH_MAX_ENTRIES) + NRROWS + NDOCS + 2;
 	pthread_mutex_lock(&m->lock);
 	for (int k = 0; k < m->ntasks; k++) {
 		struct mtask *t = &m->t[k];
@@ -2069,7 +2088,7 @@ static int build_tree(struct mnt *m)
 	m->root.task = -1;
 	m->root.rrow = -1;
 	hash_add(m, &m->root);
-	for (int i = 0; i < NRROWS; i++) {
+	for (int i = 0; i < NRROWS + NDOCS; i++) {
 		struct node *n = &m->rootf[i];
 		n->ino = INO_ROOT + 1 + (fuse_ino_t)i;
 		n->row = &root_rows[i];
@@ -2077,6 +2096,11 @@ static int build_tree(struct mnt *m)
 		n->rrow = i;
 		hash_add(m, n);
 	}
+	m->docs.ino = INO_ROOT + 1 + NRROWS + NDOCS;
+	m->docs.row = &docs_dir_row;
+	m->docs.task = -1;
+	m->docs.rrow = -1;
+	hash_add(m, &m->docs);
 	m->t = calloc((size_t)m->ntasks, sizeof(*m->t));
 	if (m->t == NULL)
 		return -1;
@@ -2118,11 +2142,13 @@ static int build_tree(struct mnt *m)
 static int load_fixed(struct mnt *m, char *err, size_t errlen)
 {
 	int e;
-	for (int i = 0; i < NRROWS; i++)
+	for (int i = 0; i < NRROWS + NDOCS; i++)
 		if (root_rows[i].kind == K_FIXED) {
 			struct blob *b = text_get(m, &m->rootf[i], &e);
 			if (b == NULL) {
-				snprintf(err, errlen, "cannot make /%s: %s", root_rows[i].name, strerror(e));
+				snprintf(err, errlen, "cannot make /%s%s: %s%s%s", i < NRROWS ? "" : TREE_DOCS_DIR "/",
+					 root_rows[i].name, strerror(e), i < NRROWS ? "" : " in ",
+					 i < NRROWS ? "" : datadir_get(DATADIR_DOCS));
 				return -1;
 			}
 			blob_unref(b);
@@ -2302,7 +2328,7 @@ void mnt_close(struct mnt *m)
 		}
 		free(m->t);
 	}
-	for (int i = 0; i < NRROWS; i++)
+	for (int i = 0; i < NRROWS + NDOCS; i++)
 		blob_unref(m->root_cache[i].b);
 	pthread_cond_destroy(&m->wcond);
 	pthread_mutex_destroy(&m->wlock);

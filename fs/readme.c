@@ -182,6 +182,11 @@ char *readme_root(const struct graph_task *const *tasks, int n_tasks, enum readm
 		A(tree_task_rows[r].what, b);
 		A(" |\n");
 	}
+	for (int r = 0; r < TREE_NDOC; r++) {
+		A("| `%s/%s` | ", TREE_DOCS_DIR, tree_doc_rows[r].name);
+		A(tree_doc_rows[r].what, b);
+		A(" |\n");
+	}
 	A("\n");
 	if (watch)
 		A("Other files and directories in a task directory (editor swap and backup files,\n"
@@ -314,8 +319,10 @@ char *readme_root(const struct graph_task *const *tasks, int n_tasks, enum readm
 	A("## Tasks\n\n");
 	if (task_table(&buf, &len, tasks, n_tasks))
 		goto oom;
-	A("\nMore: `docs/pass-api.md` (the full pass manual), `docs/scoring.md`,\n"
-	  "`docs/result-format.md` in the passfs sources.\n");
+	A("\nMore, in this tree (read-only):");
+	for (int r = 0; r < TREE_NDOC; r++)
+		A("%s`%s/%s`", r == 0 ? " " : r == TREE_NDOC - 1 ? " and " : ", ", TREE_DOCS_DIR, tree_doc_rows[r].name);
+	A(".\n");
 	*len_out = strlen(buf);
 	return buf;
 oom:

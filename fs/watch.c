@@ -28,6 +28,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "datadir.h"
 #include "readme.h"
 #include "sha256.h"
 #include "state.h"
@@ -219,6 +220,40 @@ static int put_row(struct watch *w, int i, const struct tree_row *row, char *err
 	return 0;
 }
 
+/* The manuals (fs/tree.c's tree_doc_rows[]) into DIR/docs, read-only. */
+static int put_docs(struct watch *w, char *err, size_t errlen)
+{
+	char dir[PATH_MAX];
+	if (snprintf(dir, sizeof(dir), "%s/%s", w->o->dir, TREE_DOCS_DIR) >= (int)sizeof(dir)) {
+		snprintf(err, errlen, "%s/%s: %s", w->o->dir, TREE_DOCS_DIR, strerror(ENAMETOOLONG));
+		return -1;
+	}
+	int rc = state_mkdirs(dir, 0755);
+	if (rc != 0) {
+		snprintf(err, errlen, "%s: %s", dir, strerror(-rc));
+		return -1;
+	}
+	state_clean_temps(dir, ".passfs-");
+	for (int r = 0; r < TREE_NDOC; r++) {
+		const struct tree_row *row = &tree_doc_rows[r];
+		size_t len = 0;
+		errno = 0;
+		char *s = row->text(&w->src, -1, &len);
+		if (s == NULL) {
+			snprintf(err, errlen, "%s/%s: %s (reading %s)", dir, row->name,
+				 errno && errno != ENOMEM ? strerror(errno) : "out of memory", datadir_get(DATADIR_DOCS));
+			return -1;
+		}
+		rc = put_file(dir, row->name, s, len, row->mode);
+		free(s);
+		if (rc != 0) {
+			snprintf(err, errlen, "%s/%s: %s", dir, row->name, strerror(-rc));
+			return -1;
+		}
+	}
+	return 0;
+}
+
 /* The files of the tree that watch mode writes once (fs/tree.c), and pass.c
  * where it is missing. */
 static int build_tree(struct watch *w, char *err, size_t errlen)
@@ -228,6 +263,8 @@ static int build_tree(struct watch *w, char *err, size_t errlen)
 	for (int r = 0; r < TREE_NROOT; r++)
 		if (put_row(w, -1, &tree_root_rows[r], err, errlen) != 0)
 			return -1;
+	if (put_docs(w, err, errlen) != 0)
+		return -1;
 	for (int i = 0; i < w->n; i++) {
 		struct wtask *t = &w->t[i];
 		const struct graph_task *g = svc_task(w->s, i);
