@@ -9,7 +9,7 @@
  *                       messages
  *   a message:          u8 type, u32 n, n bytes of payload
  *   caller -> process:  'Q' the request (once, first): i32 warmup, trials,
- *                       cold, quiet, trial_times; f64 variant_timeout_s, b,
+ *                       cold, quiet, trial_times, check_only; f64 variant_timeout_s, b,
  *                       p, lock_timeout_s; u64 secret_seed; then five
  *                       strings, each u32 length and bytes: backend, pass
  *                       label, graph label, graph text, pass
@@ -45,11 +45,11 @@
 #include "graph.h"
 
 #define EV_MAGIC 0x70667665u    /* "evfp" */
-#define EV_VERSION 3
+#define EV_VERSION 4
 #define EV_FD 3
 #define EV_STR_MAX ((uint32_t)512 << 20)
 #define EV_NSTR 5               /* backend, pass label, graph label, graph text, pass */
-#define EV_FIXED (4 * 5 + 8 * 5)   /* the request's fixed fields */
+#define EV_FIXED (4 * 6 + 8 * 5)   /* the request's fixed fields */
 /* After a cancel is sent, how long the process has to answer before it is
  * killed (it stops at its next wait, at most a worker step's poll). */
 #define EV_CANCEL_GRACE_MS 3000
@@ -167,8 +167,8 @@ static int send_request(int fd, const struct eval_job *job)
 	put_u32(h + 4, EV_VERSION);
 	h[8] = 'Q';
 	put_u32(h + 9, (uint32_t)total);
-	int32_t ints[5] = {o->warmup, o->trials, o->cold, o->quiet, o->trial_times};
-	for (int i = 0; i < 5; i++, p += 4)
+	int32_t ints[6] = {o->warmup, o->trials, o->cold, o->quiet, o->trial_times, o->check_only};
+	for (int i = 0; i < 6; i++, p += 4)
 		put_u32(p, (uint32_t)ints[i]);
 	double dbl[4] = {o->variant_timeout_s, o->b, o->p, o->lock_timeout_s};
 	for (int i = 0; i < 4; i++, p += 8)
@@ -226,8 +226,8 @@ static int recv_request(int fd, struct ev_req *q, char *err, size_t errlen)
 	}
 	struct eval_opts *o = &q->job.opts;
 	const unsigned char *p = h;
-	int32_t *ints[5] = {&o->warmup, &o->trials, &o->cold, &o->quiet, &o->trial_times};
-	for (int i = 0; i < 5; i++, p += 4)
+	int32_t *ints[6] = {&o->warmup, &o->trials, &o->cold, &o->quiet, &o->trial_times, &o->check_only};
+	for (int i = 0; i < 6; i++, p += 4)
 		*ints[i] = (int32_t)get_u32(p);
 	double *dbl[4] = {&o->variant_timeout_s, &o->b, &o->p, &o->lock_timeout_s};
 	for (int i = 0; i < 4; i++, p += 8)
