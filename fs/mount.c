@@ -140,7 +140,7 @@ struct row {
 	const char *name;
 	enum kind kind;
 	mode_t mode;                    /* permission bits shown by stat */
-	int waits;                      /* opens wait while the task is busy */
+	int waits;                      /* opens wait while the task is busy (TREE_WAIT_*) */
 	/* FIXED and COMPUTED: the text (malloc'd, *len set), or NULL with errno
 	 * set (ENOMEM). */
 	tree_text_fn text;
@@ -316,6 +316,7 @@ struct mnt {
 	struct waited {
 		pid_t pid;
 		int task;
+		int waits;              /* TREE_WAIT_EVAL or TREE_WAIT_CHECK */
 		uint64_t seq;
 	} waited[WAITED_MAX];
 	int waited_next;
@@ -866,6 +867,35 @@ static int pass_detach(struct mnt *m, struct node *n)
 	return 0;
 }
 
+/* Whether n is a task's check.c: a scratch file of that name in the task
+ * directory itself (fs/tree.h, TREE_CHECK_SOURCE). */
+static int is_check_src(const struct node *n)
+{
+	return n->row->kind == K_SCRATCH && n->name && n->parent && is_task_dir(n->parent) &&
+	       strcmp(n->name, TREE_CHECK_SOURCE) == 0;
+}
+
+/* A copy of check.c's bytes for a check (under m->lock), or NULL. */
+static char *check_copy(const struct node *n, size_t *len)
+{
+	char *b = malloc(n->size ? n->size : 1);
+	if (b && n->size)
+		memcpy(b, n->data, n->size);
+	*len = n->size;
+	return b;
+}
+
+/* Fires a check of bytes taken by check_copy (none when NULL); frees them.
+ * Called without m->lock. */
+static void check_fire(struct mnt *m, int task, char *src, size_t len)
+{
+	if (src == NULL)
+		return;
+	uint64_t seq;
+	svc_check_fire(m->svc, task, src, len, &seq);
+	free(src);
+}
+
 /* ---- lookup, attributes, forget ------------------------------------------------------- */
 
 static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
@@ -1128,6 +1158,18 @@ static void on_interrupt(fuse_req_t req, void *data)
 	free(w);
 }
 
+/* What a waiting row's open waits for: the task's evaluation (result.json,
+ * es_t) or its check (check.json).  The seq it waits for, 0 when none. */
+static uint64_t row_busy_seq(struct mnt *m, const struct node *n)
+{
+	return n->row->waits == TREE_WAIT_CHECK ? svc_check_busy_seq(m->svc, n->task) : svc_busy_seq(m->svc, n->task);
+}
+
+static int row_busy(struct mnt *m, const struct node *n)
+{
+	return n->row->waits == TREE_WAIT_CHECK ? svc_check_busy(m->svc, n->task) : svc_busy(m->svc, n->task);
+}
+
 /* Parks an open of node n while its task is busy.  Returns 1 when the
  * request now belongs to the waiting list (answered later), 0 when the
  * caller should answer it now. */
@@ -1152,10 +1194,11 @@ static int wait_begin(struct mnt *m, fuse_req_t req, struct node *n, int flags)
 	pthread_mutex_lock(&m->wlock);
 	/* Checked under wlock: a notification that makes the task idle after
 	 * this check finds the waiter on the list. */
-	w->seq = svc_busy_seq(m->svc, n->task);
+	w->seq = row_busy_seq(m, n);
 	int waited_once = 0;
 	for (int i = 0; i < WAITED_MAX && w->pid > 0 && w->seq; i++)
-		waited_once |= m->waited[i].pid == w->pid && m->waited[i].task == n->task && m->waited[i].seq == w->seq;
+		waited_once |= m->waited[i].pid == w->pid && m->waited[i].task == n->task &&
+			       m->waited[i].waits == n->row->waits && m->waited[i].seq == w->seq;
 	if (m->stopping || w->seq == 0 || waited_once) {
 		pthread_mutex_unlock(&m->wlock);
 		free(w);
@@ -1195,11 +1238,11 @@ static void wake_due(struct mnt *m, int task)
 		nx = w->next;
 		int late = !ts_before(&now, &w->deadline);
 		int go = m->stopping || late ||
-			 ((task < 0 || w->node->task == task) && !svc_busy(m->svc, w->node->task));
+			 ((task < 0 || w->node->task == task) && !row_busy(m, w->node));
 		if (!go)
 			continue;
-		if (late && !m->stopping && w->pid > 0 && svc_busy_seq(m->svc, w->node->task) == w->seq) {
-			m->waited[m->waited_next] = (struct waited){w->pid, w->node->task, w->seq};
+		if (late && !m->stopping && w->pid > 0 && row_busy_seq(m, w->node) == w->seq) {
+			m->waited[m->waited_next] = (struct waited){w->pid, w->node->task, w->node->row->waits, w->seq};
 			m->waited_next = (m->waited_next + 1) % WAITED_MAX;
 		}
 		w->claimed = 1;
@@ -1502,7 +1545,10 @@ static void op_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		task = h->node->task;
 		h->flushed = 1;
 	}
+	int check = is_check_src(h->node) && (h->wrote || h->truncated) ? h->node->task : -1;
 	pthread_mutex_unlock(&m->lock);
+	if (check >= 0)
+		svc_check_mark_pending(m->svc, check);  /* a read of check.json waits for it */
 	/* Release comes later and asynchronously: from now on a read of
 	 * result.json must wait for the evaluation of these bytes. */
 	if (task >= 0 && state_full(m, svc_pass_size(m->svc, task))) {
@@ -1521,7 +1567,9 @@ static void op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 	struct mnt *m = fuse_req_userdata(req);
 	struct handle *h = (struct handle *)(uintptr_t)fi->fh;
 	(void)ino;
-	int fire = -1;
+	int fire = -1, check = -1;
+	char *csrc = NULL;
+	size_t clen = 0;
 	pthread_mutex_lock(&m->lock);
 	struct node *n = h->node;
 	if (n->row->kind == K_PASS) {
@@ -1530,6 +1578,9 @@ static void op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 			fire = n->task;
 			n->fire_on_release = 0;
 		}
+	} else if (is_check_src(n) && (h->wrote || h->truncated)) {
+		check = n->task;
+		csrc = check_copy(n, &clen);
 	}
 	if (h->writer)
 		n->nwriters--;
@@ -1540,6 +1591,8 @@ static void op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 		fire_unlock(m, fire);
 	else
 		pthread_mutex_unlock(&m->lock);
+	if (check >= 0)
+		check_fire(m, check, csrc, clen);
 	blob_unref(h->snap);
 	free(h);
 	fuse_reply_err(req, 0);
@@ -1755,7 +1808,9 @@ static void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_
 		      const char *newname, unsigned int flags)
 {
 	struct mnt *m = fuse_req_userdata(req);
-	int err = 0, fire = -1;
+	int err = 0, fire = -1, check = -1;
+	char *csrc = NULL;
+	size_t clen = 0;
 	pthread_mutex_lock(&m->lock);
 	struct node *p = node_get(m, parent), *np = node_get(m, newparent), *src = NULL, *dst = NULL;
 	if (p == NULL || np == NULL) {
@@ -1819,11 +1874,17 @@ static void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_
 	touch_dir(m, np);
 	if (dst)
 		node_maybe_free(m, dst);
+	if (is_check_src(src)) {        /* a rename onto check.c: checked */
+		check = src->task;
+		csrc = check_copy(src, &clen);
+	}
 out:
 	if (fire >= 0)
 		fire_unlock(m, fire);
 	else
 		pthread_mutex_unlock(&m->lock);
+	if (check >= 0)
+		check_fire(m, check, csrc, clen);  /* queued before the reply: check.json waits for it */
 	fuse_reply_err(req, err);
 }
 

@@ -50,6 +50,11 @@ static char *text_es_t(const struct tree_src *src, int task, size_t *len)
 	return svc_es_t(src->svc, task, len);
 }
 
+static char *text_check(const struct tree_src *src, int task, size_t *len)
+{
+	return svc_check_json(src->svc, task, len);
+}
+
 static char *text_status(const struct tree_src *src, int task, size_t *len)
 {
 	char *s = NULL;
@@ -115,10 +120,12 @@ const struct tree_row tree_task_rows[TREE_NTASK] = {
 			"the same graph as data (read-only)"},
 	[TREE_PASS_C] = {"pass.c", TREE_PASS, 0644, 0, TREE_WATCH_SEED, text_pass,
 			 "your pass (writable; at first a template that answers \"not implemented\")"},
-	[TREE_RESULT] = {"result.json", TREE_COMPUTED, 0444, 1, TREE_WATCH_REFRESH, text_result,
+	[TREE_RESULT] = {"result.json", TREE_COMPUTED, 0444, TREE_WAIT_EVAL, TREE_WATCH_REFRESH, text_result,
 			 "the latest result: `state`, `verdict`, `message`, `score`, per-variant `speedup` and `min_t`, the compile log"},
-	[TREE_ES_T] = {"es_t", TREE_COMPUTED, 0444, 1, TREE_WATCH_REFRESH, text_es_t,
+	[TREE_ES_T] = {"es_t", TREE_COMPUTED, 0444, TREE_WAIT_EVAL, TREE_WATCH_REFRESH, text_es_t,
 		       "the score of the current pass.c, one number; an empty file until an evaluation of it is done"},
+	[TREE_CHECK_JSON] = {"check.json", TREE_COMPUTED, 0444, TREE_WAIT_CHECK, TREE_WATCH_REFRESH, text_check,
+			     "the latest check of `<task>/check.c` (write it like `pass.c`: compiled and run on every variant's public and secret inputs, nothing timed, in about a second; never touches `pass.c`'s results): `state`, `worst`, `message`, per-variant `verdict` and `min_t`, `compile_log`"},
 	/* last of the refreshed rows: a reader that sees "done" finds the rest in place */
 	[TREE_STATUS] = {"status", TREE_COMPUTED, 0444, 0, TREE_WATCH_REFRESH, text_status,
 			 "one word, never waits: `idle`, `pending`, `compiling`, `running`, `done`"},

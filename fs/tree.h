@@ -38,6 +38,9 @@ enum tree_kind {
 	TREE_PASS,      /* the writable pass; its producer gives the current bytes */
 };
 
+/* What a waiting row's opens wait for (mount). */
+enum { TREE_WAIT_NONE, TREE_WAIT_EVAL, TREE_WAIT_CHECK };
+
 enum tree_watch {
 	TREE_WATCH_NONE,        /* watch mode does not write it */
 	TREE_WATCH_ONCE,        /* written at start */
@@ -49,7 +52,7 @@ struct tree_row {
 	const char *name;
 	enum tree_kind kind;
 	mode_t mode;                    /* permission bits (mount's stat, watch's files) */
-	int waits;                      /* mount: opens wait while the task is busy */
+	int waits;                      /* mount: opens wait while the task is busy (TREE_WAIT_*) */
 	enum tree_watch watch;
 	tree_text_fn text;
 	/* The root README's "The files" table cell: a printf format given the
@@ -65,10 +68,17 @@ enum {
 	TREE_PASS_C,
 	TREE_RESULT,
 	TREE_ES_T,
+	TREE_CHECK_JSON,
 	TREE_STATUS,
 	TREE_NTASK
 };
 extern const struct tree_row tree_task_rows[TREE_NTASK];
+
+/* Not a row: a file of this name written in a task directory (in the mount
+ * a scratch file, in watch mode a plain one) is checked - compiled and run
+ * on every variant's public and secret inputs, nothing timed - into
+ * TREE_CHECK_JSON (engine/service/checks.c, docs/mount.md). */
+#define TREE_CHECK_SOURCE "check.c"
 
 /* The files of the root, listed before the task directories. */
 enum { TREE_ROOT_README, TREE_ROOT_SUMMARY, TREE_NROOT };

@@ -192,6 +192,31 @@ static void pass_saved(struct watch *w, int i, int at_start)
 	free(src);
 }
 
+/* A save of DIR/<id>/check.c: its bytes are checked (check.json). */
+static void check_saved(struct watch *w, int i)
+{
+	char p[PATH_MAX];
+	size_t len = 0;
+	int e = 0;
+	snprintf(p, sizeof(p), "%s/%s", w->t[i].dir, TREE_CHECK_SOURCE);
+	char *src = state_read_file(p, SVC_PASS_MAX, &len, &e);
+	if (src == NULL) {
+		if (e == EFBIG)
+			fprintf(stderr, "passfs watch: %s: larger than %u bytes; not checked\n", p, SVC_PASS_MAX);
+		else if (e != ENOENT)
+			fprintf(stderr, "passfs watch: %s: %s\n", p, strerror(e));
+		return;
+	}
+	uint64_t seq = 0;
+	int rc = svc_check_fire(w->s, i, src, len, &seq);
+	if (rc != 0)
+		fprintf(stderr, "passfs watch: %s: cannot check: %s\n", p, strerror(-rc));
+	else if (!w->o->quiet)
+		fprintf(stderr, "passfs watch: %s/%s saved (%zu bytes): check %llu\n", svc_task(w->s, i)->id,
+			TREE_CHECK_SOURCE, len, (unsigned long long)seq);
+	free(src);
+}
+
 /* Writes row r of task i (-1: the root) at start: TREE_WATCH_ONCE rows, and
  * TREE_WATCH_SEED rows where the file is missing. */
 static int put_row(struct watch *w, int i, const struct tree_row *row, char *err, size_t errlen)
@@ -303,11 +328,15 @@ static void drain_inotify(struct watch *w)
 					pass_saved(w, i, 1);
 				continue;
 			}
-			if (ev->len == 0 || strcmp(ev->name, tree_task_rows[TREE_PASS_C].name) != 0)
+			int check = ev->len > 0 && strcmp(ev->name, TREE_CHECK_SOURCE) == 0;
+			if (ev->len == 0 || (!check && strcmp(ev->name, tree_task_rows[TREE_PASS_C].name) != 0))
 				continue;
 			for (int i = 0; i < w->n; i++)
 				if (w->t[i].wd == ev->wd) {
-					pass_saved(w, i, 0);
+					if (check)
+						check_saved(w, i);
+					else
+						pass_saved(w, i, 0);
 					break;
 				}
 		}

@@ -121,10 +121,10 @@ static void test_producers(void)
 			free(doc);
 		}
 		if (mode == README_MOUNT)
-			CHECK(strstr(readme, "`README.md`, `graph.json`, `result.json`, `es_t`, `status`, "
-					     "`summary.json` are\nread-only") != NULL);
+			CHECK(strstr(readme, "`README.md`, `graph.json`, `result.json`, `es_t`, `check.json`, "
+					     "`status`, `summary.json` are\nread-only") != NULL);
 		else
-			CHECK(strstr(readme, "overwrites `result.json`, `es_t`, `status` and `summary.json`, and\n"
+			CHECK(strstr(readme, "overwrites `result.json`, `es_t`, `check.json`, `status` and `summary.json`, and\n"
 					     "> ignores changes to `README.md` and `graph.json`.") != NULL);
 		free(readme);
 	}
