@@ -67,7 +67,8 @@ static int busy_locked(const struct ctask *t)
 
 /* The copied keys of a variant of the result (docs/mount.md, check.json). */
 static const char *const variant_keys[] = {"name", "dtype", "verdict", "min_t", "close_from_t", "max_abs_err",
-					    "max_rel_err", "worst", "message", "log_tail"};
+					    "max_rel_err", "worst", "message", "log_tail",
+					    "log_truncated"};
 
 /* check.json's document from the evaluation's result (rc 0) or its error. */
 static json_t *check_doc(const char *id, const struct cjob *j, int rc, json_t *res, const char *err, double ms)

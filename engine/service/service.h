@@ -126,7 +126,7 @@ uint64_t svc_check_busy_seq(struct svc *s, int task);
  * "check_seq", "check_sha256", "state", "worst" (the worst variant verdict,
  * as result.json's "verdict"), "message", "variants" [{"name", "dtype",
  * "verdict", "min_t", "close_from_t", "max_abs_err", "max_rel_err",
- * "worst", "message", "log_tail"}], "compile_log", "compile" {"verdict",
+ * "worst", "message", "log_tail", "log_truncated"}], "compile_log", "compile" {"verdict",
  * "message", "line"}, "backend", "elapsed_ms"}; "stale": true while a newer
  * check is pending or running; before any check {"task", "state": "idle",
  * "message"}.  NULL (ENOMEM) only when out of memory. */
