@@ -234,6 +234,7 @@ struct handle {
 	unsigned wrote : 1;             /* a write succeeded on this handle */
 	unsigned truncated : 1;         /* ftruncate, O_TRUNC or created */
 	unsigned flushed : 1;           /* pass.c: closed since its last change (fire due) */
+	unsigned check_marked : 1;      /* check.c: its flush marked a check pending (release fires it) */
 	struct blob *snap;              /* FIXED/COMPUTED: the text it reads */
 	struct handle *hprev, *hnext;   /* the node's handles (pass.c/scratch) */
 };
@@ -1546,6 +1547,8 @@ static void op_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		h->flushed = 1;
 	}
 	int check = is_check_src(h->node) && (h->wrote || h->truncated) ? h->node->task : -1;
+	if (check >= 0)
+		h->check_marked = 1;
 	pthread_mutex_unlock(&m->lock);
 	if (check >= 0)
 		svc_check_mark_pending(m->svc, check);  /* a read of check.json waits for it */
@@ -1578,7 +1581,9 @@ static void op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 			fire = n->task;
 			n->fire_on_release = 0;
 		}
-	} else if (is_check_src(n) && (h->wrote || h->truncated)) {
+	} else if ((h->wrote || h->truncated) && (is_check_src(n) || h->check_marked)) {
+		/* (check_marked: renamed away since its flush; its pending
+		 * check still comes, with the bytes written) */
 		check = n->task;
 		csrc = check_copy(n, &clen);
 	}
