@@ -6,8 +6,10 @@
  *
  * Files.  One table, fs/tree.c's tree_task_rows[], describes the files of a
  * task directory (name, kind, mode, how their bytes are produced; fs/watch.c
- * and fs/readme.c walk it too); tree_root_rows[] does the same for the root.
- * task_rows[] and root_rows[] here are those rows as this file serves them.
+ * and fs/readme.c walk it too); tree_root_rows[] does the same for the root,
+ * and tree_doc_rows[] for the manuals in the root's docs/ directory.
+ * task_rows[] and root_rows[] (the root's rows, then the docs' rows) here are
+ * those rows as this file serves them.
  * Handlers look a node up and dispatch on its row: there is no name
  * comparison outside row_index() and root_find().
  * Kinds:
@@ -35,7 +37,8 @@
  * mode bits): EACCES for open-for-write, truncate, unlink and rename, EPERM
  * for chmod/chown/utimens.
  *
- * Inodes.  Fixed inode numbers: 1 the root, 2.. the root files, and per task
+ * Inodes.  Fixed inode numbers: 1 the root, 2.. the root files, the docs'
+ * files and the docs directory, and per task
  * a block of INO_STRIDE numbers (the directory, then one per row); pass.c
  * created while absent, scratch files and scratch directories take dynamic
  * numbers above the last task's block, never reused.  pass.c and scratch
@@ -94,6 +97,7 @@
 #include <fuse_lowlevel.h>
 
 #include "file.h"
+#include "datadir.h"
 #include "readme.h"
 #include "state.h"
 #include "strbuf.h"
@@ -138,7 +142,7 @@ struct row {
 	const char *name;
 	enum kind kind;
 	mode_t mode;                    /* permission bits shown by stat */
-	int waits;                      /* opens wait while the task is busy */
+	int waits;                      /* opens wait while the task is busy (TREE_WAIT_*) */
 	/* FIXED and COMPUTED: the text (malloc'd, *len set), or NULL with errno
 	 * set (ENOMEM). */
 	tree_text_fn text;
@@ -150,12 +154,14 @@ static void pass_gate(struct mnt *m, int task, struct handle *self);
 static void fire_unlock(struct mnt *m, int task);
 
 /* The files of a task directory and of the root, in listing order: fs/tree.c's
- * tables (tree_task_rows[], tree_root_rows[]) as this file serves them, filled
- * by rows_init() before the session starts. */
+ * tables (tree_task_rows[], then tree_root_rows[] followed by
+ * tree_doc_rows[]) as this file serves them, filled by rows_init() before the
+ * session starts.  root_rows[NRROWS + i] is docs/<doc i>. */
 #define ROW_PASS TREE_PASS_C
 #define NROWS TREE_NTASK
 #define NRROWS TREE_NROOT
-static struct row task_rows[NROWS], root_rows[NRROWS];
+#define NDOCS TREE_NDOC
+static struct row task_rows[NROWS], root_rows[NRROWS + NDOCS];
 
 static void rows_from_tree(struct row *out, const struct tree_row *in, int n)
 {
@@ -170,6 +176,7 @@ static void rows_fill(void)
 {
 	rows_from_tree(task_rows, tree_task_rows, NROWS);
 	rows_from_tree(root_rows, tree_root_rows, NRROWS);
+	rows_from_tree(root_rows + NRROWS, tree_doc_rows, NDOCS);
 }
 
 static void rows_init(void)
@@ -180,6 +187,7 @@ static void rows_init(void)
 
 static const struct row root_dir_row = {"", K_DIR, 0555, 0, NULL, NULL};
 static const struct row task_dir_row = {"", K_DIR, 0755, 0, NULL, NULL};
+static const struct row docs_dir_row = {TREE_DOCS_DIR, K_DIR, 0555, 0, NULL, NULL};
 static const struct row scratch_row = {"", K_SCRATCH, 0644, 0, NULL, &scratch_io};
 static const struct row sdir_row = {"", K_SDIR, 0755, 0, NULL, NULL};
 
@@ -228,6 +236,7 @@ struct handle {
 	unsigned wrote : 1;             /* a write succeeded on this handle */
 	unsigned truncated : 1;         /* ftruncate, O_TRUNC or created */
 	unsigned flushed : 1;           /* pass.c: closed since its last change (fire due) */
+	unsigned check_marked : 1;      /* check.c: its flush marked a check pending (release fires it) */
 	struct blob *snap;              /* FIXED/COMPUTED: the text it reads */
 	struct handle *hprev, *hnext;   /* the node's handles (pass.c/scratch) */
 };
@@ -291,8 +300,9 @@ struct mnt {
 	pthread_mutex_t lock;           /* nodes, tasks, caches */
 	pthread_cond_t fire_cv;         /* with lock: a task's fires in flight ended */
 	struct node *hash[HASH_SIZE];
-	struct node root, rootf[NRROWS];
-	struct cache root_cache[NRROWS];
+	struct node root, rootf[NRROWS + NDOCS];
+	struct node docs;               /* the docs directory: rootf[NRROWS..] */
+	struct cache root_cache[NRROWS + NDOCS];
 	struct mtask *t;
 
 	pthread_mutex_t selock;         /* se and se_live, for notifications */
@@ -309,6 +319,7 @@ struct mnt {
 	struct waited {
 		pid_t pid;
 		int task;
+		int waits;              /* TREE_WAIT_EVAL or TREE_WAIT_CHECK */
 		uint64_t seq;
 	} waited[WAITED_MAX];
 	int waited_next;
@@ -655,7 +666,7 @@ static double node_attr(struct mnt *m, struct node *n, struct handle *h, struct 
 	switch (n->row->kind) {
 	case K_DIR:
 		st->st_mode = S_IFDIR | n->row->mode;
-		st->st_nlink = n->task < 0 ? 2 + (nlink_t)m->ntasks : 2 + subdirs(n);
+		st->st_nlink = n == &m->root ? 3 + (nlink_t)m->ntasks : n->task < 0 ? 2 : 2 + subdirs(n);
 		st->st_size = 4096;
 		if (n->task >= 0)
 			st->st_mtim = st->st_ctim = m->t[n->task].mtime;
@@ -782,11 +793,17 @@ static struct node *dir_find(struct mnt *m, struct node *p, const char *name)
 	return NULL;
 }
 
-static struct node *root_find(struct mnt *m, const char *name)
+/* The node called name in p, the root or the docs directory, or NULL. */
+static struct node *root_find(struct mnt *m, struct node *p, const char *name)
 {
-	for (int i = 0; i < NRROWS; i++)
+	int docs = p == &m->docs;
+	for (int i = docs ? NRROWS : 0; i < (docs ? NRROWS + NDOCS : NRROWS); i++)
 		if (strcmp(name, root_rows[i].name) == 0)
 			return &m->rootf[i];
+	if (docs)
+		return NULL;
+	if (strcmp(name, TREE_DOCS_DIR) == 0)
+		return &m->docs;
 	int k = svc_find(m->svc, name);
 	return k >= 0 ? m->t[k].dir : NULL;
 }
@@ -842,6 +859,35 @@ static int pass_detach(struct mnt *m, struct node *n)
 	return 0;
 }
 
+/* Whether n is a task's check.c: a scratch file of that name in the task
+ * directory itself (fs/tree.h, TREE_CHECK_SOURCE). */
+static int is_check_src(const struct node *n)
+{
+	return n->row->kind == K_SCRATCH && n->name && n->parent && is_task_dir(n->parent) &&
+	       strcmp(n->name, TREE_CHECK_SOURCE) == 0;
+}
+
+/* A copy of check.c's bytes for a check (under m->lock), or NULL. */
+static char *check_copy(const struct node *n, size_t *len)
+{
+	char *b = malloc(n->size ? n->size : 1);
+	if (b && n->size)
+		memcpy(b, n->data, n->size);
+	*len = n->size;
+	return b;
+}
+
+/* Fires a check of bytes taken by check_copy (none when NULL); frees them.
+ * Called without m->lock. */
+static void check_fire(struct mnt *m, int task, char *src, size_t len)
+{
+	if (src == NULL)
+		return;
+	uint64_t seq;
+	svc_check_fire(m->svc, task, src, len, &seq);
+	free(src);
+}
+
 /* ---- lookup, attributes, forget ------------------------------------------------------- */
 
 static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
@@ -850,7 +896,7 @@ static void op_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 	pthread_mutex_lock(&m->lock);
 	struct node *p = node_get(m, parent), *n = NULL;
 	if (p && is_dir(p))
-		n = p->task < 0 ? root_find(m, name) : dir_find(m, p, name);
+		n = p->task < 0 ? root_find(m, p, name) : dir_find(m, p, name);
 	if (n == NULL) {
 		pthread_mutex_unlock(&m->lock);
 		fuse_reply_err(req, p == NULL ? ENOENT : !is_dir(p) ? ENOTDIR : ENOENT);
@@ -1104,6 +1150,18 @@ static void on_interrupt(fuse_req_t req, void *data)
 	free(w);
 }
 
+/* What a waiting row's open waits for: the task's evaluation (result.json,
+ * es_t) or its check (check.json).  The seq it waits for, 0 when none. */
+static uint64_t row_busy_seq(struct mnt *m, const struct node *n)
+{
+	return n->row->waits == TREE_WAIT_CHECK ? svc_check_busy_seq(m->svc, n->task) : svc_busy_seq(m->svc, n->task);
+}
+
+static int row_busy(struct mnt *m, const struct node *n)
+{
+	return n->row->waits == TREE_WAIT_CHECK ? svc_check_busy(m->svc, n->task) : svc_busy(m->svc, n->task);
+}
+
 /* Parks an open of node n while its task is busy.  Returns 1 when the
  * request now belongs to the waiting list (answered later), 0 when the
  * caller should answer it now. */
@@ -1128,10 +1186,11 @@ static int wait_begin(struct mnt *m, fuse_req_t req, struct node *n, int flags)
 	pthread_mutex_lock(&m->wlock);
 	/* Checked under wlock: a notification that makes the task idle after
 	 * this check finds the waiter on the list. */
-	w->seq = svc_busy_seq(m->svc, n->task);
+	w->seq = row_busy_seq(m, n);
 	int waited_once = 0;
 	for (int i = 0; i < WAITED_MAX && w->pid > 0 && w->seq; i++)
-		waited_once |= m->waited[i].pid == w->pid && m->waited[i].task == n->task && m->waited[i].seq == w->seq;
+		waited_once |= m->waited[i].pid == w->pid && m->waited[i].task == n->task &&
+			       m->waited[i].waits == n->row->waits && m->waited[i].seq == w->seq;
 	if (m->stopping || w->seq == 0 || waited_once) {
 		pthread_mutex_unlock(&m->wlock);
 		free(w);
@@ -1171,11 +1230,11 @@ static void wake_due(struct mnt *m, int task)
 		nx = w->next;
 		int late = !ts_before(&now, &w->deadline);
 		int go = m->stopping || late ||
-			 ((task < 0 || w->node->task == task) && !svc_busy(m->svc, w->node->task));
+			 ((task < 0 || w->node->task == task) && !row_busy(m, w->node));
 		if (!go)
 			continue;
-		if (late && !m->stopping && w->pid > 0 && svc_busy_seq(m->svc, w->node->task) == w->seq) {
-			m->waited[m->waited_next] = (struct waited){w->pid, w->node->task, w->seq};
+		if (late && !m->stopping && w->pid > 0 && row_busy_seq(m, w->node) == w->seq) {
+			m->waited[m->waited_next] = (struct waited){w->pid, w->node->task, w->node->row->waits, w->seq};
 			m->waited_next = (m->waited_next + 1) % WAITED_MAX;
 		}
 		w->claimed = 1;
@@ -1478,7 +1537,12 @@ static void op_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		task = h->node->task;
 		h->flushed = 1;
 	}
+	int check = is_check_src(h->node) && (h->wrote || h->truncated) ? h->node->task : -1;
+	if (check >= 0)
+		h->check_marked = 1;
 	pthread_mutex_unlock(&m->lock);
+	if (check >= 0)
+		svc_check_mark_pending(m->svc, check);  /* a read of check.json waits for it */
 	/* Release comes later and asynchronously: from now on a read of
 	 * result.json must wait for the evaluation of these bytes. */
 	if (task >= 0 && state_full(m, svc_pass_size(m->svc, task))) {
@@ -1497,7 +1561,9 @@ static void op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 	struct mnt *m = fuse_req_userdata(req);
 	struct handle *h = (struct handle *)(uintptr_t)fi->fh;
 	(void)ino;
-	int fire = -1;
+	int fire = -1, check = -1;
+	char *csrc = NULL;
+	size_t clen = 0;
 	pthread_mutex_lock(&m->lock);
 	struct node *n = h->node;
 	if (n->row->kind == K_PASS) {
@@ -1506,6 +1572,11 @@ static void op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 			fire = n->task;
 			n->fire_on_release = 0;
 		}
+	} else if ((h->wrote || h->truncated) && (is_check_src(n) || h->check_marked)) {
+		/* (check_marked: renamed away since its flush; its pending
+		 * check still comes, with the bytes written) */
+		check = n->task;
+		csrc = check_copy(n, &clen);
 	}
 	if (h->writer)
 		n->nwriters--;
@@ -1516,6 +1587,8 @@ static void op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 		fire_unlock(m, fire);
 	else
 		pthread_mutex_unlock(&m->lock);
+	if (check >= 0)
+		check_fire(m, check, csrc, clen);
 	blob_unref(h->snap);
 	free(h);
 	fuse_reply_err(req, 0);
@@ -1606,7 +1679,7 @@ static void op_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 	if (p == NULL || !is_dir(p))
 		err = p ? ENOTDIR : ENOENT;
 	else if (p->task < 0)
-		err = (n = root_find(m, name)) == NULL ? ENOENT : n->row->kind == K_DIR ? EISDIR : EACCES;
+		err = (n = root_find(m, p, name)) == NULL ? ENOENT : n->row->kind == K_DIR ? EISDIR : EACCES;
 	else if ((n = dir_find(m, p, name)) == NULL)
 		err = ENOENT;
 	else if (is_dir(n))
@@ -1731,7 +1804,9 @@ static void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_
 		      const char *newname, unsigned int flags)
 {
 	struct mnt *m = fuse_req_userdata(req);
-	int err = 0, fire = -1;
+	int err = 0, fire = -1, check = -1;
+	char *csrc = NULL;
+	size_t clen = 0;
 	pthread_mutex_lock(&m->lock);
 	struct node *p = node_get(m, parent), *np = node_get(m, newparent), *src = NULL, *dst = NULL;
 	if (p == NULL || np == NULL) {
@@ -1747,7 +1822,7 @@ static void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_
 		goto out;
 	}
 	if (p->task < 0 || np->task < 0) {
-		err = p->task < 0 && root_find(m, name) == NULL ? ENOENT : EACCES;
+		err = p->task < 0 && root_find(m, p, name) == NULL ? ENOENT : EACCES;
 		goto out;
 	}
 	if (p->task != np->task) {
@@ -1795,11 +1870,17 @@ static void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_
 	touch_dir(m, np);
 	if (dst)
 		node_maybe_free(m, dst);
+	if (is_check_src(src)) {        /* a rename onto check.c: checked */
+		check = src->task;
+		csrc = check_copy(src, &clen);
+	}
 out:
 	if (fire >= 0)
 		fire_unlock(m, fire);
 	else
 		pthread_mutex_unlock(&m->lock);
+	if (check >= 0)
+		check_fire(m, check, csrc, clen);  /* queued before the reply: check.json waits for it */
 	fuse_reply_err(req, err);
 }
 
@@ -1848,7 +1929,7 @@ static void op_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
 	struct mnt *m = fuse_req_userdata(req);
 	pthread_mutex_lock(&m->lock);
 	struct node *p = node_get(m, parent);
-	struct node *n = p && is_dir(p) ? (p->task < 0 ? root_find(m, name) : dir_find(m, p, name)) : NULL;
+	struct node *n = p && is_dir(p) ? (p->task < 0 ? root_find(m, p, name) : dir_find(m, p, name)) : NULL;
 	int err = n == NULL ? (p && !is_dir(p) ? ENOTDIR : ENOENT)
 		: !is_dir(n) ? ENOTDIR
 		: n->row->kind == K_DIR ? EPERM         /* task directories are fixed */
@@ -1908,7 +1989,7 @@ static void op_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 		fuse_reply_err(req, p ? ENOTDIR : ENOENT);
 		return;
 	}
-	int max = 2 + (p->task < 0 ? NRROWS + m->ntasks : is_task_dir(p) ? NROWS : 0);
+	int max = 2 + (p->task < 0 ? NRROWS + NDOCS + 1 + m->ntasks : is_task_dir(p) ? NROWS : 0);
 	for (struct node *n = p->children; n; n = n->next)
 		max++;
 	struct dirent_snap *d = calloc(1, sizeof(*d) + (size_t)max * sizeof(d->e[0]));
@@ -1917,9 +1998,13 @@ static void op_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 		bad |= snap_add(d, ".", ino, S_IFDIR);
 		bad |= snap_add(d, "..", p->parent ? p->parent->ino : INO_ROOT, S_IFDIR);
 	}
-	if (!bad && p->task < 0) {
+	if (!bad && p == &m->docs) {
+		for (int i = NRROWS; i < NRROWS + NDOCS; i++)
+			bad |= snap_add(d, root_rows[i].name, m->rootf[i].ino, S_IFREG);
+	} else if (!bad && p->task < 0) {
 		for (int i = 0; i < NRROWS; i++)
 			bad |= snap_add(d, root_rows[i].name, m->rootf[i].ino, S_IFREG);
+		bad |= snap_add(d, TREE_DOCS_DIR, m->docs.ino, S_IFDIR);
 		for (int i = 0; i < m->ntasks; i++)
 			bad |= snap_add(d, svc_task(m->svc, i)->id, m->t[i].dir->ino, S_IFDIR);
 	} else if (!bad) {
@@ -1987,7 +2072,7 @@ static void op_statfs(fuse_req_t req, fuse_ino_t ino)
 	/* Room for every task's scratch files and pass.c: what the caps
 	 * allow, less what is used. */
 	sv.f_blocks = (fsblkcnt_t)m->ntasks * ((SCRATCH_TASK_BYTES + SVC_PASS_MAX) / 4096);
-	sv.f_files = (fsfilcnt_t)m->ntasks * (NROWS + SCRATCH_MAX_ENTRIES) + NRROWS + 1;
+	sv.f_files = (fsfilcnt_t)m->ntasks * (NROWS + SCRATCH_MAX_ENTRIES) + NRROWS + NDOCS + 2;
 	pthread_mutex_lock(&m->lock);
 	for (int k = 0; k < m->ntasks; k++) {
 		struct mtask *t = &m->t[k];
@@ -2060,7 +2145,7 @@ static int build_tree(struct mnt *m)
 	m->root.task = -1;
 	m->root.rrow = -1;
 	hash_add(m, &m->root);
-	for (int i = 0; i < NRROWS; i++) {
+	for (int i = 0; i < NRROWS + NDOCS; i++) {
 		struct node *n = &m->rootf[i];
 		n->ino = INO_ROOT + 1 + (fuse_ino_t)i;
 		n->row = &root_rows[i];
@@ -2068,6 +2153,11 @@ static int build_tree(struct mnt *m)
 		n->rrow = i;
 		hash_add(m, n);
 	}
+	m->docs.ino = INO_ROOT + 1 + NRROWS + NDOCS;
+	m->docs.row = &docs_dir_row;
+	m->docs.task = -1;
+	m->docs.rrow = -1;
+	hash_add(m, &m->docs);
 	m->t = calloc((size_t)m->ntasks, sizeof(*m->t));
 	if (m->t == NULL)
 		return -1;
@@ -2109,11 +2199,13 @@ static int build_tree(struct mnt *m)
 static int load_fixed(struct mnt *m, char *err, size_t errlen)
 {
 	int e;
-	for (int i = 0; i < NRROWS; i++)
+	for (int i = 0; i < NRROWS + NDOCS; i++)
 		if (root_rows[i].kind == K_FIXED) {
 			struct blob *b = text_get(m, &m->rootf[i], &e);
 			if (b == NULL) {
-				snprintf(err, errlen, "cannot make /%s: %s", root_rows[i].name, strerror(e));
+				snprintf(err, errlen, "cannot make /%s%s: %s%s%s", i < NRROWS ? "" : TREE_DOCS_DIR "/",
+					 root_rows[i].name, strerror(e), i < NRROWS ? "" : " in ",
+					 i < NRROWS ? "" : datadir_get(DATADIR_DOCS));
 				return -1;
 			}
 			blob_unref(b);
@@ -2293,7 +2385,7 @@ void mnt_close(struct mnt *m)
 		}
 		free(m->t);
 	}
-	for (int i = 0; i < NRROWS; i++)
+	for (int i = 0; i < NRROWS + NDOCS; i++)
 		blob_unref(m->root_cache[i].b);
 	pthread_cond_destroy(&m->wcond);
 	pthread_mutex_destroy(&m->wlock);

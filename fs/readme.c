@@ -171,6 +171,14 @@ char *readme_root(const struct graph_task *const *tasks, int n_tasks, enum readm
 	  watch ? "" : " Reading `result.json` or `es_t` while an\n"
 		       "evaluation runs waits for it to finish.");
 
+	A("**A quick check.** Write the same kind of file to `$T/%s` instead: it is compiled\n"
+	  "and run on every variant's public and secret inputs against eager, nothing timed,\n"
+	  "in about a second for a small task, and `$T/%s` gives each variant's verdict and\n"
+	  "level, `worst` and the compile log. %s A check never changes\n"
+	  "`result.json`, `es_t`, the history or `summary.json`: only `pass.c` is scored.\n\n",
+	  TREE_CHECK_SOURCE, tree_task_rows[TREE_CHECK_JSON].name,
+	  watch ? "Poll it until its `check_sha256` is your file's sha256 and `state` is `done`."
+		: "Reading it while the check runs waits for it.");
 	A("## The files\n\n| file | what |\n|---|---|\n");
 	for (int r = 0; r < TREE_NROOT; r++) {
 		A("| `%s` | ", tree_root_rows[r].name);
@@ -180,6 +188,11 @@ char *readme_root(const struct graph_task *const *tasks, int n_tasks, enum readm
 	for (int r = 0; r < TREE_NTASK; r++) {
 		A("| `<task>/%s` | ", tree_task_rows[r].name);
 		A(tree_task_rows[r].what, b);
+		A(" |\n");
+	}
+	for (int r = 0; r < TREE_NDOC; r++) {
+		A("| `%s/%s` | ", TREE_DOCS_DIR, tree_doc_rows[r].name);
+		A(tree_doc_rows[r].what, b);
 		A(" |\n");
 	}
 	A("\n");
@@ -314,8 +327,10 @@ char *readme_root(const struct graph_task *const *tasks, int n_tasks, enum readm
 	A("## Tasks\n\n");
 	if (task_table(&buf, &len, tasks, n_tasks))
 		goto oom;
-	A("\nMore: `docs/pass-api.md` (the full pass manual), `docs/scoring.md`,\n"
-	  "`docs/result-format.md` in the passfs sources.\n");
+	A("\nMore, in this tree (read-only):");
+	for (int r = 0; r < TREE_NDOC; r++)
+		A("%s`%s/%s`", r == 0 ? " " : r == TREE_NDOC - 1 ? " and " : ", ", TREE_DOCS_DIR, tree_doc_rows[r].name);
+	A(".\n");
 	*len_out = strlen(buf);
 	return buf;
 oom:

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "datadir.h"
 #include "readme.h"
 #include "service.h"
 #include "file.h"
@@ -51,6 +52,11 @@ static char *text_es_t(const struct tree_src *src, int task, size_t *len)
 	return svc_es_t(src->svc, task, len);
 }
 
+static char *text_check(const struct tree_src *src, int task, size_t *len)
+{
+	return svc_check_json(src->svc, task, len);
+}
+
 static char *text_status(const struct tree_src *src, int task, size_t *len)
 {
 	char *s = NULL;
@@ -81,6 +87,32 @@ static char *text_summary(const struct tree_src *src, int task, size_t *len)
 	return svc_summary_json(src->svc, len);
 }
 
+/* The manuals: docs/<name> of passfs's docs directory (tree.h). */
+static char *doc_text(const char *name, size_t *len)
+{
+	char path[PATH_MAX];
+	int err = 0;
+	snprintf(path, sizeof(path), "%s/%s", datadir_get(DATADIR_DOCS), name);
+	char *s = base_read_file(path, (size_t)4 << 20, len, &err);
+	if (s == NULL)
+		errno = err ? err : EIO;
+	return s;
+}
+
+#define DOC_PRODUCER(fn, file)                                                       \
+	static char *fn(const struct tree_src *src, int task, size_t *len)           \
+	{                                                                            \
+		(void)src;                                                           \
+		(void)task;                                                          \
+		return doc_text(file, len);                                          \
+	}
+DOC_PRODUCER(text_doc_pass_api, "pass-api.md")
+DOC_PRODUCER(text_doc_scoring, "scoring.md")
+DOC_PRODUCER(text_doc_result, "result-format.md")
+DOC_PRODUCER(text_doc_backends, "backends.md")
+DOC_PRODUCER(text_doc_mount, "mount.md")
+DOC_PRODUCER(text_doc_watch, "watch.md")
+
 /* ---- the tables ----------------------------------------------------------------- */
 
 const struct tree_row tree_task_rows[TREE_NTASK] = {
@@ -90,10 +122,12 @@ const struct tree_row tree_task_rows[TREE_NTASK] = {
 			"the same graph as data (read-only)"},
 	[TREE_PASS_C] = {"pass.c", TREE_PASS, 0644, 0, TREE_WATCH_SEED, text_pass,
 			 "your pass (writable; at first a template that answers \"not implemented\")"},
-	[TREE_RESULT] = {"result.json", TREE_COMPUTED, 0444, 1, TREE_WATCH_REFRESH, text_result,
+	[TREE_RESULT] = {"result.json", TREE_COMPUTED, 0444, TREE_WAIT_EVAL, TREE_WATCH_REFRESH, text_result,
 			 "the latest result: `state`, `verdict`, `message`, `score`, per-variant `speedup` and `min_t`, the compile log"},
-	[TREE_ES_T] = {"es_t", TREE_COMPUTED, 0444, 1, TREE_WATCH_REFRESH, text_es_t,
+	[TREE_ES_T] = {"es_t", TREE_COMPUTED, 0444, TREE_WAIT_EVAL, TREE_WATCH_REFRESH, text_es_t,
 		       "the score of the current pass.c, one number; an empty file until an evaluation of it is done"},
+	[TREE_CHECK_JSON] = {"check.json", TREE_COMPUTED, 0444, TREE_WAIT_CHECK, TREE_WATCH_REFRESH, text_check,
+			     "the latest check of `<task>/check.c` (write it like `pass.c`: compiled and run on every variant's public and secret inputs, nothing timed, in about a second; never touches `pass.c`'s results): `state`, `worst`, `message`, per-variant `verdict` and `min_t`, `compile_log`"},
 	/* last of the refreshed rows: a reader that sees "done" finds the rest in place */
 	[TREE_STATUS] = {"status", TREE_COMPUTED, 0444, 0, TREE_WATCH_REFRESH, text_status,
 			 "one word, never waits: `idle`, `pending`, `compiling`, `running`, `done`"},
@@ -104,4 +138,19 @@ const struct tree_row tree_root_rows[TREE_NROOT] = {
 			      "this manual"},
 	[TREE_ROOT_SUMMARY] = {"summary.json", TREE_COMPUTED, 0444, 0, TREE_WATCH_REFRESH, text_summary,
 			       "every task's state, verdict, score and seq; `aggregate` = geometric mean of the scores of the evaluated tasks, `aggregate_all` = the same with every unevaluated task counted as %g"},
+};
+
+const struct tree_row tree_doc_rows[TREE_NDOC] = {
+	[TREE_DOC_PASS_API] = {"pass-api.md", TREE_FIXED, 0444, 0, TREE_WATCH_ONCE, text_doc_pass_api,
+			       "the pass API in full: `pf_in`/`pf_out`, `pf_launch`, what a pass may call, a worked example"},
+	[TREE_DOC_SCORING] = {"scoring.md", TREE_FIXED, 0444, 0, TREE_WATCH_ONCE, text_doc_scoring,
+			      "how a score is made: the atol/rtol of each dtype at each level t, the weights, ES_t"},
+	[TREE_DOC_RESULT] = {"result-format.md", TREE_FIXED, 0444, 0, TREE_WATCH_ONCE, text_doc_result,
+			     "every field of `result.json`"},
+	[TREE_DOC_BACKENDS] = {"backends.md", TREE_FIXED, 0444, 0, TREE_WATCH_ONCE, text_doc_backends,
+			       "the cpu and cuda backends, the compile pipeline, what the timings measure"},
+	[TREE_DOC_MOUNT] = {"mount.md", TREE_FIXED, 0444, 0, TREE_WATCH_ONCE, text_doc_mount,
+			    "the mounted tree: its files, when evaluations fire, waiting reads"},
+	[TREE_DOC_WATCH] = {"watch.md", TREE_FIXED, 0444, 0, TREE_WATCH_ONCE, text_doc_watch,
+			    "watch mode: the same tree as plain files"},
 };

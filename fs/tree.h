@@ -5,7 +5,8 @@
  * does with the file, and the line the root README's file table gives it.
  * fs/mount.c serves these rows (inode numbers, lookup, readdir, getattr,
  * read), fs/watch.c writes them into its directory, and fs/readme.c lists
- * them; adding a file to every task directory is one enum entry here and one
+ * them; tree_doc_rows[] are the manuals in the root's docs/ directory.
+ * Adding a file to every task directory is one enum entry here and one
  * row (with its producer) in fs/tree.c (docs/testing.md, "Adding a task
  * file"). */
 #ifndef PASSFS_FS_TREE_H
@@ -37,6 +38,9 @@ enum tree_kind {
 	TREE_PASS,      /* the writable pass; its producer gives the current bytes */
 };
 
+/* What a waiting row's opens wait for (mount). */
+enum { TREE_WAIT_NONE, TREE_WAIT_EVAL, TREE_WAIT_CHECK };
+
 enum tree_watch {
 	TREE_WATCH_NONE,        /* watch mode does not write it */
 	TREE_WATCH_ONCE,        /* written at start */
@@ -48,7 +52,7 @@ struct tree_row {
 	const char *name;
 	enum tree_kind kind;
 	mode_t mode;                    /* permission bits (mount's stat, watch's files) */
-	int waits;                      /* mount: opens wait while the task is busy */
+	int waits;                      /* mount: opens wait while the task is busy (TREE_WAIT_*) */
 	enum tree_watch watch;
 	tree_text_fn text;
 	/* The root README's "The files" table cell: a printf format given the
@@ -64,21 +68,38 @@ enum {
 	TREE_PASS_C,
 	TREE_RESULT,
 	TREE_ES_T,
+	TREE_CHECK_JSON,
 	TREE_STATUS,
 	TREE_NTASK
 };
 extern const struct tree_row tree_task_rows[TREE_NTASK];
 
+/* Not a row: a file of this name written in a task directory (in the mount
+ * a scratch file, in watch mode a plain one) is checked - compiled and run
+ * on every variant's public and secret inputs, nothing timed - into
+ * TREE_CHECK_JSON (engine/service/checks.c, docs/mount.md). */
+#define TREE_CHECK_SOURCE "check.c"
+
 /* The files of the root, listed before the task directories. */
 enum { TREE_ROOT_README, TREE_ROOT_SUMMARY, TREE_NROOT };
 extern const struct tree_row tree_root_rows[TREE_NROOT];
 
-/* Mount inode numbers: 1 the root, 2.. the root's files, and from
+/* The manuals, read-only in the directory TREE_DOCS_DIR of the root: the
+ * bytes of the files of the same names in passfs's docs/ (gpu/datadir.h:
+ * the source tree's docs/ for a build-tree binary, <prefix>/share/passfs/docs
+ * installed), read once at start. */
+#define TREE_DOCS_DIR "docs"
+enum { TREE_DOC_PASS_API, TREE_DOC_SCORING, TREE_DOC_RESULT, TREE_DOC_BACKENDS, TREE_DOC_MOUNT, TREE_DOC_WATCH,
+       TREE_NDOC };
+extern const struct tree_row tree_doc_rows[TREE_NDOC];
+
+/* Mount inode numbers: 1 the root, 2.. the root's files, then the docs'
+ * files and the docs directory, and from
  * TREE_INO_TASK0 one block of TREE_INO_STRIDE per task (the directory, then
  * one per row). */
 #define TREE_INO_TASK0 16
 #define TREE_INO_STRIDE 8
 _Static_assert(TREE_NTASK + 1 <= TREE_INO_STRIDE, "a task's rows outgrow its inode block");
-_Static_assert(2 + TREE_NROOT <= TREE_INO_TASK0, "the root's rows run into the first task");
+_Static_assert(2 + TREE_NROOT + TREE_NDOC + 1 <= TREE_INO_TASK0, "the root's rows run into the first task");
 
 #endif

@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include "file.h"
+#include "datadir.h"
 #include "readme.h"
 #include "sha256.h"
 #include "state.h"
@@ -166,6 +167,31 @@ static void pass_saved(struct watch *w, int i, int at_start)
 	free(src);
 }
 
+/* A save of DIR/<id>/check.c: its bytes are checked (check.json). */
+static void check_saved(struct watch *w, int i)
+{
+	char p[PATH_MAX];
+	size_t len = 0;
+	int e = 0;
+	snprintf(p, sizeof(p), "%s/%s", w->t[i].dir, TREE_CHECK_SOURCE);
+	char *src = base_read_file(p, SVC_PASS_MAX, &len, &e);
+	if (src == NULL) {
+		if (e == EFBIG)
+			fprintf(stderr, "passfs watch: %s: larger than %u bytes; not checked\n", p, SVC_PASS_MAX);
+		else if (e != ENOENT)
+			fprintf(stderr, "passfs watch: %s: %s\n", p, strerror(e));
+		return;
+	}
+	uint64_t seq = 0;
+	int rc = svc_check_fire(w->s, i, src, len, &seq);
+	if (rc != 0)
+		fprintf(stderr, "passfs watch: %s: cannot check: %s\n", p, strerror(-rc));
+	else if (!w->o->quiet)
+		fprintf(stderr, "passfs watch: %s/%s saved (%zu bytes): check %llu\n", svc_task(w->s, i)->id,
+			TREE_CHECK_SOURCE, len, (unsigned long long)seq);
+	free(src);
+}
+
 /* Writes row r of task i (-1: the root) at start: TREE_WATCH_ONCE rows, and
  * TREE_WATCH_SEED rows where the file is missing. */
 static int put_row(struct watch *w, int i, const struct tree_row *row, char *err, size_t errlen)
@@ -194,6 +220,40 @@ static int put_row(struct watch *w, int i, const struct tree_row *row, char *err
 	return 0;
 }
 
+/* The manuals (fs/tree.c's tree_doc_rows[]) into DIR/docs, read-only. */
+static int put_docs(struct watch *w, char *err, size_t errlen)
+{
+	char dir[PATH_MAX];
+	if (snprintf(dir, sizeof(dir), "%s/%s", w->o->dir, TREE_DOCS_DIR) >= (int)sizeof(dir)) {
+		snprintf(err, errlen, "%s/%s: %s", w->o->dir, TREE_DOCS_DIR, strerror(ENAMETOOLONG));
+		return -1;
+	}
+	int rc = base_mkdirs(dir, 0755);
+	if (rc != 0) {
+		snprintf(err, errlen, "%s: %s", dir, strerror(-rc));
+		return -1;
+	}
+	state_clean_temps(dir, ".passfs-");
+	for (int r = 0; r < TREE_NDOC; r++) {
+		const struct tree_row *row = &tree_doc_rows[r];
+		size_t len = 0;
+		errno = 0;
+		char *s = row->text(&w->src, -1, &len);
+		if (s == NULL) {
+			snprintf(err, errlen, "%s/%s: %s (reading %s)", dir, row->name,
+				 errno && errno != ENOMEM ? strerror(errno) : "out of memory", datadir_get(DATADIR_DOCS));
+			return -1;
+		}
+		rc = put_file(dir, row->name, s, len, row->mode);
+		free(s);
+		if (rc != 0) {
+			snprintf(err, errlen, "%s/%s: %s", dir, row->name, strerror(-rc));
+			return -1;
+		}
+	}
+	return 0;
+}
+
 /* The files of the tree that watch mode writes once (fs/tree.c), and pass.c
  * where it is missing. */
 static int build_tree(struct watch *w, char *err, size_t errlen)
@@ -203,6 +263,8 @@ static int build_tree(struct watch *w, char *err, size_t errlen)
 	for (int r = 0; r < TREE_NROOT; r++)
 		if (put_row(w, -1, &tree_root_rows[r], err, errlen) != 0)
 			return -1;
+	if (put_docs(w, err, errlen) != 0)
+		return -1;
 	for (int i = 0; i < w->n; i++) {
 		struct wtask *t = &w->t[i];
 		const struct graph_task *g = svc_task(w->s, i);
@@ -241,11 +303,15 @@ static void drain_inotify(struct watch *w)
 					pass_saved(w, i, 1);
 				continue;
 			}
-			if (ev->len == 0 || strcmp(ev->name, tree_task_rows[TREE_PASS_C].name) != 0)
+			int check = ev->len > 0 && strcmp(ev->name, TREE_CHECK_SOURCE) == 0;
+			if (ev->len == 0 || (!check && strcmp(ev->name, tree_task_rows[TREE_PASS_C].name) != 0))
 				continue;
 			for (int i = 0; i < w->n; i++)
 				if (w->t[i].wd == ev->wd) {
-					pass_saved(w, i, 0);
+					if (check)
+						check_saved(w, i);
+					else
+						pass_saved(w, i, 0);
 					break;
 				}
 		}

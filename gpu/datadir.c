@@ -30,6 +30,7 @@ static const struct {
 	[DATADIR_TASKS] = {"tasks", "share/passfs/tasks"},
 	[DATADIR_INCLUDE] = {"gpu/include", "include/passfs"},
 	[DATADIR_OPLIB] = {"gpu/oplib", "share/passfs/oplib"},
+	[DATADIR_DOCS] = {"docs", "share/passfs/docs"},
 };
 #define N_KINDS (sizeof(places) / sizeof(places[0]))
 

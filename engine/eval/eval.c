@@ -436,8 +436,13 @@ static json_t *variant_json(const struct graph_variant *v, const struct vresult 
 	}
 	if (vr->msg[0])
 		json_object_set_new(j, "message", json_string(vr->msg));
-	if (vr->log)
-		json_object_set_new(j, "log_tail", json_string(eval_tail(vr->log, 2048)));
+	if (vr->log) {
+		/* what the pass printed, the last 4 KiB of it (docs/result-format.md) */
+		const char *tail = eval_tail(vr->log, 4096);
+		json_object_set_new(j, "log_tail", json_string(tail));
+		if (tail != vr->log)
+			json_object_set_new(j, "log_truncated", json_true());
+	}
 	return j;
 }
 

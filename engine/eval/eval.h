@@ -42,6 +42,11 @@ struct eval_opts {
 	int trial_times;            /* result.json: every timed trial's ms per side
 				     * (trial_ms; `passfs eval --trial-times`,
 				     * for bench/rescore.sh's estimator study) */
+	int check_only;             /* a check (a task's check.c, docs/mount.md):
+				     * compile, then each variant's outputs on
+				     * the public and secret inputs against
+				     * eager, with no timing: speedups are 0 and
+				     * the score means nothing */
 };
 
 /* One evaluation, as a value.  The pointers name bytes the caller keeps

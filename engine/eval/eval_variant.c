@@ -725,6 +725,9 @@ int eval_variant(struct ctx *c, int k, struct worker *ew, struct worker *pw, str
 	vr->worst = w[ws];
 	vr->blind = bl[0].output >= 0 ? bl[0] : bl[1];
 
+	/* A check (eval.h, check_only): the level alone, no timing. */
+	if (c->job->opts.check_only)
+		goto level;
 	/* Timing, run again once when unstable (IQR/median > 0.2 for either
 	 * side); still unstable after that is reported (timing_unstable). */
 	c->traced_trials = c->cuda && !es->eager_trace_note[0] && !es->pass_trace_note[0]
@@ -774,6 +777,7 @@ int eval_variant(struct ctx *c, int k, struct worker *ew, struct worker *pw, str
 					 "right (a flag, not a verdict)", vr->pass_ms, vr->roofline_ms, bytes);
 		}
 	}
+level:
 	/* The verdict from the level (docs/scoring.md): ok from OK_T, a
 	 * mismatch paid from its level at COUNTED_T and tighter, and below
 	 * that wrong values (min_t never: b up to t = 0, 1 from t = 1). */

@@ -9,7 +9,8 @@
  *                       messages
  *   a message:          u8 type, u32 n, n bytes of payload
  *   caller -> process:  'Q' the request (once, first): i32 warmup, trials,
- *                       cold, quiet, trial_times; f64 variant_timeout_s, b,
+ *                       cold, quiet, trial_times, check_only; f64
+ *                       variant_timeout_s, b,
  *                       p, lock_timeout_s; u64 secret_seed; then five
  *                       strings, each u32 length and bytes: backend, pass
  *                       label, graph label, graph text, pass
@@ -47,7 +48,7 @@
 #include "wire.h"
 
 #define EV_MAGIC 0x70667665u    /* "evfp" */
-#define EV_VERSION 3
+#define EV_VERSION 4
 #define EV_FD 3
 #define EV_STR_MAX ((uint32_t)512 << 20)
 #define EV_NSTR 5               /* backend, pass label, graph label, graph text, pass */
@@ -122,8 +123,8 @@ static int send_request(int fd, const struct eval_job *job)
 	wire_add_u32(&b, EV_VERSION);
 	wire_add_u8(&b, 'Q');
 	wire_add_u32(&b, 0);            /* the payload's length, below */
-	int32_t ints[5] = {o->warmup, o->trials, o->cold, o->quiet, o->trial_times};
-	for (int i = 0; i < 5; i++)
+	int32_t ints[6] = {o->warmup, o->trials, o->cold, o->quiet, o->trial_times, o->check_only};
+	for (int i = 0; i < 6; i++)
 		wire_add_u32(&b, (uint32_t)ints[i]);
 	double dbl[4] = {o->variant_timeout_s, o->b, o->p, o->lock_timeout_s};
 	for (int i = 0; i < 4; i++)
@@ -191,8 +192,8 @@ static int recv_request(int fd, struct ev_req *q, char *err, size_t errlen)
 	}
 	struct wire_in r = {.p = q->payload, .len = n};
 	struct eval_opts *o = &q->job.opts;
-	int32_t *ints[5] = {&o->warmup, &o->trials, &o->cold, &o->quiet, &o->trial_times};
-	for (int i = 0; i < 5; i++)
+	int32_t *ints[6] = {&o->warmup, &o->trials, &o->cold, &o->quiet, &o->trial_times, &o->check_only};
+	for (int i = 0; i < 6; i++)
 		*ints[i] = (int32_t)wire_take_u32(&r);
 	double *dbl[4] = {&o->variant_timeout_s, &o->b, &o->p, &o->lock_timeout_s};
 	for (int i = 0; i < 4; i++)

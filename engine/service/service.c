@@ -31,6 +31,7 @@
 #include <jansson.h>
 
 #include "clock.h"
+#include "checks.h"
 #include "eval_util.h"
 #include "evaluator.h"
 #include "file.h"
@@ -113,6 +114,7 @@ struct svc {
 	int notifier_started;
 	pthread_t *workers;
 	int n_workers;
+	struct checks *checks;  /* the quick checks (checks.c) */
 };
 
 /* ---- small helpers -------------------------------------------------------- */
@@ -413,6 +415,8 @@ int svc_open(const struct svc_opts *o, svc_notify_fn notify, void *notify_ctx, s
 		snprintf(err, errlen, "cannot start an evaluation thread");
 		goto fail;
 	}
+	if ((s->checks = checks_open(s, s->n, err, errlen)) == NULL)
+		goto fail;
 	/* Fires lost to a crash (pass.c saved, no result for it) run again. */
 	for (int i = 0; i < s->n; i++)
 		if (refire[i]) {
@@ -459,6 +463,7 @@ void svc_close(struct svc *s)
 		s->ev->ops->cancel(s->ev);
 	for (int k = 0; k < s->n_workers; k++)
 		pthread_join(s->workers[k], NULL);
+	checks_close(s->checks);
 	if (s->notifier_started)
 		pthread_join(s->notifier, NULL);
 	for (int i = 0; i < s->n; i++) {
@@ -1160,6 +1165,37 @@ uint64_t svc_generation(struct svc *s, int task)
 	uint64_t g = s->t[task].gen;
 	pthread_mutex_unlock(&s->mu);
 	return g;
+}
+
+/* ---- for the checks (checks.h) ------------------------------------------------------ */
+
+struct checks *svc_x_checks(struct svc *s)
+{
+	return s->checks;
+}
+
+void svc_x_graph(struct svc *s, int task, const char **text, size_t *len, const char **path)
+{
+	*text = s->t[task].graph_text;
+	*len = s->t[task].graph_len;
+	*path = s->t[task].graph_path;
+}
+
+struct evaluator *svc_x_evaluator(struct svc *s)
+{
+	return s->ev;
+}
+
+struct eval_opts svc_x_eval_opts(struct svc *s)
+{
+	return s->o.eval;
+}
+
+void svc_x_changed(struct svc *s, int task)
+{
+	pthread_mutex_lock(&s->mu);
+	changed(s, task);
+	pthread_mutex_unlock(&s->mu);
 }
 
 /* ---- history export ----------------------------------------------------------- */

@@ -106,6 +106,32 @@ void svc_mark_pending(struct svc *s, int task);
  * that result. */
 int svc_fire(struct svc *s, int task, uint64_t *seq);
 
+/* ---- checks: a pass checked, not timed (engine/service/checks.c) ----------- */
+
+/* A check of src (a task's check.c) is coming: check.json reads wait for it
+ * (flush of a handle that wrote check.c; release fires later). */
+void svc_check_mark_pending(struct svc *s, int task);
+/* Queues a check of these bytes (replacing a queued one): compiled and run
+ * on every variant's public and secret inputs against eager, nothing
+ * timed, on the service's check thread.  Never changes pass.c, result.json,
+ * es_t, history or the summary; the task's generation moves as the check
+ * goes (check.json changes).  0 and *seq, or -EFBIG past SVC_PASS_MAX,
+ * -ENOMEM, -ESHUTDOWN while closing. */
+int svc_check_fire(struct svc *s, int task, const void *src, size_t len, uint64_t *seq);
+/* True while a check is marked, queued or running; the seq it has or will
+ * have (0 when not busy), as svc_busy/svc_busy_seq for evaluations. */
+int svc_check_busy(struct svc *s, int task);
+uint64_t svc_check_busy_seq(struct svc *s, int task);
+/* check.json (malloc'd, ends with a newline; *len set): {"task",
+ * "check_seq", "check_sha256", "state", "worst" (the worst variant verdict,
+ * as result.json's "verdict"), "message", "variants" [{"name", "dtype",
+ * "verdict", "min_t", "close_from_t", "max_abs_err", "max_rel_err",
+ * "worst", "message", "log_tail", "log_truncated"}], "compile_log", "compile" {"verdict",
+ * "message", "line"}, "backend", "elapsed_ms"}; "stale": true while a newer
+ * check is pending or running; before any check {"task", "state": "idle",
+ * "message"}.  NULL (ENOMEM) only when out of memory. */
+char *svc_check_json(struct svc *s, int task, size_t *len);
+
 /* ---- results ------------------------------------------------------------------ */
 
 enum svc_state svc_state(struct svc *s, int task);

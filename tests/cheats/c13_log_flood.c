@@ -1,6 +1,6 @@
 /* Limit: prints about 2 MiB on its first call (a pass's stdout and stderr go
  * to a pipe the evaluator drains).  The log kept is capped (16 KiB in
- * memory, the last 2 KiB in result.json); the pass is otherwise correct, so
+ * memory, the last 4 KiB in result.json, marked log_truncated); the pass is otherwise correct, so
  * the verdict is ok and the evaluation is not held up. */
 #include <passfs.h>
 

@@ -4,7 +4,8 @@
 # change the installed task set (one task left out, one added that only the
 # install has), then the installed binary's `passfs tasks` must list the
 # installed set and `passfs doctor` must name the installed headers, op
-# library and tasks and evaluate its built-in pass with them.  The same
+# library and tasks and evaluate its built-in pass with them, and the task
+# tree's docs/ must be the installed manuals (one changed there).  The same
 # prefix moved elsewhere must still work (paths are found from the binary,
 # not baked in).  The build-tree binary ($PASSFS) keeps reading the source
 # tree.
@@ -19,7 +20,8 @@ if ! cmake --install "$BUILD" --prefix "$tmp/p" >"$tmp/install.log" 2>&1; then
 fi
 P=$tmp/p
 [ -x "$P/bin/passfs" ] && [ -f "$P/include/passfs/passfs.h" ] && [ -d "$P/share/passfs/oplib" ] &&
-	[ -d "$P/share/passfs/tasks" ] && ok "the install has bin/, include/passfs, share/passfs/{oplib,tasks}" ||
+	[ -d "$P/share/passfs/tasks" ] && [ -f "$P/share/passfs/docs/pass-api.md" ] &&
+	ok "the install has bin/, include/passfs, share/passfs/{oplib,tasks,docs}" ||
 	bad "install layout: $(cd "$P" && find . -maxdepth 3 | head -20)"
 
 # The installed task set differs from the source tree's in both directions.
@@ -28,6 +30,10 @@ rm -rf "$P/share/passfs/tasks/$gone"
 mkdir -p "$P/share/passfs/tasks/zz_installed_only"
 sed "s/\"id\": \"$gone\"/\"id\": \"zz_installed_only\"/" "tasks/$gone/graph.json" \
 	>"$P/share/passfs/tasks/zz_installed_only/graph.json"
+
+# The installed manuals differ from the source tree's: the tree's docs/
+# must show the installed bytes.
+echo "installed-only line" >>"$P/share/passfs/docs/pass-api.md"
 
 # check_install BIN PREFIX: the checks on one installed binary.
 check_install() {
@@ -52,6 +58,23 @@ check_install() {
 		ok "$where: doctor's evaluation ran from the install (exit $rc)"
 	else
 		bad "$where: doctor exit $rc from the install, 0 from the build tree: $(grep -E 'FAIL' "$tmp/doctor.out" | head -3)"
+	fi
+	# the task tree's docs/ (watch mode: no FUSE needed) has the installed manuals
+	rm -rf "$tmp/w"
+	"$bin" watch --tasks tests/passes/tasks --state "$tmp/wstate" --backend cpu "$tmp/w" >"$tmp/w.out" 2>&1 &
+	local wpid=$!
+	for _ in $(seq 200); do
+		grep -qs 'Ctrl-C' "$tmp/w.out" && break
+		kill -0 $wpid 2>/dev/null || break
+		sleep 0.05
+	done
+	kill $wpid 2>/dev/null
+	wait $wpid 2>/dev/null
+	if cmp -s "$tmp/w/docs/pass-api.md" "$pre/share/passfs/docs/pass-api.md" &&
+		cmp -s "$tmp/w/docs/scoring.md" "$pre/share/passfs/docs/scoring.md"; then
+		ok "$where: the tree's docs/ has the installed manuals"
+	else
+		bad "$where: the tree's docs/ is not the installed manuals: $(tail -2 "$tmp/w.out"; ls "$tmp/w/docs" 2>&1 | head -3)"
 	fi
 }
 check_install "$P/bin/passfs" "$(cd "$P" && pwd -P)" installed

@@ -52,8 +52,8 @@ check "busy mount point: one line naming it busy, exit 1" \
 	test $rc -eq 1 -a "$(printf '%s\n' "$out" | wc -l)" -eq 1 -a -n "$(printf '%s' "$out" | grep busy)"
 
 # ---- the tree ----------------------------------------------------------------
-check "ls root" test "$(ls "$MNT" | tr '\n' ' ')" = "README.md summary.json $TASK "
-check "ls task" test "$(ls "$D" | sort | tr '\n' ' ')" = "README.md es_t graph.json pass.c result.json status "
+check "ls root" test "$(ls "$MNT" | tr '\n' ' ')" = "README.md docs summary.json $TASK "
+check "ls task" test "$(ls "$D" | sort | tr '\n' ' ')" = "README.md check.json es_t graph.json pass.c result.json status "
 check "root README.md" grep -q "pass.c" "$MNT/README.md"
 check "task README.md" grep -q "$TASK" "$D/README.md"
 check "graph.json is the task's file" cmp -s "$D/graph.json" "$T/$TASK/graph.json"
@@ -146,7 +146,7 @@ sha=$(sha256sum "$D/pass.c" | cut -d' ' -f1)
 check "sed -i fires exactly once ($before -> $after history entries)" test "$after" -eq $((before + 1))
 check "sed -i then cat: the result of the edited bytes" json "$tmp/r2.json" \
 	"r['pass_sha256'] == '$sha' and r['verdict'] == 'ok' and r['state'] == 'done'"
-check "no scratch file left behind by sed" test "$(ls "$D" | wc -l)" -eq 6
+check "no scratch file left behind by sed" test "$(ls "$D" | wc -l)" -eq 7
 
 # ---- vim-style save: rename away, create, write, unlink the backup -------------------
 before=$(history_count)

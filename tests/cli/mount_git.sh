@@ -69,7 +69,7 @@ settle
 fires 0 "git -C TASK init" "${G[@]}" init
 check ".git is a directory in the task directory" test -d "$D/.git" -a -f "$D/.git/HEAD"
 check "ls TASK lists .git with the rows" test "$(ls -A "$D" | sort | tr '\n' ' ')" = \
-	".git README.md es_t graph.json pass.c result.json status "
+	".git README.md check.json es_t graph.json pass.c result.json status "
 fires 0 "git add pass.c" "${G[@]}" add pass.c
 fires 0 "git commit" "${G[@]}" commit -q -m first
 committed=$(cat "$D/pass.c")
@@ -209,7 +209,7 @@ if os.fstat(fd).st_nlink != 0:
     bad.append(f"a removed directory shows nlink {os.fstat(fd).st_nlink}")
 os.close(fd)
 left = sorted(n for n in os.listdir(d) if n not in (".git", "notes.txt"))
-if left != ["README.md", "es_t", "graph.json", "pass.c", "result.json", "status"]:
+if left != ["README.md", "check.json", "es_t", "graph.json", "pass.c", "result.json", "status"]:
     bad.append(f"left behind: {left}")
 for b in bad:
     print("     " + b)
@@ -226,7 +226,7 @@ def entries():
     n = 0
     for root, dirs, files in os.walk(d):
         n += len(dirs) + len(files)
-    return n - 6        # the rows and pass.c are not scratch entries
+    return n - 7        # the rows and pass.c are not scratch entries
 os.mkdir(os.path.join(d, "fill"))
 err = None
 made = 0
@@ -261,7 +261,7 @@ def scratch_bytes():
     n = 0
     for root, dirs, files in os.walk(d):
         for f in files:
-            if root != d or f not in ("README.md", "es_t", "graph.json", "pass.c", "result.json", "status"):
+            if root != d or f not in ("README.md", "check.json", "es_t", "graph.json", "pass.c", "result.json", "status"):
                 n += os.stat(os.path.join(root, f)).st_size
     return n
 chunk = b"z" * (1 << 20)

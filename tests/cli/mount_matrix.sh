@@ -100,7 +100,7 @@ if r.get("state") != "done" or r.get("verdict") is None:
     why.append(f"state {r.get('state')} verdict {r.get('verdict')}")
 if "reused_from" in r:
     why.append(f"answered from history (seq {r['reused_from']}): the variant was not new")
-extra = sorted(set(open(lsf).read().split()) - {"README.md", "graph.json", "pass.c", "result.json", "es_t", "status"})
+extra = sorted(set(open(lsf).read().split()) - {"README.md", "graph.json", "pass.c", "result.json", "es_t", "check.json", "status"})
 if extra:
     why.append("left behind: " + " ".join(extra))
 print("; ".join(why) if why else f"OK seq {r['seq']}, verdict {r['verdict']}")

@@ -158,7 +158,7 @@ def scratch_life():
     except FileExistsError:
         pass
     os.unlink(os.path.join(d, "sed12345"))
-    assert sorted(os.listdir(d)) == ["README.md", "es_t", "graph.json", "pass.c", "result.json", "status"], os.listdir(d)
+    assert sorted(os.listdir(d)) == ["README.md", "check.json", "es_t", "graph.json", "pass.c", "result.json", "status"], os.listdir(d)
 try:
     fires("scratch files: create, write, hole, stat, rename, rename over, truncate, chmod, O_EXCL, unlink", 0, scratch_life)
 except AssertionError as e:

@@ -1,6 +1,6 @@
 /* test_tree.c - fs/tree.c: the table of the task tree's files.
  *
- * Walks tree_task_rows[] and tree_root_rows[]: names unique and plain, every
+ * Walks tree_task_rows[], tree_root_rows[] and tree_doc_rows[]: names unique and plain, every
  * row has a producer and a README line, kinds, modes and watch modes agree,
  * one writable pass.c, the rows fit the mount's inode block; then opens a
  * service on the test task and runs every producer once, and checks that the
@@ -51,12 +51,17 @@ static void test_table(void)
 {
 	check_rows(tree_task_rows, TREE_NTASK, 1);
 	check_rows(tree_root_rows, TREE_NROOT, 0);
+	check_rows(tree_doc_rows, TREE_NDOC, 0);
+	for (int r = 0; r < TREE_NDOC; r++)
+		CHECK_MSG(tree_doc_rows[r].kind == TREE_FIXED, tree_doc_rows[r].name);
+	for (int r = 0; r < TREE_NROOT; r++)    /* the docs directory's name is free */
+		CHECK_MSG(strcmp(tree_root_rows[r].name, TREE_DOCS_DIR) != 0, tree_root_rows[r].name);
 	CHECK(tree_task_rows[TREE_PASS_C].kind == TREE_PASS);
 	CHECK(strcmp(tree_task_rows[TREE_PASS_C].name, "pass.c") == 0);
 	/* the mount's inode block: the directory plus one per row (also a
 	 * _Static_assert in tree.h) */
 	CHECK(TREE_NTASK + 1 <= TREE_INO_STRIDE);
-	CHECK(2 + TREE_NROOT <= TREE_INO_TASK0);
+	CHECK(2 + TREE_NROOT + TREE_NDOC + 1 <= TREE_INO_TASK0);
 	/* watch mode writes status after result.json and es_t */
 	int last = -1;
 	for (int r = 0; r < TREE_NTASK; r++)
@@ -106,11 +111,20 @@ static void test_producers(void)
 			snprintf(cell, sizeof(cell), "| `%s` | ", tree_root_rows[r].name);
 			CHECK_MSG(strstr(readme, cell) != NULL, cell);
 		}
+		for (int r = 0; r < TREE_NDOC; r++) {
+			char cell[256];
+			snprintf(cell, sizeof(cell), "| `%s/%s` | ", TREE_DOCS_DIR, tree_doc_rows[r].name);
+			CHECK_MSG(strstr(readme, cell) != NULL, cell);
+			size_t dl = 0;
+			char *doc = tree_doc_rows[r].text(&src, -1, &dl);
+			CHECK_MSG(doc != NULL && dl > 0, tree_doc_rows[r].name);
+			free(doc);
+		}
 		if (mode == README_MOUNT)
-			CHECK(strstr(readme, "`README.md`, `graph.json`, `result.json`, `es_t`, `status`, "
-					     "`summary.json` are\nread-only") != NULL);
+			CHECK(strstr(readme, "`README.md`, `graph.json`, `result.json`, `es_t`, `check.json`, "
+					     "`status`, `summary.json` are\nread-only") != NULL);
 		else
-			CHECK(strstr(readme, "overwrites `result.json`, `es_t`, `status` and `summary.json`, and\n"
+			CHECK(strstr(readme, "overwrites `result.json`, `es_t`, `check.json`, `status` and `summary.json`, and\n"
 					     "> ignores changes to `README.md` and `graph.json`.") != NULL);
 		free(readme);
 	}
