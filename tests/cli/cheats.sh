@@ -126,6 +126,9 @@ if [ "$BACKEND" = cpu ]; then
 	check c14_timer_tamper $C/c14_timer_tamper.c ok \
 		"free_score and r['score'] < 5 and all(v.get('timing_suspect') and v['pass_ms'] >= v.get('pass_ms_reported', 0) for v in r['variants'])" \
 		--trials 8
+	check c14b_timer_tamper_sometimes $C/c14b_timer_tamper_sometimes.c ok \
+		"free_score and r['score'] < 5 and all(v.get('timing_suspect') and v['pass_ms'] >= v.get('pass_ms_reported', 0) for v in r['variants'])" \
+		--trials 8
 else
 	# cuda backend (tests/gpu/check.sh): host code cannot read device memory,
 	# inline PTX runs, launches are asynchronous.

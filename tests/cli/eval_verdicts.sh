@@ -73,17 +73,19 @@ check cold ok "r['timing']['cold'] is True and all(v['verdict'] == 'ok' for v in
 PASSFS_BATCH_BYTES=1 check batches ok "all(v['verdict'] == 'ok' and v['min_t'] is not None for v in r['variants'])" \
 	--pass tests/passes/ok_fused.c --warmup 1 --trials 3
 start=$(date +%s)
+cp tests/passes/timeout_spin.c "$WORK/spin_$$.c"
 # A pass that hangs: the first variant gets the whole limit, the rest 1 s
 # each (a tenth of it, at least 1 s), so the hang costs about one limit, not
 # one per variant.
 check timeout timeout "r['score'] == 0.1 and 'did not finish within 2.5 s' in r['message'] and
     all('within 1 s (the limit once variant ' + repr(r['variants'][0]['name']) + ' timed out)' in v['message']
         for v in r['variants'][1:])" \
-	--pass tests/passes/timeout_spin.c --timeout 2.5
+	--pass "$WORK/spin_$$.c" --timeout 2.5
 # The machine stays usable: no worker is left spinning.
 sleep 0.5
-# (Only this evaluation's processes: other tests may evaluate in parallel.)
-if pgrep -f "passes/timeout_spin.c" >/dev/null; then
+# (Only this evaluation's processes, by the pass's private name: other tests
+# may evaluate timeout_spin.c in parallel.)
+if pgrep -f "spin_$$.c" >/dev/null; then
 	echo "FAIL timeout: a passfs worker is still running"
 	fails=$((fails + 1))
 fi
