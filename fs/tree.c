@@ -110,6 +110,7 @@ DOC_PRODUCER(text_doc_pass_api, "pass-api.md")
 DOC_PRODUCER(text_doc_scoring, "scoring.md")
 DOC_PRODUCER(text_doc_result, "result-format.md")
 DOC_PRODUCER(text_doc_backends, "backends.md")
+DOC_PRODUCER(text_doc_eager, "eager.md")
 DOC_PRODUCER(text_doc_mount, "mount.md")
 DOC_PRODUCER(text_doc_watch, "watch.md")
 
@@ -149,6 +150,8 @@ const struct tree_row tree_doc_rows[TREE_NDOC] = {
 			     "every field of `result.json`"},
 	[TREE_DOC_BACKENDS] = {"backends.md", TREE_FIXED, 0444, 0, TREE_WATCH_ONCE, text_doc_backends,
 			       "the cpu and cuda backends, the compile pipeline, what the timings measure"},
+	[TREE_DOC_EAGER] = {"eager.md", TREE_FIXED, 0444, 0, TREE_WATCH_ONCE, text_doc_eager,
+			    "the eager baseline a pass is timed against: its op library, per-op kernels, libraries per backend"},
 	[TREE_DOC_MOUNT] = {"mount.md", TREE_FIXED, 0444, 0, TREE_WATCH_ONCE, text_doc_mount,
 			    "the mounted tree: its files, when evaluations fire, waiting reads"},
 	[TREE_DOC_WATCH] = {"watch.md", TREE_FIXED, 0444, 0, TREE_WATCH_ONCE, text_doc_watch,

@@ -89,7 +89,7 @@ extern const struct tree_row tree_root_rows[TREE_NROOT];
  * the source tree's docs/ for a build-tree binary, <prefix>/share/passfs/docs
  * installed), read once at start. */
 #define TREE_DOCS_DIR "docs"
-enum { TREE_DOC_PASS_API, TREE_DOC_SCORING, TREE_DOC_RESULT, TREE_DOC_BACKENDS, TREE_DOC_MOUNT, TREE_DOC_WATCH,
+enum { TREE_DOC_PASS_API, TREE_DOC_SCORING, TREE_DOC_RESULT, TREE_DOC_BACKENDS, TREE_DOC_EAGER, TREE_DOC_MOUNT, TREE_DOC_WATCH,
        TREE_NDOC };
 extern const struct tree_row tree_doc_rows[TREE_NDOC];
 

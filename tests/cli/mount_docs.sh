@@ -8,7 +8,7 @@ NAME=mount_docs
 . tests/lib/cli.sh
 . tests/lib/mount.sh
 T=tests/passes/tasks
-DOCS="pass-api.md scoring.md result-format.md backends.md mount.md watch.md"
+DOCS="pass-api.md scoring.md result-format.md backends.md eager.md mount.md watch.md"
 
 out=$("$PASSFS" mount --tasks "$T" --state "$STATE" --backend cpu --trials 1 --warmup 0 "$MNT" 2>"$tmp/mount.err") ||
 	{ bad "mount: $(cat "$tmp/mount.err")"; finish; exit; }
