@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The evaluation process's protocol (engine/eval/evaluator.c), spoken from
-# outside by a client written here from the documented layout, not with
+# outside by a client written from the documented layout (evaluator_client.py), not with
 # passfs's own encoder: a request of another protocol version, or something
 # that is no request at all, is refused with one line that says which,
 # exit status 2, and no evaluation; a well-formed request gets its phases,
@@ -26,51 +26,26 @@ for case in v3 junk; do
 	fi
 done
 
-out=$(timeout 60 python3 - "$PASSFS" <<'PY' 2>&1
-import os, socket, struct, sys, time
-passfs = sys.argv[1]
-graph = open("tests/passes/tasks/tiny_bias_gelu/graph.json", "rb").read()
-spin = open("tests/passes/timeout_spin.c", "rb").read()
-a, b = socket.socketpair()
-# the process reads descriptor 3: dup the socket there in the child
-pid = os.fork()
-if pid == 0:
-    os.dup2(b.fileno(), 3)
-    os.execv(passfs, [passfs, "--passfs-evaluator"])
-b.close()
-def msg(t, payload=b""):
-    return t + struct.pack("<I", len(payload)) + payload
-strs = [b"cpu", b"pass.c", b"graph.json", graph, spin]
-q = struct.pack("<6i", 1, 2, 0, 1, 0, 0) + struct.pack("<4d", 20.0, 0.1, 0.0, 600.0) + struct.pack("<Q", 7)
-for s in strs:
-    q += struct.pack("<I", len(s)) + s
-a.sendall(struct.pack("<II", 0x70667665, 4) + msg(b"Q", q))
-def recv(n):
-    d = b""
-    while len(d) < n:
-        c = a.recv(n - len(d))
-        if not c:
-            raise SystemExit("FAIL the stream ended early after %r" % d)
-        d += c
-    return d
-phases = []
-t0 = None
+out=$(PYTHONPATH=tests/cli timeout 60 python3 - "$PASSFS" <<'PY' 2>&1
+import sys, time
+from evaluator_client import Evaluator, result
+ev = Evaluator(sys.argv[1])
+ev.request(open("tests/passes/tasks/tiny_bias_gelu/graph.json", "rb").read(),
+           open("tests/passes/timeout_spin.c", "rb").read())
+phases, t0 = [], None
 while True:
-    t, n = recv(1), struct.unpack("<I", recv(4))[0]
-    body = recv(n)
+    t, body = ev.next()
     if t == b"P":
         phases.append(body.decode())
         if body == b"running":
-            a.sendall(msg(b"Z", b"a newer caller's message"))   # skipped
-            a.sendall(msg(b"C"))
+            ev.send(b"Z", b"a newer caller's message")   # skipped
+            ev.send(b"C")
             t0 = time.time()
         continue
     assert t == b"R", t
-    rc, mn = struct.unpack("<iI", body[:8])
-    text = body[8:8 + mn].decode()
+    rc, text, _ = result(body)
     took = time.time() - t0 if t0 else -1
-    _, st = os.waitpid(pid, 0)
-    print("phases=%s rc=%d message=%s took=%.1f exit=%d" % (",".join(phases), rc, text, took, os.waitstatus_to_exitcode(st)))
+    print("phases=%s rc=%d message=%s took=%.1f exit=%d" % (",".join(phases), rc, text, took, ev.wait()))
     break
 PY
 )
@@ -82,42 +57,23 @@ else
 fi
 
 # check_only: the level of each variant, nothing timed
-out=$(timeout 120 python3 - "$PASSFS" <<'PY' 2>&1
-import json, os, socket, struct, sys
-passfs = sys.argv[1]
-graph = open("tests/passes/tasks/tiny_bias_gelu/graph.json", "rb").read()
-ok = open("tests/passes/ok_fused.c", "rb").read()
-a, b = socket.socketpair()
-pid = os.fork()
-if pid == 0:
-    os.dup2(b.fileno(), 3)
-    os.execv(passfs, [passfs, "--passfs-evaluator"])
-b.close()
-def msg(t, payload=b""):
-    return t + struct.pack("<I", len(payload)) + payload
-q = struct.pack("<6i", 0, 5, 0, 1, 0, 1) + struct.pack("<4d", 20.0, 0.1, 0.0, 600.0) + struct.pack("<Q", 7)
-for s in [b"cpu", b"check.c", b"graph.json", graph, ok]:
-    q += struct.pack("<I", len(s)) + s
-a.sendall(struct.pack("<II", 0x70667665, 4) + msg(b"Q", q))
-data = b""
+out=$(PYTHONPATH=tests/cli timeout 120 python3 - "$PASSFS" <<'PY' 2>&1
+import json, sys
+from evaluator_client import Evaluator, result
+ev = Evaluator(sys.argv[1])
+ev.request(open("tests/passes/tasks/tiny_bias_gelu/graph.json", "rb").read(),
+           open("tests/passes/ok_fused.c", "rb").read(), warmup=0, trials=5, check_only=1, pass_label=b"check.c")
 while True:
-    c = a.recv(65536)
-    if not c:
-        break
-    data += c
-os.waitpid(pid, 0)
-i = 0
-while i < len(data):
-    t, n = data[i:i + 1], struct.unpack("<I", data[i + 1:i + 5])[0]
-    body = data[i + 5:i + 5 + n]
-    i += 5 + n
+    t, body = ev.next()
     if t == b"R":
-        rc, mn = struct.unpack("<iI", body[:8])
-        doc = json.loads(body[12 + mn:])
+        rc, _, text = result(body)
+        doc = json.loads(text)
         vs = doc["variants"]
         print("rc=%d verdict=%s variants=%d all_ok=%s timed=%s" % (rc, doc["verdict"], len(vs),
               all(v["verdict"] == "ok" and v["min_t"] is not None for v in vs),
               any(v.get("trials") or v.get("eager_ms") for v in vs)))
+        break
+ev.wait()
 PY
 )
 if printf '%s' "$out" | grep -qE '^rc=0 verdict=ok variants=6 all_ok=True timed=False$'; then
