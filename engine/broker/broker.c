@@ -415,6 +415,7 @@ struct run {
 	char gkey[96], rkey[64];
 	unsigned char *enc;
 	size_t enc_len;
+	char entry[64];         /* the job's stream entry, once queued */
 };
 
 /* Stores the graph (once) and queues the job.  0; -1 when the connection
@@ -454,6 +455,8 @@ static int submit(redisContext *c, struct run *u, char *err, size_t errlen)
 		freeReplyObject(r);
 		return -2;
 	}
+	if (r->type == REDIS_REPLY_STRING)
+		snprintf(u->entry, sizeof u->entry, "%s", r->str);
 	freeReplyObject(r);
 	return 0;
 }
@@ -600,8 +603,12 @@ static int r_run(struct evaluator *ev, const struct eval_job *job, void (*progre
 	}
 	if (c) {
 		if (done) {
+			/* answered: the reply goes, and the entry too where a
+			 * second copy still waits (queued again after an outage) */
 			redisReply *x = redisCommand(c, "DEL %s", u.rkey);
 			if (x)
+				freeReplyObject(x);
+			if (u.entry[0] && (x = redisCommand(c, "XDEL %s %s", BK_JOBS, u.entry)) != NULL)
 				freeReplyObject(x);
 		}
 		redisFree(c);
@@ -643,6 +650,12 @@ struct evaluator *evaluator_redis(const char *url, const struct broker_opts *o, 
 	redisFree(c);
 	if (o)
 		r->o = *o;
+	/* the machine's settings (docs/broker.md) where the caller set none */
+	const char *e;
+	if (r->o.retry_s <= 0 && (e = getenv("PASSFS_BROKER_RETRY")) != NULL)
+		r->o.retry_s = atof(e);
+	if (r->o.wait_s <= 0 && (e = getenv("PASSFS_BROKER_WAIT")) != NULL)
+		r->o.wait_s = atof(e);
 	r->ev.ops = &redis_ops;
 	return &r->ev;
 }

@@ -286,7 +286,18 @@ static void handle(struct slot *s, redisContext **cp, const redisReply *entry)
 		return;
 	}
 	snprintf(job, sizeof job, "%s", id->str);
-	redisReply *cx = redisCommand(*cp, "EXISTS " BK_CANCEL "%s", job);
+	redisReply *cx = redisCommand(*cp, "EXISTS " BK_DONE "%s", job);
+	int answered = cx && cx->type == REDIS_REPLY_INTEGER && cx->integer == 1;
+	if (cx)
+		freeReplyObject(cx);
+	if (answered) {
+		/* a second copy of a job answered already (queued again by
+		 * its front end after an outage, or reclaimed late) */
+		logf_(w, "job %s: answered already; dropped", job);
+		ack(*cp, eid);
+		return;
+	}
+	cx = redisCommand(*cp, "EXISTS " BK_CANCEL "%s", job);
 	int gone = cx && cx->type == REDIS_REPLY_INTEGER && cx->integer == 1;
 	if (cx)
 		freeReplyObject(cx);
@@ -662,7 +673,7 @@ int broker_status(const char *url, FILE *out, char *err, size_t errlen)
 	}
 	if (r)
 		freeReplyObject(r);
-	fprintf(out, "\n%-24s %-8s %5s %5s %7s %12s\n", "WORKER", "DEVICE", "SLOTS", "BUSY", "DONE", "LAST BEAT");
+	fprintf(out, "\n%-24s %5s %5s %7s %10s  %s\n", "WORKER", "SLOTS", "BUSY", "DONE", "LAST BEAT", "DEVICE");
 	char cursor[32] = "0";
 	int nw = 0;
 	do {
@@ -679,9 +690,9 @@ int broker_status(const char *url, FILE *out, char *err, size_t errlen)
 			if (h && h->type == REDIS_REPLY_ARRAY) {
 				const redisReply *dev = bk_field(h, "device");
 				long long beat = int_field(h, "beat", &found);
-				fprintf(out, "%-24s %-8s %5lld %5lld %7lld %10llds ago\n", key + strlen(BK_WORKER),
-					dev ? dev->str : "?", int_field(h, "slots", &found), int_field(h, "busy", &found),
-					int_field(h, "done", &found), (long long)time(NULL) - beat);
+				fprintf(out, "%-24s %5lld %5lld %7lld %6llds ago  %s\n", key + strlen(BK_WORKER),
+					int_field(h, "slots", &found), int_field(h, "busy", &found),
+					int_field(h, "done", &found), (long long)time(NULL) - beat, dev ? dev->str : "?");
 				nw++;
 			}
 			if (h)
