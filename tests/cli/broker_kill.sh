@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# A worker SIGKILLed in the middle of a job (tests/passes/timeout_spin.c,
+# seconds of spinning): its evaluation process goes with it, and the job,
+# idle past the lease, is taken over by another worker and answered once,
+# by that worker.  Then SIGTERM drains: a worker busy with a job finishes
+# and answers it before it exits.  Skips without redis-server.
+source "$(dirname "$0")/../lib/cli.sh"
+source "$(dirname "$0")/../lib/broker.sh"
+T=tests/passes/tasks
+TASK=tiny_bias_gelu
+EV=(--tasks "$T" --task "$TASK" --backend cpu --trials 1 --warmup 0 --timeout 3 --json)
+field() { python3 -c "import json,sys; print(json.load(open(sys.argv[1])).get(sys.argv[2]))" "$1" "$2"; }
+wait_log() { # file pattern [tenths]
+	for _ in $(seq "${3:-300}"); do grep -q "$2" "$1" 2>/dev/null && return 0; sleep 0.1; done
+	return 1
+}
+
+worker_start victim --beat 0.5 --lease 3
+victim=$WPID
+timeout 180 "$PASSFS" eval "${EV[@]}" --pass tests/passes/timeout_spin.c --broker "$BURL" >"$tmp/r.json" 2>"$tmp/r.err" &
+front=$!
+bg_pids="$bg_pids $front"
+if wait_log "$tmp/victim.log" "evaluating"; then ok "the victim took the job"; else bad "the victim never took the job"; fi
+sleep 1
+evproc=$(pgrep -P "$victim" | head -1)
+kill -KILL "$victim"
+wait "$victim" 2>/dev/null
+sleep 0.5
+if [ -n "$evproc" ] && kill -0 "$evproc" 2>/dev/null && ! grep -q '^[0-9]* (.*) Z' "/proc/$evproc/stat"; then
+	sleep 3
+	kill -0 "$evproc" 2>/dev/null && bad "the victim's evaluation process $evproc outlived it" || ok "the victim's evaluation process went with it"
+else
+	ok "the victim's evaluation process went with it"
+fi
+worker_start heir --beat 0.5 --lease 3
+wait "$front"
+rc=$?
+v=$(field "$tmp/r.json" verdict 2>/dev/null)
+w=$(field "$tmp/r.json" worker 2>/dev/null)
+if [ $rc -eq 0 ] && [ "$v" = timeout ] && [ "$w" = heir ]; then
+	ok "the job completed on the heir (verdict $v)"
+else
+	bad "after the kill: exit $rc, verdict $v, worker $w: $(cat "$tmp/r.err")"
+fi
+grep -q "reclaimed" "$tmp/heir.log" && ok "the heir reclaimed it past the lease" || bad "heir log: $(cat "$tmp/heir.log")"
+n=$(grep -c "evaluating" "$tmp/heir.log")
+[ "$n" -eq 1 ] && ok "evaluated once by the heir" || bad "the heir evaluated $n times"
+sleep 1
+p=$(rcli XPENDING passfs:jobs workers | head -1)
+l=$(rcli XLEN passfs:jobs)
+[ "$p" = 0 ] && [ "$l" = 0 ] && ok "nothing left queued or pending" || bad "pending $p, stream length $l"
+
+# SIGTERM drains: the job in flight is answered, then the worker exits
+timeout 180 "$PASSFS" eval "${EV[@]}" --pass tests/passes/timeout_spin.c --broker "$BURL" >"$tmp/d.json" 2>"$tmp/d.err" &
+front=$!
+bg_pids="$bg_pids $front"
+wait_log "$tmp/heir.log" "evaluating.*" 300
+for _ in $(seq 100); do [ "$(grep -c evaluating "$tmp/heir.log")" -ge 2 ] && break; sleep 0.1; done
+kill -TERM "$WPID"
+wait "$front"
+rc=$?
+wait "$WPID"
+wrc=$?
+if [ $rc -eq 0 ] && [ "$(field "$tmp/d.json" worker)" = heir ] && [ $wrc -eq 0 ]; then
+	ok "SIGTERM drained: the job in flight was answered, the worker exited 0"
+else
+	bad "drain: front end $rc, worker $wrc: $(cat "$tmp/d.err") $(tail -3 "$tmp/heir.log")"
+fi
+finish
