@@ -45,7 +45,7 @@ broker_down() {
 	BREDIS_PID=""
 }
 broker_restart() {
-	local keep=$1
+	local keep=${1:-}
 	broker_down
 	if [ "$keep" = --keep ]; then broker_up --appendonly yes; else rm -f "$tmp/redis/"*.rdb; broker_up; fi
 }
@@ -59,7 +59,7 @@ worker_start() { # NAME ARGS...
 broker_cleanup() {
 	for p in $bg_pids; do kill "$p" 2>/dev/null; done
 	sleep 0.3
-	for p in $bg_pids; do kill -KILL "$p" 2>/dev/null; done
+	for p in $bg_pids; do kill -KILL "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
 	broker_down
 	rm -rf "$tmp"
 }
