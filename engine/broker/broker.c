@@ -162,6 +162,11 @@ char *broker_url_take(char *flag)
 		if (env == NULL || *env == 0)
 			return NULL;
 		char *copy = strdup(env);
+		/* scrub the bytes too: /proc/PID/environ shows the initial
+		 * block, whatever unsetenv takes out of environ */
+		for (char **e = environ; *e; e++)
+			if (strncmp(*e, BROKER_ENV "=", sizeof BROKER_ENV) == 0)
+				memset(*e + sizeof BROKER_ENV, '*', strlen(*e + sizeof BROKER_ENV));
 		unsetenv(BROKER_ENV);
 		return copy;
 	}

@@ -8,6 +8,8 @@
 #   worker_start NAME ARGS... a `passfs worker` in the background (log
 #                             $tmp/NAME.log); its pid in $WPID
 #   rcli ARGS...              redis-cli against it
+# tests/lib/mount.sh, sourced after this, replaces the exit trap: define
+# mount_cleanup_more() { broker_stop_all; } then.
 # The exit trap stops the workers, the server and everything the test put
 # in $bg_pids, then removes $tmp.
 if ! command -v redis-server >/dev/null || ! command -v redis-cli >/dev/null; then
@@ -56,11 +58,14 @@ worker_start() { # NAME ARGS...
 	WPID=$!
 	bg_pids="$bg_pids $WPID"
 }
-broker_cleanup() {
+broker_stop_all() {
 	for p in $bg_pids; do kill "$p" 2>/dev/null; done
 	sleep 0.3
 	for p in $bg_pids; do kill -KILL "$p" 2>/dev/null; wait "$p" 2>/dev/null; done
 	broker_down
+}
+broker_cleanup() {
+	broker_stop_all
 	rm -rf "$tmp"
 }
 trap broker_cleanup EXIT
