@@ -7,9 +7,10 @@
 #   bench/broker.sh [-n JOBS] [-w "1 2 4"] [-c CLIENTS] [PASSFS]
 #
 # Latency: N jobs one after another, local and through one worker,
-# interleaved; prints the median and the p90 wall seconds of each and the
-# median's difference (what the broker adds: the queue, the graph fetch, a
-# second process hop).  Throughput: N jobs from C front ends at once, for each
+# interleaved, for a correct pass (a whole evaluation) and for one that does
+# not compile (about 0.1 s: the broker's fixed cost shows); prints the median
+# and the p90 wall seconds of each and the medians' difference (what the
+# broker adds: the queue, the graph fetch, the worker's process hop).  Throughput: N jobs from C front ends at once, for each
 # worker count in -w; prints jobs per second and the median job latency.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -39,8 +40,7 @@ cleanup() {
 }
 trap cleanup EXIT
 for _ in $(seq 50); do redis-cli -p "$port" ping 2>/dev/null | grep -q PONG && break; sleep 0.1; done
-EV=(eval --tasks tests/passes/tasks --task tiny_bias_gelu --pass tests/passes/ok_fused.c --backend cpu
-	--trials 1 --warmup 0 --json)
+EV=(eval --tasks tests/passes/tasks --task tiny_bias_gelu --backend cpu --trials 1 --warmup 0 --json)
 one() { # file [broker args]: appends one job's wall seconds
 	local f=$1
 	shift
@@ -68,17 +68,19 @@ start_workers() { # count
 }
 
 start_workers 1
-one "$tmp/warm" --broker "$url"     # the op library's cache, both sides
-one "$tmp/warm"
-for _ in $(seq "$n"); do
-	one "$tmp/local"
-	one "$tmp/remote" --broker "$url"
+one "$tmp/warm" --pass tests/passes/ok_fused.c --broker "$url"     # the op library's cache, both sides
+one "$tmp/warm" --pass tests/passes/ok_fused.c
+for pass in ok_fused compile_error; do
+	for _ in $(seq "$n"); do
+		one "$tmp/local_$pass" --pass tests/passes/$pass.c
+		one "$tmp/remote_$pass" --pass tests/passes/$pass.c --broker "$url"
+	done
+	read -r lm lp <<<"$(stats "$tmp/local_$pass")"
+	read -r rm rp <<<"$(stats "$tmp/remote_$pass")"
+	echo "latency, $n jobs of tests/passes/$pass.c one after another (wall s):"
+	printf '  %-18s median %s  p90 %s\n' local "$lm" "$lp" "broker, 1 worker" "$rm" "$rp"
+	python3 -c "print(f'  the broker adds {($rm - $lm) * 1000:.0f} ms to the median')"
 done
-read -r lm lp <<<"$(stats "$tmp/local")"
-read -r rm rp <<<"$(stats "$tmp/remote")"
-echo "latency, $n tiny jobs one after another (wall s):"
-printf '  %-18s median %s  p90 %s\n' local "$lm" "$lp" "broker, 1 worker" "$rm" "$rp"
-python3 -c "print(f'  the broker adds {($rm - $lm) * 1000:.0f} ms to the median')"
 echo "throughput, $n jobs from $clients front ends at once:"
 for w in $workers; do
 	start_workers "$w"
@@ -86,7 +88,9 @@ for w in $workers; do
 	t0=$(date +%s%N)
 	cpids=()
 	for c in $(seq "$clients"); do
-		(for _ in $(seq $(((n + clients - 1) / clients))); do one "$tmp/t" --broker "$url"; done) &
+		(for _ in $(seq $(((n + clients - 1) / clients))); do
+			one "$tmp/t" --pass tests/passes/ok_fused.c --broker "$url"
+		done) &
 		cpids+=($!)
 	done
 	for p in "${cpids[@]}"; do wait "$p"; done
