@@ -3,7 +3,9 @@
 # that cannot be reached is one clear line and no mount; with a worker,
 # saving pass.c evaluates it there and result.json names the worker; the
 # password of the URL is in neither the daemon's argv, its log nor
-# result.json.  Skips without redis-server or /dev/fuse.
+# result.json; the worker's phases show in status, and a front end that
+# closes cancels its job on the worker.  Skips without redis-server or
+# /dev/fuse.
 NAME=broker_mount
 source "$(dirname "$0")/../lib/cli.sh"
 source "$(dirname "$0")/../lib/broker.sh"
@@ -59,4 +61,14 @@ for _ in $(seq 300); do grep -q done "$tmp/w/$TASK/status" 2>/dev/null && break;
 w=$(field "$tmp/w/$TASK/result.json" worker 2>/dev/null)
 [ "$w" = wm ] && ok "watch with \$PASSFS_BROKER: result.json from worker $w" || bad "watch: $(cat "$tmp/w/$TASK/status" "$tmp/watch.out")"
 if tr '\0' '\n' <"/proc/$wpid/environ" | grep -q "$REDIS_AUTH"; then bad "the watcher's environment still holds the URL"; else ok "the watcher dropped \$PASSFS_BROKER from its environment"; fi
+
+# the phases come back from the worker; stopping the watcher cancels the job there
+cp tests/passes/timeout_spin.c "$tmp/w/$TASK/pass.c"
+for _ in $(seq 300); do grep -q running "$tmp/w/$TASK/status" 2>/dev/null && break; sleep 0.1; done
+grep -q running "$tmp/w/$TASK/status" && ok "status shows the worker's phase: $(head -1 "$tmp/w/$TASK/status")" ||
+	bad "status never showed running: $(cat "$tmp/w/$TASK/status")"
+kill -TERM "$wpid"
+wait "$wpid"
+for _ in $(seq 150); do grep -q "cancelled" "$tmp/wm.log" && break; sleep 0.1; done
+grep -q ": cancelled" "$tmp/wm.log" && ok "the watcher's close cancelled the job on the worker" || bad "worker log: $(tail -3 "$tmp/wm.log")"
 finish
