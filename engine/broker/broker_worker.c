@@ -199,7 +199,8 @@ static void ack(redisContext *c, const char *entry)
 		freeReplyObject(r);
 }
 
-/* Checks the job, gets its graph; 0 with job and graph set, or -1 with why. */
+/* Checks the job, gets its graph; 0 with job and graph set, -1 with why,
+ * or -2 when the connection broke (nothing to answer yet). */
 static int prepare(struct slot *s, redisContext *c, const redisReply *fields, struct eval_job *job, char **labels,
 		   redisReply **graph, char *why, size_t whylen)
 {
@@ -232,7 +233,12 @@ static int prepare(struct slot *s, redisContext *c, const redisReply *fields, st
 		return -1;
 	}
 	redisReply *r = redisCommand(c, "GET " BK_GRAPH "%s", g->str);
-	if (r == NULL || r->type != REDIS_REPLY_STRING) {
+	if (r == NULL) {
+		free(*labels);
+		*labels = NULL;
+		return -2;
+	}
+	if (r->type != REDIS_REPLY_STRING) {
 		snprintf(why, whylen, "the job's graph %.16s... is not on the broker (expired, or the broker lost it)",
 			 g->str);
 		if (r)
@@ -287,9 +293,10 @@ static void handle(struct slot *s, redisContext **cp, const redisReply *entry)
 	}
 	snprintf(job, sizeof job, "%s", id->str);
 	redisReply *cx = redisCommand(*cp, "EXISTS " BK_DONE "%s", job);
-	int answered = cx && cx->type == REDIS_REPLY_INTEGER && cx->integer == 1;
-	if (cx)
-		freeReplyObject(cx);
+	if (cx == NULL)
+		return;         /* the connection broke: the job stays pending, taken again */
+	int answered = cx->type == REDIS_REPLY_INTEGER && cx->integer == 1;
+	freeReplyObject(cx);
 	if (answered) {
 		/* a second copy of a job answered already (queued again by
 		 * its front end after an outage, or reclaimed late) */
@@ -298,9 +305,10 @@ static void handle(struct slot *s, redisContext **cp, const redisReply *entry)
 		return;
 	}
 	cx = redisCommand(*cp, "EXISTS " BK_CANCEL "%s", job);
-	int gone = cx && cx->type == REDIS_REPLY_INTEGER && cx->integer == 1;
-	if (cx)
-		freeReplyObject(cx);
+	if (cx == NULL)
+		return;
+	int gone = cx->type == REDIS_REPLY_INTEGER && cx->integer == 1;
+	freeReplyObject(cx);
 	if (gone) {
 		logf_(w, "job %s: cancelled by its front end before it started", job);
 		publish(s, cp, job, rkey, -1, "cancelled", NULL);
@@ -311,7 +319,10 @@ static void handle(struct slot *s, redisContext **cp, const redisReply *entry)
 	char *labels = NULL, why[700] = "";
 	redisReply *graph = NULL;
 	double t0 = base_now_ms();
-	if (prepare(s, *cp, fields, &ej, &labels, &graph, why, sizeof why) != 0) {
+	int prc = prepare(s, *cp, fields, &ej, &labels, &graph, why, sizeof why);
+	if (prc == -2)
+		return;
+	if (prc != 0) {
 		char msg[900];
 		snprintf(msg, sizeof msg, "worker %s refused the job: %s", w->name, why);
 		logf_(w, "job %s: %s", job, msg);
