@@ -15,16 +15,23 @@ wait_log() { # file pattern [tenths]
 	return 1
 }
 
-worker_start victim --beat 0.5 --lease 3
-victim=$WPID
 timeout 180 "$PASSFS" eval "${EV[@]}" --pass tests/passes/timeout_spin.c --broker "$BURL" >"$tmp/r.json" 2>"$tmp/r.err" &
 front=$!
 bg_pids="$bg_pids $front"
+for _ in $(seq 50); do [ "$(rcli XLEN passfs:jobs)" = 1 ] && break; sleep 0.1; done
+st=$("$PASSFS" broker status --broker "$BURL")
+printf '%s' "$st" | grep -q "queued 1   in flight 0" && ok "broker status: the job queued, no worker" || bad "status, queued: $st"
+worker_start victim --beat 0.5 --lease 3
+victim=$WPID
 if wait_log "$tmp/victim.log" "evaluating"; then ok "the victim took the job"; else bad "the victim never took the job"; fi
+sleep 1 # a heartbeat since
+st=$("$PASSFS" broker status --broker "$BURL")
+printf '%s' "$st" | grep -q "queued 0   in flight 1" && printf '%s' "$st" | grep -q "victim\.0" &&
+	printf '%s' "$st" | grep -q "^victim .* 1 .* 1 " && ok "broker status: in flight on victim.0, victim busy" ||
+	bad "status, in flight: $st"
 sleep 1
 evproc=$(pgrep -P "$victim" | head -1)
-kill -KILL "$victim"
-wait "$victim" 2>/dev/null
+{ kill -KILL "$victim" && wait "$victim"; } 2>/dev/null
 sleep 0.5
 if [ -n "$evproc" ] && kill -0 "$evproc" 2>/dev/null && ! grep -q '^[0-9]* (.*) Z' "/proc/$evproc/stat"; then
 	sleep 3
