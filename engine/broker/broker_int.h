@@ -15,6 +15,7 @@
 #define BK_WORKER "passfs:worker:"      /* + name: a worker's heartbeat hash */
 #define BK_TTL_S 86400                  /* graphs, replies, markers expire */
 #define BK_BLOCK_MS 1000                /* the longest XREAD BLOCK */
+#define BK_MAX_DELIVERIES 3             /* a job handed out more often is refused */
 /* A job entry's encoding: options, labels and a pass (the graph goes by sha). */
 #define BROKER_JOB_MAX ((size_t)PF_CAP_PASS_C + 3 * 4096 + 256)
 

@@ -274,8 +274,22 @@ static int prepare(struct slot *s, redisContext *c, const redisReply *fields, st
 	return 0;
 }
 
-/* One job: checked, evaluated, answered, acknowledged. */
-static void handle(struct slot *s, redisContext **cp, const redisReply *entry)
+/* How many times the group has handed out the entry (XPENDING), or 0. */
+static long long deliveries(redisContext *c, const char *eid)
+{
+	redisReply *r = redisCommand(c, "XPENDING %s %s %s %s 1", BK_JOBS, BK_GROUP, eid, eid);
+	long long n = 0;
+	if (r && r->type == REDIS_REPLY_ARRAY && r->elements == 1 && r->element[0]->type == REDIS_REPLY_ARRAY &&
+	    r->element[0]->elements >= 4 && r->element[0]->element[3]->type == REDIS_REPLY_INTEGER)
+		n = r->element[0]->element[3]->integer;
+	if (r)
+		freeReplyObject(r);
+	return n;
+}
+
+/* One job: checked, evaluated, answered, acknowledged.  reclaimed: taken
+ * over from a worker that stopped beating. */
+static void handle(struct slot *s, redisContext **cp, const redisReply *entry, int reclaimed)
 {
 	struct wk *w = s->w;
 	if (entry->type != REDIS_REPLY_ARRAY || entry->elements != 2 || entry->element[0]->type != REDIS_REPLY_STRING)
@@ -319,7 +333,15 @@ static void handle(struct slot *s, redisContext **cp, const redisReply *entry)
 	char *labels = NULL, why[700] = "";
 	redisReply *graph = NULL;
 	double t0 = base_now_ms();
-	int prc = prepare(s, *cp, fields, &ej, &labels, &graph, why, sizeof why);
+	long long dl = reclaimed ? deliveries(*cp, eid) : 0;
+	int prc = -1;
+	if (dl > BK_MAX_DELIVERIES)
+		/* every worker that took it stopped beating: a job that kills
+		 * its workers goes round no more */
+		snprintf(why, sizeof why, "it was handed out %lld times and every worker that took it stopped "
+			 "(the most is %d)", dl, BK_MAX_DELIVERIES);
+	else
+		prc = prepare(s, *cp, fields, &ej, &labels, &graph, why, sizeof why);
 	if (prc == -2)
 		return;
 	if (prc != 0) {
@@ -396,6 +418,7 @@ static void *slot_main(void *arg)
 		}
 		redisReply *x = NULL;
 		const redisReply *entry = NULL;
+		int reclaimed = 0;
 		if (base_now_ms() >= next_claim) {
 			/* a job whose worker stopped beating: ours now */
 			next_claim = base_now_ms() + 1000;
@@ -408,6 +431,7 @@ static void *slot_main(void *arg)
 			if (x->type == REDIS_REPLY_ARRAY && x->elements >= 2 && x->element[1]->type == REDIS_REPLY_ARRAY &&
 			    x->element[1]->elements > 0 && x->element[1]->element[0]->type == REDIS_REPLY_ARRAY) {
 				entry = x->element[1]->element[0];
+				reclaimed = 1;
 				logf_(w, "reclaimed stream entry %s (its worker stopped beating)",
 				      entry->element[0]->str);
 			} else {
@@ -427,7 +451,7 @@ static void *slot_main(void *arg)
 				entry = x->element[0]->element[1]->element[0];
 		}
 		if (entry)
-			handle(s, &c, entry);
+			handle(s, &c, entry, reclaimed);
 		freeReplyObject(x);
 	}
 	if (c)

@@ -3,7 +3,8 @@
 # seconds of spinning): its evaluation process goes with it, and the job,
 # idle past the lease, is taken over by another worker and answered once,
 # by that worker.  Then SIGTERM drains: a worker busy with a job finishes
-# and answers it before it exits.  Skips without redis-server.
+# and answers it before it exits; a job handed out more than 3 times (every
+# worker that took it died) is refused.  Skips without redis-server.
 source "$(dirname "$0")/../lib/cli.sh"
 source "$(dirname "$0")/../lib/broker.sh"
 T=tests/passes/tasks
@@ -73,4 +74,17 @@ if [ $rc -eq 0 ] && [ "$(field "$tmp/d.json" worker)" = heir ] && [ $wrc -eq 0 ]
 else
 	bad "drain: front end $rc, worker $wrc: $(cat "$tmp/d.err") $(tail -3 "$tmp/heir.log")"
 fi
+
+# a job that every worker taking it died on goes round no more: handed out
+# more than 3 times, the next worker answers it with an error
+eid=$(rcli XADD passfs:jobs '*' v 1 id poison1 graph 0000 reply passfs:reply:poison1 job x)
+rcli XREADGROUP GROUP workers ghost COUNT 1 STREAMS passfs:jobs '>' >/dev/null
+for _ in 1 2 3; do rcli XCLAIM passfs:jobs workers ghost 0 "$eid" >/dev/null; done
+worker_start last --beat 0.5 --lease 2
+for _ in $(seq 100); do
+	m=$(rcli --raw XRANGE passfs:reply:poison1 - + | awk 'f{print; exit} $0=="msg"{f=1}')
+	[ -n "$m" ] && break
+	sleep 0.1
+done
+case $m in *"handed out 5 times"*) ok "a job handed out a 5th time is refused: $m" ;; *) bad "poison job: '$m'" ;; esac
 finish
