@@ -3,7 +3,7 @@
 # a redis-server of the test's own: the same verdicts as a local evaluation,
 # "worker" in the result; an unreachable broker is one clear line; a
 # malformed, an oversized and a wrongly-hashed job are answered with an
-# error naming the reason and acknowledged; AUTH works, a wrong password is
+# error naming the reason and acknowledged; AUTH and SELECT work, a wrong password is
 # one clear line, and the password shows neither in ps nor in messages;
 # `passfs broker status` lists the worker.  Skips without redis-server.
 source "$(dirname "$0")/../lib/cli.sh"
@@ -94,6 +94,11 @@ if grep -q "$REDIS_AUTH" "/proc/$WPID/cmdline"; then bad "the password shows in 
 PASSFS_BROKER=$PURL timeout 120 "$PASSFS" eval "${EV[@]}" --pass tests/passes/ok_fused.c >"$tmp/auth.json" 2>"$tmp/auth.err"
 if [ "$(field "$tmp/auth.json" worker)" = wa ]; then ok "AUTH through \$PASSFS_BROKER: evaluated by wa"; else bad "auth: $(cat "$tmp/auth.err")"; fi
 if grep -q "$REDIS_AUTH" "$tmp/auth.json" "$tmp/wa.log"; then bad "the password is in a result or a log"; else ok "no password in the result or the worker's log"; fi
+# SELECT: a worker on database 5 serves the jobs queued there, wa (database 0) none of them
+"$PASSFS" worker --broker "$PURL/5" --name wd --backend cpu >"$tmp/wd.log" 2>&1 &
+bg_pids="$bg_pids $!"
+timeout 120 "$PASSFS" eval "${EV[@]}" --pass tests/passes/ok_fused.c --broker "$PURL/5" >"$tmp/db5.json" 2>"$tmp/db5.err"
+[ "$(field "$tmp/db5.json" worker)" = wd ] && ok "redis://.../5: evaluated by the worker on database 5" || bad "db 5: $(cat "$tmp/db5.err")"
 out=$("$PASSFS" eval "${EV[@]}" --broker "redis://:wrong@127.0.0.1:$BPORT" 2>&1)
 if printf '%s' "$out" | grep -q "refused the credentials" && ! printf '%s' "$out" | grep -q wrong; then
 	ok "a wrong password: one clear line without it ($out)"
