@@ -27,7 +27,7 @@ static void usage(FILE *f)
 {
 	fprintf(f, "usage: passfs mount [--tasks DIR] [--state DIR] [--wait-timeout S] [--parallel N]\n"
 		   "                    [-f] [-d] [--broker URL] [-o OPT[,OPT...]]");
-	evalopt_synopsis(EVALOPT_DAEMON, f, 62, 19);
+	evalopt_synopsis(EVALOPT_DAEMON, f, 90, 19);   /* the options start a line of their own */
 	fprintf(f,
 		" MOUNTPOINT\n\n"
 		"Mounts the task tree at MOUNTPOINT (created when missing) with FUSE: one\n"
