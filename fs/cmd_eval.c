@@ -94,8 +94,10 @@ static char *read_all(const char *path, size_t *len, char *err, size_t errlen)
 
 static void print_summary(json_t *r)
 {
-	printf("task %s   backend %s\n", json_string_value(json_object_get(r, "task")),
+	printf("task %s   backend %s", json_string_value(json_object_get(r, "task")),
 	       json_string_value(json_object_get(r, "device")));
+	const char *worker = json_string_value(json_object_get(r, "worker"));
+	printf(worker ? "   worker %s\n" : "\n", worker);
 	printf("verdict %s   score %.6f\n", json_string_value(json_object_get(r, "verdict")),
 	       json_number_value(json_object_get(r, "score")));
 	const char *audit = json_string_value(json_object_get(r, "sandbox_audit"));
