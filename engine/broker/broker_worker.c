@@ -481,10 +481,22 @@ static void beat(struct wk *w, redisContext *c, int final)
 		if (!entry[0])
 			continue;
 		busy++;
-		/* still ours, still alive: the job's idle time starts again */
-		r = redisCommand(c, "XCLAIM %s %s %s 0 %s JUSTID", BK_JOBS, BK_GROUP, s->consumer, entry);
+		/* still ours, still alive: the job's idle time starts again.
+		 * Only while ours: a worker that was stalled past the lease
+		 * (SIGSTOP, a frozen VM) does not take its job back from the
+		 * one that took it over; both finish, one answer counts. */
+		r = redisCommand(c, "XPENDING %s %s %s %s 1", BK_JOBS, BK_GROUP, entry, entry);
+		int ours = r && r->type == REDIS_REPLY_ARRAY && r->elements == 1 &&
+			   r->element[0]->type == REDIS_REPLY_ARRAY && r->element[0]->elements >= 2 &&
+			   r->element[0]->element[1]->type == REDIS_REPLY_STRING &&
+			   strcmp(r->element[0]->element[1]->str, s->consumer) == 0;
 		if (r)
 			freeReplyObject(r);
+		if (ours) {
+			r = redisCommand(c, "XCLAIM %s %s %s 0 %s JUSTID", BK_JOBS, BK_GROUP, s->consumer, entry);
+			if (r)
+				freeReplyObject(r);
+		}
 		r = redisCommand(c, "EXISTS " BK_CANCEL "%s", job);
 		int cancel = (r && r->type == REDIS_REPLY_INTEGER && r->integer == 1) ||
 			     __atomic_load_n(&wk_stop, __ATOMIC_RELAXED) > 1;

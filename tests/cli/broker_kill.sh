@@ -3,7 +3,8 @@
 # seconds of spinning): its evaluation process goes with it, and the job,
 # idle past the lease, is taken over by another worker and answered once,
 # by that worker.  Then SIGTERM drains: a worker busy with a job finishes
-# and answers it before it exits; a job handed out more than 3 times (every
+# and answers it before it exits; a worker stalled past the lease loses
+# its job and only the first answer counts; a job handed out more than 3 times (every
 # worker that took it died) is refused.  Skips without redis-server.
 source "$(dirname "$0")/../lib/cli.sh"
 source "$(dirname "$0")/../lib/broker.sh"
@@ -74,6 +75,31 @@ if [ $rc -eq 0 ] && [ "$(field "$tmp/d.json" worker)" = heir ] && [ $wrc -eq 0 ]
 else
 	bad "drain: front end $rc, worker $wrc: $(cat "$tmp/d.err") $(tail -3 "$tmp/heir.log")"
 fi
+
+# a worker stalled past the lease (SIGSTOP) loses its job to another; when
+# it comes back both finish, and only the first answer counts
+timeout 180 "$PASSFS" eval "${EV[@]}" --pass tests/passes/timeout_spin.c --broker "$BURL" >"$tmp/s.json" 2>"$tmp/s.err" &
+front=$!
+bg_pids="$bg_pids $front"
+worker_start stall1 --beat 0.5 --lease 3
+stall1=$WPID
+wait_log "$tmp/stall1.log" "evaluating" || bad "stall1 never took the job"
+kill -STOP "$stall1"
+worker_start stall2 --beat 0.5 --lease 3
+stall2=$WPID
+wait_log "$tmp/stall2.log" "reclaimed" 200 && ok "a stalled worker's job was taken over" || bad "no takeover: $(cat "$tmp/stall2.log")"
+kill -CONT "$stall1"
+wait "$front"
+rc=$?
+w=$(field "$tmp/s.json" worker 2>/dev/null)
+for _ in $(seq 300); do [ "$(cat "$tmp/stall1.log" "$tmp/stall2.log" | grep -c -e "answered already" -e ": timeout in")" -ge 2 ] && break; sleep 0.1; done
+dropped=$(cat "$tmp/stall1.log" "$tmp/stall2.log" | grep -c "answered already")
+if [ $rc -eq 0 ] && [ -n "$w" ] && [ "$dropped" -eq 1 ]; then
+	ok "both finished, one answer counted (from $w), the other dropped"
+else
+	bad "stalled: exit $rc, worker $w, $dropped dropped: $(tail -2 "$tmp/stall1.log" "$tmp/stall2.log")"
+fi
+{ kill "$stall1" "$stall2" && wait "$stall1" "$stall2"; } 2>/dev/null
 
 # a job that every worker taking it died on goes round no more: handed out
 # more than 3 times, the next worker answers it with an error
