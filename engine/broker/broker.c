@@ -257,8 +257,9 @@ int broker_job_decode(const unsigned char *buf, size_t len, struct eval_job *job
 		snprintf(err, errlen, "the job's encoding is cut short or malformed");
 		return -1;
 	}
-	if (n[0] >= sizeof o->backend || (strncmp(str[0], "auto", n[0]) && strncmp(str[0], "cpu", n[0]) &&
-					  strncmp(str[0], "cuda", n[0])) || n[0] == 0) {
+	int known = (n[0] == 4 && memcmp(str[0], "auto", 4) == 0) || (n[0] == 3 && memcmp(str[0], "cpu", 3) == 0) ||
+		    (n[0] == 4 && memcmp(str[0], "cuda", 4) == 0);
+	if (!known) {
 		snprintf(err, errlen, "the job names an unknown backend");
 		return -1;
 	}

@@ -113,6 +113,11 @@ static void test_job(void)
 	CHECK(broker_job_encode(&j, &buf, &len) == 0);
 	CHECK(broker_job_decode(buf, len, &d, &labels, err, sizeof err) == -1 && strstr(err, "backend"));
 	free(buf);
+	/* a prefix of a backend's name is not that backend */
+	snprintf(j.opts.backend, sizeof j.opts.backend, "cu");
+	CHECK(broker_job_encode(&j, &buf, &len) == 0);
+	CHECK(broker_job_decode(buf, len, &d, &labels, err, sizeof err) == -1 && strstr(err, "backend"));
+	free(buf);
 	/* over the pass.c cap: not encoded, and refused when forged */
 	snprintf(j.opts.backend, sizeof j.opts.backend, "auto");
 	char *big = calloc(1, (size_t)PF_CAP_PASS_C + 2);
