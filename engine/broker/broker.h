@@ -70,7 +70,8 @@ struct broker_worker_opts {
 };
 
 /* Serves jobs until SIGTERM or SIGINT (drains: running jobs finish, no new
- * ones are taken).  0, or -1 with a message. */
+ * ones are taken; a second signal stops them and hands them back).  0, or
+ * -1 with a message. */
 int broker_worker_run(const struct broker_worker_opts *o, char *err, size_t errlen);
 
 /* Prints the queue (queued, in flight) and the workers.  0, or -1. */

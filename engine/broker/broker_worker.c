@@ -54,7 +54,7 @@ struct slot {
 	char entry[64];         /* the job in flight: its stream entry id ("" when idle) */
 	char job[72];           /* and its job id */
 	struct evaluator *ev;
-	int cancel_sent;
+	int cancel_sent;        /* 1: its front end gave up; 2: this worker was told to stop now */
 };
 
 struct wk {
@@ -156,6 +156,16 @@ static int publish(struct slot *s, redisContext **cp, const char *job, const cha
 		redisReply *r = redisCommand(c, "SET " BK_DONE "%s %s NX EX %d", job, s->consumer, BK_TTL_S);
 		if (r == NULL)
 			continue;
+		if (r->type == REDIS_REPLY_ERROR) {
+			/* out of memory, a changed ACL: say so, try again */
+			logf_(w, "job %s: the broker refused the answer: %s; retrying", job, r->str);
+			freeReplyObject(r);
+			for (int i = 0; i < 20 && !stopping(); i++)
+				bk_sleep_ms(100);
+			if (stopping())
+				return -1;
+			continue;
+		}
 		int first = r->type == REDIS_REPLY_STATUS;
 		freeReplyObject(r);
 		if (!first) {
@@ -367,6 +377,7 @@ static void handle(struct slot *s, redisContext **cp, const redisReply *entry, i
 	pthread_mutex_lock(&s->mu);
 	s->entry[0] = 0;
 	s->job[0] = 0;
+	int stopped = s->cancel_sent == 2;
 	if (s->cancel_sent) {
 		/* a local evaluator's cancel is for good: a fresh one */
 		struct evaluator *nev = evaluator_local(0);
@@ -377,6 +388,17 @@ static void handle(struct slot *s, redisContext **cp, const redisReply *entry, i
 		}
 	}
 	pthread_mutex_unlock(&s->mu);
+	if (stopped) {
+		/* the worker was stopped, not the job: hand it back, idle past
+		 * the lease, for another worker to take at once */
+		json_decref(doc);
+		redisReply *r = redisCommand(*cp, "XCLAIM %s %s %s 0 %s IDLE %ld JUSTID", BK_JOBS, BK_GROUP, s->consumer,
+					     eid, w->lease_ms + 1000);
+		if (r)
+			freeReplyObject(r);
+		logf_(w, "job %s: stopped; handed back for another worker", job);
+		return;
+	}
 	char *text = NULL;
 	const char *verdict = "-";
 	if (rc == 0 && doc) {
@@ -498,15 +520,15 @@ static void beat(struct wk *w, redisContext *c, int final)
 				freeReplyObject(r);
 		}
 		r = redisCommand(c, "EXISTS " BK_CANCEL "%s", job);
-		int cancel = (r && r->type == REDIS_REPLY_INTEGER && r->integer == 1) ||
-			     __atomic_load_n(&wk_stop, __ATOMIC_RELAXED) > 1;
+		int cancel = r && r->type == REDIS_REPLY_INTEGER && r->integer == 1 ? 1
+			     : __atomic_load_n(&wk_stop, __ATOMIC_RELAXED) > 1 ? 2 : 0;
 		if (r)
 			freeReplyObject(r);
 		pthread_mutex_lock(&s->mu);
 		if (cancel && !s->cancel_sent && strcmp(s->job, job) == 0) {
 			s->ev->ops->cancel(s->ev);
-			s->cancel_sent = 1;
-			logf_(w, "job %s: cancelled", job);
+			s->cancel_sent = cancel;
+			logf_(w, "job %s: %s", job, cancel == 1 ? "cancelled by its front end" : "cancelled: stopping now");
 		}
 		pthread_mutex_unlock(&s->mu);
 	}

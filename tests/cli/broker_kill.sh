@@ -4,7 +4,8 @@
 # idle past the lease, is taken over by another worker and answered once,
 # by that worker.  Then SIGTERM drains: a worker busy with a job finishes
 # and answers it before it exits; a worker stalled past the lease loses
-# its job and only the first answer counts; a job handed out more than 3 times (every
+# its job and only the first answer counts; a second SIGTERM hands the job
+# back for the next worker at once; a job handed out more than 3 times (every
 # worker that took it died) is refused.  Skips without redis-server.
 source "$(dirname "$0")/../lib/cli.sh"
 source "$(dirname "$0")/../lib/broker.sh"
@@ -100,6 +101,26 @@ else
 	bad "stalled: exit $rc, worker $w, $dropped dropped: $(tail -2 "$tmp/stall1.log" "$tmp/stall2.log")"
 fi
 { kill "$stall1" "$stall2" && wait "$stall1" "$stall2"; } 2>/dev/null
+
+# a second SIGTERM stops a worker now: its job is handed back, idle past the
+# lease, and the next worker takes it at once (no lease to wait out)
+timeout 180 "$PASSFS" eval "${EV[@]}" --pass tests/passes/timeout_spin.c --broker "$BURL" >"$tmp/q.json" 2>"$tmp/q.err" &
+front=$!
+bg_pids="$bg_pids $front"
+worker_start quit1 --beat 0.5 --lease 30
+quit1=$WPID
+wait_log "$tmp/quit1.log" "evaluating" || bad "quit1 never took the job"
+kill -TERM "$quit1"
+sleep 0.3
+kill -TERM "$quit1"
+t0=$(date +%s)
+wait "$quit1" 2>/dev/null
+worker_start quit2 --beat 0.5 --lease 30
+wait_log "$tmp/quit2.log" "reclaimed" 100 && t=$(($(date +%s) - t0)) && ok "stopped now: the job handed back, retaken after ${t} s (lease 30 s)" ||
+	bad "no hand-back: $(tail -3 "$tmp/quit1.log") / $(tail -2 "$tmp/quit2.log")"
+wait "$front"
+[ "$(field "$tmp/q.json" worker 2>/dev/null)" = quit2 ] && ok "and answered by the next worker" || bad "hand-back answer: $(cat "$tmp/q.err")"
+{ kill "$WPID" && wait "$WPID"; } 2>/dev/null
 
 # a job that every worker taking it died on goes round no more: handed out
 # more than 3 times, the next worker answers it with an error
