@@ -263,8 +263,14 @@ static int prepare(struct slot *s, redisContext *c, const redisReply *fields, st
 	}
 	sha256_hex(r->str, r->len, sha);
 	if (strcmp(sha, g->str) != 0) {
-		snprintf(why, whylen, "the job's graph does not match its sha256 %.16s... (refused)", g->str);
+		snprintf(why, whylen, "the job's graph does not match its sha256 %.16s... (refused; the stored "
+			 "copy is deleted, the next job stores it again)", g->str);
 		freeReplyObject(r);
+		/* else every job of the task would fail for as long as jobs
+		 * keep refreshing its expiry */
+		r = redisCommand(c, "DEL " BK_GRAPH "%s", g->str);
+		if (r)
+			freeReplyObject(r);
 		return -1;
 	}
 	if (strcmp(w->backend, "auto") != 0) {

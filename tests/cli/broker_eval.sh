@@ -63,12 +63,13 @@ sha=$(rcli --raw KEYS 'passfs:graph:*' | head -1)
 rcli SET "$sha" '{"not": "the graph"}' >/dev/null
 timeout 60 "$PASSFS" eval "${EV[@]}" --pass tests/passes/ok_fused.c --broker "$BURL" >/dev/null 2>"$tmp/swap.err"
 rc=$?
-rcli DEL "$sha" >/dev/null
 if [ $rc -eq 1 ] && grep -q "does not match its sha256" "$tmp/swap.err"; then
 	ok "a graph replaced under its sha256 is refused: $(cat "$tmp/swap.err")"
 else
 	bad "graph swap: exit $rc, $(cat "$tmp/swap.err")"
 fi
+timeout 60 "$PASSFS" eval "${EV[@]}" --pass tests/passes/ok_fused.c --broker "$BURL" >"$tmp/healed.json" 2>"$tmp/healed.err"
+[ "$(field "$tmp/healed.json" verdict)" = ok ] && ok "the next job stores the graph again and is evaluated" || bad "after the swap: $(cat "$tmp/healed.err")"
 pend=$(rcli XPENDING passfs:jobs workers | head -1)
 [ "$pend" = 0 ] && ok "every refused job acknowledged" || bad "pending after refusals: $pend"
 
