@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Many small jobs (4 front ends x 30 passfs eval --broker, passing and
-# non-compiling passes in turn) through 3 workers (one with 2 slots): every
+# Many small jobs (4 front ends x 15 passfs eval --broker, passing and
+# non-compiling passes in turn; BROKER_MANY_PER=N for N per front end) through 3 workers (one with 2 slots): every
 # job answered with its own verdict, each evaluated exactly once (distinct
 # job ids in the workers' logs, as many as jobs), nothing left queued or
 # pending, and every worker took some.  Skips without redis-server.
