@@ -202,17 +202,6 @@ int cmd_eval(int argc, char **argv)
 	if (dir == NULL)
 		dir = cmd_default_tasks_dir();
 	char err[1024];
-	char *url = broker_url_take(broker);
-	if (url) {
-		struct broker_opts bo = {0};
-		eval_remote = evaluator_redis(url, &bo, err, sizeof err);
-		memset(url, 0, strlen(url));
-		free(url);
-		if (eval_remote == NULL) {
-			fprintf(stderr, "passfs eval: %s\n", err);
-			return 1;
-		}
-	}
 	struct graph_task *t;
 	char *gtext = NULL, *gpath = NULL;
 	size_t glen = 0;
@@ -231,6 +220,21 @@ int cmd_eval(int argc, char **argv)
 	}
 	if (!pass)
 		len = strlen(src);
+	char *url = broker_url_take(broker);
+	if (url) {
+		struct broker_opts bo = {0};
+		eval_remote = evaluator_redis(url, &bo, err, sizeof err);
+		memset(url, 0, strlen(url));
+		free(url);
+		if (eval_remote == NULL) {
+			fprintf(stderr, "passfs eval: %s\n", err);
+			free(src);
+			free(gtext);
+			free(gpath);
+			graph_task_free(t);
+			return 1;
+		}
+	}
 	eo.quiet = as_json;
 	struct eval_job job = {.graph_text = gtext, .graph_len = glen, .graph_label = gpath,
 			       .pass_label = pass && strcmp(pass, "-") ? pass : "pass.c",

@@ -450,6 +450,8 @@ int cmd_mount(int argc, char **argv)
 			}
 			buf[got] = 0;
 			close(pfd[0]);
+			if (mo.svc.evaluator)   /* the daemon's now */
+				mo.svc.evaluator->ops->destroy(mo.svc.evaluator);
 			free(tasks_abs);
 			free(state_abs);
 			free(mp);
@@ -495,6 +497,8 @@ int cmd_mount(int argc, char **argv)
 			dprintf(pfd[1], "E%s%c", err, 0);
 			close(pfd[1]);
 		}
+		if (mo.svc.evaluator)
+			mo.svc.evaluator->ops->destroy(mo.svc.evaluator);
 		free(tasks_abs);
 		free(state_abs);
 		free(mp);
