@@ -15,6 +15,8 @@ int cmd_mount(int argc, char **argv);
 int cmd_history(int argc, char **argv);
 int cmd_doctor(int argc, char **argv);
 int cmd_ops(int argc, char **argv);
+int cmd_worker(int argc, char **argv);
+int cmd_broker(int argc, char **argv);
 
 /* The default tasks directory: $PASSFS_TASKS, else the tasks/ of the source
  * tree this binary was built from, else the installed share/passfs/tasks. */

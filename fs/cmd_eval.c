@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "broker.h"
 #include "cmd.h"
 #include "evalopt.h"
 #include "eval.h"
@@ -18,6 +19,7 @@
  * signal ends the process at once. */
 static int eval_cancel;
 static volatile sig_atomic_t eval_signal;
+static struct evaluator *eval_remote;   /* --broker: its cancel is an atomic store */
 
 static void on_stop_signal(int sig)
 {
@@ -28,6 +30,8 @@ static void on_stop_signal(int sig)
 	}
 	eval_signal = sig;
 	__atomic_store_n(&eval_cancel, 1, __ATOMIC_RELAXED);
+	if (eval_remote)
+		eval_remote->ops->cancel(eval_remote);
 }
 
 static void usage(FILE *f)
@@ -44,7 +48,9 @@ static void usage(FILE *f)
 		"128+N when signal N stopped it (Ctrl-C: 130; its workers and compile directory go).\n\n"
 		"  --tasks DIR       tasks directory (default: $PASSFS_TASKS, else the bundled tasks)\n"
 		"  --pass FILE       the pass source; '-' reads standard input\n"
-		"  --json            print result.json instead of the summary\n");
+		"  --json            print result.json instead of the summary\n"
+		"  --broker URL      evaluate on a worker of this Redis broker (redis://[user:pass@]\n"
+		"                    host:port[/db]; default: $" BROKER_ENV " when set; docs/broker.md)\n");
 	evalopt_usage(EVALOPT_EVAL, f);
 }
 
@@ -88,8 +94,10 @@ static char *read_all(const char *path, size_t *len, char *err, size_t errlen)
 
 static void print_summary(json_t *r)
 {
-	printf("task %s   backend %s\n", json_string_value(json_object_get(r, "task")),
+	printf("task %s   backend %s", json_string_value(json_object_get(r, "task")),
 	       json_string_value(json_object_get(r, "device")));
+	const char *worker = json_string_value(json_object_get(r, "worker"));
+	printf(worker ? "   worker %s\n" : "\n", worker);
 	printf("verdict %s   score %.6f\n", json_string_value(json_object_get(r, "verdict")),
 	       json_number_value(json_object_get(r, "score")));
 	const char *audit = json_string_value(json_object_get(r, "sandbox_audit"));
@@ -156,11 +164,12 @@ int cmd_eval(int argc, char **argv)
 	struct option opts[32] = {
 		{"task", required_argument, NULL, 'k'},   {"tasks", required_argument, NULL, 't'},
 		{"pass", required_argument, NULL, 'p'},   {"json", no_argument, NULL, 'j'},
-		{"help", no_argument, NULL, 'h'}};
-	int nopts = 5;
+		{"help", no_argument, NULL, 'h'},         {"broker", required_argument, NULL, 'b'}};
+	int nopts = 6;
 	evalopt_longopts(EVALOPT_EVAL, opts, &nopts);
 	opts[nopts] = (struct option){NULL, 0, NULL, 0};
 	const char *dir = NULL, *id = NULL, *pass = NULL;
+	char *broker = NULL;
 	struct eval_opts eo = {.backend = "auto"};
 	int as_json = 0, c;
 	optind = 1;
@@ -170,6 +179,7 @@ int cmd_eval(int argc, char **argv)
 		case 't': dir = optarg; break;
 		case 'p': pass = optarg; break;
 		case 'j': as_json = 1; break;
+		case 'b': broker = optarg; break;
 		case 'h': usage(stdout); return 0;
 		default:
 			if (!evalopt_is_key(c)) {
@@ -210,6 +220,21 @@ int cmd_eval(int argc, char **argv)
 	}
 	if (!pass)
 		len = strlen(src);
+	char *url = broker_url_take(broker);
+	if (url) {
+		struct broker_opts bo = {0};
+		eval_remote = evaluator_redis(url, &bo, err, sizeof err);
+		memset(url, 0, strlen(url));
+		free(url);
+		if (eval_remote == NULL) {
+			fprintf(stderr, "passfs eval: %s\n", err);
+			free(src);
+			free(gtext);
+			free(gpath);
+			graph_task_free(t);
+			return 1;
+		}
+	}
 	eo.quiet = as_json;
 	struct eval_job job = {.graph_text = gtext, .graph_len = glen, .graph_label = gpath,
 			       .pass_label = pass && strcmp(pass, "-") ? pass : "pass.c",
@@ -228,7 +253,12 @@ int cmd_eval(int argc, char **argv)
 		sigaction(SIGINT, &sa, NULL);
 	if (old_term.sa_handler != SIG_IGN)
 		sigaction(SIGTERM, &sa, NULL);
-	int rc = eval_run(&job, &hooks, &res, err, sizeof(err));
+	int rc = eval_remote ? eval_remote->ops->run(eval_remote, &job, NULL, NULL, &res, err, sizeof(err))
+			     : eval_run(&job, &hooks, &res, err, sizeof(err));
+	struct evaluator *remote = eval_remote;
+	eval_remote = NULL;
+	if (remote)
+		remote->ops->destroy(remote);
 	sigaction(SIGINT, &old_int, NULL);
 	sigaction(SIGTERM, &old_term, NULL);
 	if (eval_signal) {

@@ -16,6 +16,7 @@
 
 #include <fuse_opt.h>
 
+#include "broker.h"
 #include "cmd.h"
 #include "evalopt.h"
 #include "file.h"
@@ -25,8 +26,8 @@
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: passfs mount [--tasks DIR] [--state DIR] [--wait-timeout S] [--parallel N]\n"
-		   "                    [-f] [-d] [-o OPT[,OPT...]]");
-	evalopt_synopsis(EVALOPT_DAEMON, f, 47, 19);
+		   "                    [-f] [-d] [--broker URL] [-o OPT[,OPT...]]");
+	evalopt_synopsis(EVALOPT_DAEMON, f, 90, 19);   /* the options start a line of their own */
 	fprintf(f,
 		" MOUNTPOINT\n\n"
 		"Mounts the task tree at MOUNTPOINT (created when missing) with FUSE: one\n"
@@ -51,6 +52,9 @@ static void usage(FILE *f)
 		"                     is not passfs), evaluate inside the daemon: its memory, every\n"
 		"                     task's pass.c and results, is then the pass's to read\n"
 		"                     (result.json says so); default: that evaluation fails\n"
+		"  --broker URL       evaluate on the workers of this Redis broker\n"
+		"                     (redis://[user:pass@]host:port[/db]; default: $" BROKER_ENV "\n"
+		"                     when set; docs/broker.md)\n"
 		"  -o OPT             FUSE mount options after the default auto_unmount\n"
 		"                     (e.g. -o allow_other); repeatable.  Every option here is\n"
 		"                     also -o KEY=VALUE (tasks=, state=, wait_timeout=, parallel=,\n"
@@ -225,6 +229,7 @@ struct settings {
 	struct mnt_opts mo;
 	const char *tasks, *state;
 	int foreground;
+	char *broker;                   /* --broker URL */
 	char *fuse_opts;                /* -o options for libfuse (malloc'd, comma-joined) */
 };
 
@@ -324,6 +329,7 @@ int cmd_mount(int argc, char **argv)
 	opts[k++] = (struct option){"debug", no_argument, NULL, 'd'};
 	opts[k++] = (struct option){"help", no_argument, NULL, 'h'};
 	opts[k++] = (struct option){"in-process-fallback", no_argument, NULL, 'I'};
+	opts[k++] = (struct option){"broker", required_argument, NULL, 'b'};
 	evalopt_longopts(EVALOPT_DAEMON, opts, &k);
 	opts[k] = (struct option){NULL, 0, NULL, 0};
 	struct settings st;
@@ -335,6 +341,7 @@ int cmd_mount(int argc, char **argv)
 		case 'f': st.foreground = 1; break;
 		case 'd': st.foreground = 1; st.mo.debug = 1; break;
 		case 'I': st.mo.svc.in_process_fallback = 1; break;
+		case 'b': st.broker = optarg; break;
 		case 'o':
 			if ((rc = apply_o(&st, optarg)) != 0)
 				return rc;
@@ -393,6 +400,23 @@ int cmd_mount(int argc, char **argv)
 	mo.fuse_opts = fuse_opts;
 	char log[PATH_MAX + 16];
 	snprintf(log, sizeof(log), "%s/mount.log", state_abs);
+	/* --broker: reached now, so that a broker that cannot be reached is
+	 * one line here, not a log line after the mount */
+	char *url = broker_url_take(st.broker);
+	if (url) {
+		char berr[1024];
+		mo.svc.evaluator = evaluator_redis(url, NULL, berr, sizeof(berr));
+		memset(url, 0, strlen(url));
+		free(url);
+		if (mo.svc.evaluator == NULL) {
+			fprintf(stderr, "passfs mount: %s\n", berr);
+			free(tasks_abs);
+			free(state_abs);
+			free(mp);
+			free(fuse_opts);
+			return 1;
+		}
+	}
 
 	/* Daemonize before anything starts a thread (the service does): the
 	 * child mounts and reports through a pipe, so mount errors still reach
@@ -428,6 +452,8 @@ int cmd_mount(int argc, char **argv)
 			}
 			buf[got] = 0;
 			close(pfd[0]);
+			if (mo.svc.evaluator)   /* the daemon's now */
+				mo.svc.evaluator->ops->destroy(mo.svc.evaluator);
 			free(tasks_abs);
 			free(state_abs);
 			free(mp);
@@ -473,6 +499,8 @@ int cmd_mount(int argc, char **argv)
 			dprintf(pfd[1], "E%s%c", err, 0);
 			close(pfd[1]);
 		}
+		if (mo.svc.evaluator)
+			mo.svc.evaluator->ops->destroy(mo.svc.evaluator);
 		free(tasks_abs);
 		free(state_abs);
 		free(mp);
@@ -504,6 +532,8 @@ int cmd_mount(int argc, char **argv)
 	}
 	rc = mnt_run(m);
 	mnt_close(m);
+	if (mo.svc.evaluator)
+		mo.svc.evaluator->ops->destroy(mo.svc.evaluator);
 	if (!foreground)
 		fprintf(stderr, "passfs: unmounted %s, exiting\n", mp);
 	free(tasks_abs);

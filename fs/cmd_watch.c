@@ -4,14 +4,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "broker.h"
 #include "cmd.h"
 #include "evalopt.h"
 #include "watch.h"
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: passfs watch [--tasks DIR] [--state DIR] [--parallel N] [--quiet]");
-	evalopt_synopsis(EVALOPT_DAEMON, f, 75, 19);
+	fprintf(f, "usage: passfs watch [--tasks DIR] [--state DIR] [--parallel N] [--quiet] [--broker URL]");
+	evalopt_synopsis(EVALOPT_DAEMON, f, 90, 19);
 	fprintf(f,
 		" DIR\n\n"
 		"Writes the task tree into DIR as plain files (created when missing) and watches\n"
@@ -28,6 +29,8 @@ static void usage(FILE *f)
 		"  --parallel N      evaluations at once across tasks, each in a process of its\n"
 		"                    own (default 1)\n"
 		"  --quiet           no banner, no line per save\n"
+		"  --broker URL      evaluate on the workers of this Redis broker (default:\n"
+		"                    $" BROKER_ENV " when set; docs/broker.md)\n"
 		"  --in-process-fallback  when an evaluation process cannot start (/proc/self/exe\n"
 		"                    is not passfs), evaluate inside the watcher: its memory is\n"
 		"                    then the pass's to read (result.json says so); default: fail\n");
@@ -40,14 +43,15 @@ int cmd_watch(int argc, char **argv)
 	struct option opts[32] = {
 		{"tasks", required_argument, NULL, 't'},   {"state", required_argument, NULL, 's'},
 		{"parallel", required_argument, NULL, 'P'}, {"quiet", no_argument, NULL, 'q'},
-		{"help", no_argument, NULL, 'h'},          {"in-process-fallback", no_argument, NULL, 'I'}};
-	int nopts = 6;
+		{"help", no_argument, NULL, 'h'},          {"in-process-fallback", no_argument, NULL, 'I'},
+		{"broker", required_argument, NULL, 'b'}};
+	int nopts = 7;
 	evalopt_longopts(EVALOPT_DAEMON, opts, &nopts);
 	opts[nopts] = (struct option){NULL, 0, NULL, 0};
 	struct watch_opts wo = {0};
 	wo.svc.eval.quiet = 1;
 	int c;
-	char *end;
+	char *end, *broker = NULL;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "hq", opts, NULL)) != -1) {
 		switch (c) {
@@ -65,6 +69,7 @@ int cmd_watch(int argc, char **argv)
 			break;
 		}
 		case 'q': wo.quiet = 1; break;
+		case 'b': broker = optarg; break;
 		case 'h': usage(stdout); return 0;
 		default: {
 			char how[64];
@@ -88,7 +93,20 @@ int cmd_watch(int argc, char **argv)
 	if (wo.svc.tasks_dir == NULL)
 		wo.svc.tasks_dir = cmd_default_tasks_dir();
 	char err[1024] = "";
-	if (watch_run(&wo, err, sizeof(err)) != 0) {
+	char *url = broker_url_take(broker);
+	if (url) {
+		wo.svc.evaluator = evaluator_redis(url, NULL, err, sizeof(err));
+		memset(url, 0, strlen(url));
+		free(url);
+		if (wo.svc.evaluator == NULL) {
+			fprintf(stderr, "passfs watch: %s\n", err);
+			return 1;
+		}
+	}
+	int wrc = watch_run(&wo, err, sizeof(err));
+	if (wo.svc.evaluator)
+		wo.svc.evaluator->ops->destroy(wo.svc.evaluator);
+	if (wrc != 0) {
 		fprintf(stderr, "passfs watch: %s\n", err);
 		return 1;
 	}

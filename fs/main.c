@@ -22,6 +22,8 @@ static const struct {
 	{"history", cmd_history, "export every evaluated pass as JSON lines (history export)"},
 	{"doctor", cmd_doctor, "check what this machine can evaluate with, and what is missing"},
 	{"ops", cmd_ops, "list the graph ops (graph.json's op names), one a line"},
+	{"worker", cmd_worker, "evaluate jobs from a Redis broker (--broker URL; docs/broker.md)"},
+	{"broker", cmd_broker, "the Redis broker's queue and workers (broker status)"},
 };
 
 static void usage(FILE *f)

@@ -6,7 +6,9 @@ set -euo pipefail
 pkgs=(build-essential cmake pkg-config libjansson-dev libfuse3-dev fuse3
       clang libclang-rt-14-dev python3 python3-torch
       # the tools tests/cli/mount_matrix.sh saves pass.c with
-      rsync vim git patch)
+      rsync vim git patch
+      # the Redis broker (engine/broker, tests/cli/broker_*.sh)
+      libhiredis-dev redis-server)
 missing=()
 for p in "${pkgs[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

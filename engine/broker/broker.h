@@ -1,0 +1,94 @@
+/* broker.h - evaluations across machines through a Redis Streams broker
+ * (docs/broker.md).
+ *
+ * Front ends (`passfs mount|watch|eval --broker URL`) run every evaluation
+ * through evaluator_redis: the job goes into the stream passfs:jobs, and a
+ * worker (`passfs worker --broker URL`, broker_worker_run) on a machine with
+ * a device takes it, evaluates it with the local evaluator (evaluator.h:
+ * the same evaluation process, jail, sandbox and integrity rules) and
+ * answers on the job's reply stream.  `passfs broker status` prints
+ * broker_status.
+ *
+ * Built without hiredis (libhiredis-dev missing at build time), every entry
+ * point fails with the message "built without hiredis". */
+#ifndef PASSFS_BROKER_H
+#define PASSFS_BROKER_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#include "evaluator.h"
+
+/* The environment variable read when no --broker flag is given: keeps a
+ * password out of ps. */
+#define BROKER_ENV "PASSFS_BROKER"
+
+/* 1 when this passfs was built with hiredis. */
+int broker_available(void);
+
+/* redis://[user:pass@]host[:port][/db] (rediss:// is refused: no TLS in
+ * this build, docs/broker.md).  0, or -1 with a message.  `shown` is the
+ * URL without its credentials, for messages and logs. */
+struct broker_url {
+	char host[256];
+	int port;
+	char user[128];
+	char pass[256];
+	int db;
+	char shown[320];
+};
+int broker_url_parse(const char *url, struct broker_url *u, char *err, size_t errlen);
+
+/* The URL: flag when given, else $PASSFS_BROKER (then removed from this
+ * process's environment, so evaluation processes never inherit it), else
+ * NULL.  A flag's password is overwritten with '*' in argv (ps shows no
+ * password) after the URL is copied; the return is malloc'd. */
+char *broker_url_take(char *flag);
+
+struct broker_opts {
+	/* The broker gone mid-run: reconnect with backoff this long, then the
+	 * run fails with a clear error.  0: 60 s. */
+	double retry_s;
+	/* The longest wait for a worker's result (queue and evaluation).
+	 * 0: 3600 s. */
+	double wait_s;
+};
+
+/* The redis evaluator: connects once (PING, AUTH, SELECT) to say now when
+ * the broker cannot be reached, then a connection per run.  NULL with a
+ * message in err when it cannot (unreachable, bad URL, no hiredis). */
+struct evaluator *evaluator_redis(const char *url, const struct broker_opts *o, char *err, size_t errlen);
+
+struct broker_worker_opts {
+	const char *url;
+	const char *name;           /* NULL: hostname-pid */
+	const char *backend;        /* "auto", "cpu", "cuda"; NULL: auto */
+	int slots;                  /* evaluations at once; <= 0: 1 */
+	double lease_s;             /* a pending job idle this long is reclaimed; 0: 60 */
+	double beat_s;              /* heartbeat period; 0: 2 */
+	int quiet;
+};
+
+/* Serves jobs until SIGTERM or SIGINT (drains: running jobs finish, no new
+ * ones are taken; a second signal stops them and hands them back).  0, or
+ * -1 with a message. */
+int broker_worker_run(const struct broker_worker_opts *o, char *err, size_t errlen);
+
+/* Prints the queue (queued, in flight) and the workers.  0, or -1. */
+int broker_status(const char *url, FILE *out, char *err, size_t errlen);
+
+/* ---- the job's encoding (docs/broker.md), exposed for tests ----------------- */
+
+#define BROKER_JOB_MAGIC 0x626a6b62u    /* "bkjb" */
+#define BROKER_JOB_VERSION 1
+
+/* Encodes the options and the pass (not the graph: it travels by sha256)
+ * into a malloc'd buffer.  0, or -1 (out of memory, too large). */
+int broker_job_encode(const struct eval_job *job, unsigned char **out, size_t *len);
+
+/* Decodes into job (pointers into buf; graph_text left NULL) and malloc'd
+ * labels in *labels (free both).  0, or -1 with why. */
+int broker_job_decode(const unsigned char *buf, size_t len, struct eval_job *job, char **labels, char *err,
+		      size_t errlen);
+
+#endif

@@ -1,0 +1,34 @@
+/* broker_int.h - what broker.c and broker_worker.c share: the keys, the
+ * limits and the connection (docs/broker.md). */
+#ifndef PASSFS_BROKER_INT_H
+#define PASSFS_BROKER_INT_H
+
+#include "broker.h"
+#include "graph.h"
+
+#define BK_JOBS "passfs:jobs"           /* the job stream */
+#define BK_GROUP "workers"              /* its consumer group */
+#define BK_GRAPH "passfs:graph:"        /* + sha256: a task's graph.json */
+#define BK_REPLY "passfs:reply:"        /* + job id: the job's reply stream */
+#define BK_DONE "passfs:done:"          /* + job id: who answered (once) */
+#define BK_CANCEL "passfs:cancel:"      /* + job id: the front end gave up */
+#define BK_WORKER "passfs:worker:"      /* + name: a worker's heartbeat hash */
+#define BK_TTL_S 86400                  /* graphs, replies, markers expire */
+#define BK_BLOCK_MS 1000                /* the longest XREAD BLOCK */
+#define BK_MAX_DELIVERIES 3             /* a job handed out more often is refused */
+/* A job entry's encoding: options, labels and a pass (the graph goes by sha). */
+#define BROKER_JOB_MAX ((size_t)PF_CAP_PASS_C + 3 * 4096 + 256)
+
+void bk_random_id(char out[33]);
+void bk_sleep_ms(double ms);
+
+#ifdef PASSFS_HIREDIS
+#include <hiredis/hiredis.h>
+/* Connects, AUTH and SELECT as the URL says, PING.  NULL with a message
+ * (the URL shown without its password). */
+redisContext *bk_connect(const struct broker_url *u, char *err, size_t errlen);
+/* The string value of a field in a stream entry's [f, v, ...] array, or NULL. */
+const redisReply *bk_field(const redisReply *fields, const char *name);
+#endif
+
+#endif
