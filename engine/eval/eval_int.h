@@ -284,7 +284,26 @@ struct vresult {
 };
 
 /* What the evaluation as a whole learns from its workers. */
+/* Where an evaluation's wall time goes, for result.json's "profile"
+ * (docs/result-format.md): the parent's clock around each phase, summed
+ * over variants. */
+enum eval_phase {
+	PROF_SETUP,             /* the backend probe, before the compile */
+	PROF_COMPILE,           /* the pass compile (NVRTC and g++ beside it, the jail) */
+	PROF_WORKERS,           /* starting workers, sending the pass module */
+	PROF_INPUTS,            /* generating and sealing the input sets */
+	PROF_EAGER,             /* eager's plan, op library and runs on the checked sets */
+	PROF_PASS_CHECKS,       /* the pass's runs on the checked sets */
+	PROF_COMPARE,           /* comparing outputs, checking inputs unchanged */
+	PROF_TRIAL_CALLS,       /* inside the trials: the timed calls themselves, both sides */
+	PROF_TIMING,            /* the trials' rest: input rotation, round trips, poison checks, compares */
+	PROF_N
+};
+#define EVAL_PHASE_NAMES "setup", "compile", "workers", "inputs", "eager", "pass_checks", "compare", \
+	"trial_calls", "trial_other"
+
 struct eval_shared {
+	double prof[PROF_N];            /* ms per enum eval_phase */
 	char *kernels;                  /* the pass worker's kernel list (kernel_list) */
 	char eager_trace_note[480];     /* why no GPU time, when none */
 	char pass_trace_note[480];
