@@ -1,4 +1,4 @@
-/* detr_frozen_batchnorm_relu: FrozenBatchNorm2d written out (+ eps, rsqrt, mul, sub, x * scale + shift, relu) in one kernel (bench/fusion.sh). */
+/* detr_frozen_batchnorm_relu: FrozenBatchNorm2d written out (+ eps, rsqrt, mul, sub, x * scale + shift, relu) in one kernel (bench/fusion.sh): blockIdx.y is the (n, c) plane, so a thread finds its channel without 64-bit division. */
 #include <passfs.h>
 
 /* Each thread takes VEC consecutive elements (what a GPU kernel does with
@@ -35,24 +35,22 @@ __device__ __forceinline__ void params(const T *w, const T *b, const T *rm, cons
 }
 
 template <typename T>
-__global__ void frozen_bn_relu(const T *x, const T *w, const T *b, const T *rm, const T *rv, T *y, long long n,
-			       long long c, long long hw)
+__global__ void frozen_bn_relu(const T *x, const T *w, const T *b, const T *rm, const T *rv, T *y, long long hw,
+			       int c)
 {
-	long long i0 = ((long long)blockIdx.x * blockDim.x + threadIdx.x) * VEC;
-	if (i0 >= n)
+	long long j0 = ((long long)blockIdx.x * blockDim.x + threadIdx.x) * VEC;
+	if (j0 >= hw)
 		return;
-	int k = n - i0 < VEC ? (int)(n - i0) : VEC;
-	long long ch = (i0 / hw) % c, r = i0 % hw;
+	int ch = (int)(blockIdx.y % (unsigned)c);
+	const long long base = (long long)blockIdx.y * hw;
+	int k = hw - j0 < VEC ? (int)(hw - j0) : VEC;
 	float scale, shift;
 	params(w, b, rm, rv, ch, &scale, &shift);
+	const T *xp = x + base + j0;
+	T *yp = y + base + j0;
 	for (int e = 0; e < k; e++) {
-		float v = rt<T>(rt<T>(ld(x, i0 + e) * scale) + shift);
-		st(y, i0 + e, v != v ? v : (v > 0.0f ? v : 0.0f));
-		if (++r == hw && e + 1 < k) {
-			r = 0;
-			ch = ch + 1 == c ? 0 : ch + 1;
-			params(w, b, rm, rv, ch, &scale, &shift);
-		}
+		float v = rt<T>(rt<T>(ld(xp, e) * scale) + shift);
+		st(yp, e, v != v ? v : (v > 0.0f ? v : 0.0f));
 	}
 }
 
@@ -61,18 +59,20 @@ PASS_REPLACEMENT(pf_call *call)
 	const pf_tensor *x = pf_in(call, 0), *w = pf_in(call, 1), *b = pf_in(call, 2), *rm = pf_in(call, 3),
 			*rv = pf_in(call, 4);
 	pf_tensor *y = pf_out(call, 0);
-	long long n = pf_numel(y), c = x->shape[1], hw = x->shape[2] * x->shape[3];
-	pf_dim3 g = grid_for(n), blk = pf_dim(256);
+	long long hw = x->shape[2] * x->shape[3];
+	int c = (int)x->shape[1];
+	pf_dim3 g = pf_dim((unsigned)((hw + 256LL * VEC - 1) / (256LL * VEC)), (unsigned)(x->shape[0] * c)),
+		blk = pf_dim(256);
 	switch (y->dtype) {
 	case PF_F32:
 		return pf_launch(call, frozen_bn_relu<float>, g, blk, 0, x->data, w->data, b->data, rm->data, rv->data,
-				 y->data, n, c, hw);
+				 y->data, hw, c);
 	case PF_F16:
 		return pf_launch(call, frozen_bn_relu<__half>, g, blk, 0, x->data, w->data, b->data, rm->data,
-				 rv->data, y->data, n, c, hw);
+				 rv->data, y->data, hw, c);
 	case PF_BF16:
 		return pf_launch(call, frozen_bn_relu<__nv_bfloat16>, g, blk, 0, x->data, w->data, b->data, rm->data,
-				 rv->data, y->data, n, c, hw);
+				 rv->data, y->data, hw, c);
 	}
 	return pf_unsupported(call, "only float32, float16 and bfloat16");
 }
