@@ -9,17 +9,18 @@
 # median, min and max wall seconds and the median of result.json's
 # elapsed_ms, then each binary's median relative to the first's.
 #
-#   bench/eval_speed.sh -P [-b BACKEND] [-k TASK]... PASSFS
+#   bench/eval_speed.sh -P [-x] [-b BACKEND] [-k TASK]... PASSFS
 #
 # Where the time goes: every bundled task (or each -k TASK) evaluated once
-# with its fused pass from bench/passes/ where there is one, else the task's
-# template pass (which runs eager and the checks, then stops: no timing), and
+# with its fused pass from bench/passes/ where there is one, else (and with
+# -x always) the task's template pass (which runs eager and the checks, then
+# stops: no timing), and
 # a table of result.json's profile (docs/result-format.md): seconds per phase
 # per task, the totals, and each phase's share.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-runs=7 backend=cpu task=tiny_bias_gelu pass=tests/passes/ok_fused.c tasks=tests/passes/tasks profile=0 only=()
-while getopts n:b:t:p:T:Pk: o; do
+runs=7 backend=cpu task=tiny_bias_gelu pass=tests/passes/ok_fused.c tasks=tests/passes/tasks profile=0 only=() template=0
+while getopts n:b:t:p:T:Pxk: o; do
 	case $o in
 	n) runs=$OPTARG ;;
 	b) backend=$OPTARG ;;
@@ -27,19 +28,20 @@ while getopts n:b:t:p:T:Pk: o; do
 	p) pass=$OPTARG ;;
 	T) tasks=$OPTARG ;;
 	P) profile=1 ;;
+	x) template=1 ;;
 	k) only+=("$OPTARG") ;;
 	*) exit 2 ;;
 	esac
 done
 shift $((OPTIND - 1))
 if [ $profile = 1 ]; then
-	[ $# -eq 1 ] || { echo "usage: $0 -P [-b BACKEND] [-k TASK]... PASSFS" >&2; exit 2; }
+	[ $# -eq 1 ] || { echo "usage: $0 -P [-x] [-b BACKEND] [-k TASK]... PASSFS" >&2; exit 2; }
 	tmp=$(mktemp -d)
 	trap 'rm -rf "$tmp"' EXIT
 	if [ ${#only[@]} -gt 0 ]; then list=("${only[@]}"); else mapfile -t list < <(ls tasks | while read -r d; do [ -f "tasks/$d/graph.json" ] && echo "$d"; done); fi
 	for t in "${list[@]}"; do
 		pa=()
-		[ -f "bench/passes/$t.c" ] && pa=(--pass "bench/passes/$t.c")
+		[ $template = 0 ] && [ -f "bench/passes/$t.c" ] && pa=(--pass "bench/passes/$t.c")
 		echo "eval_speed.sh: $t" >&2
 		"$1" eval --tasks tasks --task "$t" "${pa[@]}" --backend "$backend" --json >"$tmp/$t.json" 2>/dev/null || true
 	done
