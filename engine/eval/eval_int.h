@@ -362,6 +362,10 @@ int worker_start(struct ctx *c, int is_pass, int k, struct worker *wk, char *err
 int is_cancelled(const int *cancel);
 int worker_wait(struct worker *wk, double timeout_s, struct reply *r, double *times);
 void worker_stop(struct worker *wk, int kill_it, char *msg, size_t len);
+/* Kills a live worker that answered its last command at once (no grace:
+ * it is idle, so there is no status of its own to wait for), then reaps it
+ * as worker_stop does. */
+void worker_kill(struct worker *wk);
 char *worker_take_log(struct worker *wk);
 int worker_step(struct worker *wk, double timeout_s, const struct cmd *cmd, struct reply *r, double *times);
 const struct graph_value *worst_index(const struct graph_variant *v, const struct worst *w, long long idx[GRAPH_MAX_DIMS]);

@@ -596,7 +596,7 @@ static int worker_pass_ready(struct worker *pw, int step, const struct reply *r,
 {
 	if (step != STEP_OK || r->status != PF_OK) {
 		if (step == STEP_OK) {
-			worker_stop(pw, 1, NULL, 0);
+			worker_kill(pw);
 			fail_variant(vr, SCORE_RUNTIME_ERROR, "the pass could not be loaded: %s", r->msg);
 		} else {
 			worker_step_verdict(pw, step, r, vr, c);
@@ -809,7 +809,7 @@ done:
 	/* A pass worker whose variant failed (an error it answered, a
 	 * rejection) ends here; the next variant gets a fresh one. */
 	if (vr->status != SCORE_OK && vr->status != SCORE_MISMATCH)
-		worker_stop(pw, 1, NULL, 0);
+		worker_kill(pw); /* answered (or already gone): no grace to wait out */
 	vr->log = worker_take_log(pw);
 	return 0;
 }
