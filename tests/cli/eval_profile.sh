@@ -33,4 +33,14 @@ fi
 n=$(sed -n '/^profile (/,$p' "$tmp/out" | grep -c '_ms ')
 if [ "$n" -eq 10 ]; then ok "--profile prints 10 phases after the summary"; else bad "--profile: $n phase lines: $(tail -12 "$tmp/out")"; fi
 "$PASSFS" eval --help | grep -q -- '--profile' && ok "--help lists --profile" || bad "--help lacks --profile"
+# a pass that answers "not implemented": its worker is killed at once after
+# each variant (no 50 ms grace per variant: 300 ms over these 6)
+printf '#include <passfs.h>\nPASS_REPLACEMENT(pf_call *call)\n{\n\treturn pf_not_implemented(call);\n}\n' >"$tmp/ni.c"
+other=$("$PASSFS" eval --tasks "$T" --task tiny_bias_gelu --backend cpu --pass "$tmp/ni.c" --json 2>/dev/null |
+	/usr/bin/python3 -c 'import json, sys; r = json.load(sys.stdin); print(r["verdict"], r["profile"]["other_ms"])')
+if [ "${other%% *}" = not_implemented ] && /usr/bin/python3 -c "import sys; sys.exit(0 if ${other#* } < 200 else 1)"; then
+	ok "not implemented: other_ms ${other#* } (workers killed at once)"
+else
+	bad "not implemented: '$other' (want not_implemented and other_ms < 200)"
+fi
 finish
