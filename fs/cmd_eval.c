@@ -36,7 +36,7 @@ static void on_stop_signal(int sig)
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: passfs eval --task ID [--tasks DIR] [--pass FILE] [--json]");
+	fprintf(f, "usage: passfs eval --task ID [--tasks DIR] [--pass FILE] [--json] [--profile]");
 	evalopt_synopsis(EVALOPT_EVAL, f, 67, 18);
 	fprintf(f,
 		"\n\n"
@@ -50,7 +50,9 @@ static void usage(FILE *f)
 		"  --pass FILE       the pass source; '-' reads standard input\n"
 		"  --json            print result.json instead of the summary\n"
 		"  --broker URL      evaluate on a worker of this Redis broker (redis://[user:pass@]\n"
-		"                    host:port[/db]; default: $" BROKER_ENV " when set; docs/broker.md)\n");
+		"                    host:port[/db]; default: $" BROKER_ENV " when set; docs/broker.md)\n"
+		"  --profile         also print where the evaluation's time went, phase by\n"
+		"                    phase (result.json's profile; to stderr with --json)\n");
 	evalopt_usage(EVALOPT_EVAL, f);
 }
 
@@ -159,19 +161,50 @@ static void print_summary(json_t *r)
 		printf("\ncompile log (tail):\n%s%s", log, log[strlen(log) - 1] == '\n' ? "" : "\n");
 }
 
+/* result.json's "profile": ms per phase, largest first, with its share. */
+static void print_profile(json_t *res, FILE *f)
+{
+	json_t *prof = json_object_get(res, "profile");
+	double total = json_number_value(json_object_get(res, "elapsed_ms"));
+	const char *key;
+	json_t *v;
+	const char *names[32];
+	double ms[32];
+	int n = 0;
+	json_object_foreach(prof, key, v) {
+		if (n < 32) {
+			names[n] = key;
+			ms[n++] = json_number_value(v);
+		}
+	}
+	for (int i = 1; i < n; i++)
+		for (int j = i; j > 0 && ms[j] > ms[j - 1]; j--) {
+			double m = ms[j];
+			const char *k = names[j];
+			ms[j] = ms[j - 1];
+			names[j] = names[j - 1];
+			ms[j - 1] = m;
+			names[j - 1] = k;
+		}
+	fprintf(f, "\nprofile (wall ms of the evaluating process, %.1f in all):\n", total);
+	for (int i = 0; i < n; i++)
+		fprintf(f, "  %-16s %10.1f  %5.1f%%\n", names[i], ms[i], total > 0 ? 100.0 * ms[i] / total : 0.0);
+}
+
 int cmd_eval(int argc, char **argv)
 {
 	struct option opts[32] = {
 		{"task", required_argument, NULL, 'k'},   {"tasks", required_argument, NULL, 't'},
 		{"pass", required_argument, NULL, 'p'},   {"json", no_argument, NULL, 'j'},
-		{"help", no_argument, NULL, 'h'},         {"broker", required_argument, NULL, 'b'}};
-	int nopts = 6;
+		{"help", no_argument, NULL, 'h'},         {"broker", required_argument, NULL, 'b'},
+		{"profile", no_argument, NULL, 'P'}};
+	int nopts = 7;
 	evalopt_longopts(EVALOPT_EVAL, opts, &nopts);
 	opts[nopts] = (struct option){NULL, 0, NULL, 0};
 	const char *dir = NULL, *id = NULL, *pass = NULL;
 	char *broker = NULL;
 	struct eval_opts eo = {.backend = "auto"};
-	int as_json = 0, c;
+	int as_json = 0, profile = 0, c;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
 		switch (c) {
@@ -180,6 +213,7 @@ int cmd_eval(int argc, char **argv)
 		case 'p': pass = optarg; break;
 		case 'j': as_json = 1; break;
 		case 'b': broker = optarg; break;
+		case 'P': profile = 1; break;
 		case 'h': usage(stdout); return 0;
 		default:
 			if (!evalopt_is_key(c)) {
@@ -280,6 +314,8 @@ int cmd_eval(int argc, char **argv)
 		} else {
 			print_summary(res);
 		}
+		if (profile)
+			print_profile(res, as_json ? stderr : stdout);
 		json_decref(res);
 	}
 	free(src);

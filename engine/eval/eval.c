@@ -337,6 +337,21 @@ static int eval_finish(const struct ejob *job, const struct graph_task *t, struc
 		return -1;
 	}
 	timing_json(*result, job, es, backend);
+	/* where the time went: each phase, and the rest (the probe's device,
+	 * the lock, building this document) as other_ms */
+	static const char *const phase[PROF_N] = {EVAL_PHASE_NAMES};
+	json_t *prof = json_object();
+	double rest = elapsed_ms;
+	for (int k = 0; k < PROF_N && prof; k++) {
+		char key[32];
+		snprintf(key, sizeof(key), "%s_ms", phase[k]);
+		json_object_set_new(prof, key, json_real(eval_round(es->prof[k], 4)));
+		rest -= es->prof[k];
+	}
+	if (prof) {
+		json_object_set_new(prof, "other_ms", json_real(eval_round(rest > 0 ? rest : 0, 4)));
+		json_object_set_new(*result, "profile", prof);
+	}
 	const char *audit = getenv("PASSFS_SANDBOX_AUDIT");
 	if (audit != NULL && *audit)
 		json_object_set_new(*result, "sandbox_audit", json_string(audit));
@@ -498,14 +513,19 @@ static int eval_run_work(const struct ejob *job, json_t **result, char *err, siz
 	 * worker too (its CUDA context takes a while); on the cpu backend its
 	 * setup costs next to nothing and an extra process only competes
 	 * with the compiler for the CPUs (measured: 7% slower on 2 CPUs). */
+	double p0 = base_now_ms();
+	es.prof[PROF_SETUP] = p0 - t_start;
 	if (t->n_variants > 0 &&
 	    batch_open(&bt, job, 0, warmup, trials, be == GPU_BACKEND_CUDA, be == GPU_BACKEND_CUDA, err, errlen)) {
 		batch_close(&bt);
 		goto out;
 	}
 	open_batch = t->n_variants > 0;
+	double p1 = base_now_ms();
+	es.prof[PROF_WORKERS] += p1 - p0;
 	if (compile_isolated(job, &po, &mod, &diag, &scan, tmpdir, sizeof(tmpdir), err, errlen))
 		goto out;
+	es.prof[PROF_COMPILE] = base_now_ms() - p1;
 	if (is_cancelled(job->hooks.cancel)) {
 		snprintf(err, errlen, "cancelled");
 		goto out;
@@ -540,6 +560,7 @@ static int eval_run_work(const struct ejob *job, json_t **result, char *err, siz
 	/* Variants run in batches: one sealed input memfd, one eager worker
 	 * and (while variants go well) one pass worker per batch. */
 	for (int first = 0; first < t->n_variants;) {
+		p0 = base_now_ms();
 		if (!open_batch && batch_open(&bt, job, first, warmup, trials, be == GPU_BACKEND_CUDA, 0, err, errlen)) {
 			batch_close(&bt);
 			goto out;
@@ -547,7 +568,10 @@ static int eval_run_work(const struct ejob *job, json_t **result, char *err, siz
 		open_batch = 0;
 		struct ctx *c = &bt.c;
 		c->mod = mod;
+		p1 = base_now_ms();
+		es.prof[PROF_WORKERS] += p1 - p0;
 		int bad = batch_fill(&bt, secret, &es, err, errlen) != 0;
+		es.prof[PROF_INPUTS] += base_now_ms() - p1;
 		if (!bad && !job->opts.quiet)
 			fprintf(stderr, "passfs eval: variant %s ...\n", c->v->name);
 		for (int k = 0; k < c->count && !bad; k++) {
@@ -611,7 +635,9 @@ static int eval_run_work(const struct ejob *job, json_t **result, char *err, siz
 			json_array_append_new(variants, variant_json(c->v, &vr[i]));
 		}
 		int n = c->count;
+		p0 = base_now_ms();
 		batch_close(&bt);
+		es.prof[PROF_WORKERS] += base_now_ms() - p0;
 		if (bad)
 			goto out;
 		first += n;

@@ -284,7 +284,26 @@ struct vresult {
 };
 
 /* What the evaluation as a whole learns from its workers. */
+/* Where an evaluation's wall time goes, for result.json's "profile"
+ * (docs/result-format.md): the parent's clock around each phase, summed
+ * over variants. */
+enum eval_phase {
+	PROF_SETUP,             /* the backend probe, before the compile */
+	PROF_COMPILE,           /* the pass compile (NVRTC and g++ beside it, the jail) */
+	PROF_WORKERS,           /* starting workers, sending the pass module */
+	PROF_INPUTS,            /* generating and sealing the input sets */
+	PROF_EAGER,             /* eager's plan, op library and runs on the checked sets */
+	PROF_PASS_CHECKS,       /* the pass's runs on the checked sets */
+	PROF_COMPARE,           /* comparing outputs, checking inputs unchanged */
+	PROF_TRIAL_CALLS,       /* inside the trials: the timed calls themselves, both sides */
+	PROF_TIMING,            /* the trials' rest: input rotation, round trips, poison checks, compares */
+	PROF_N
+};
+#define EVAL_PHASE_NAMES "setup", "compile", "workers", "inputs", "eager", "pass_checks", "compare", \
+	"trial_calls", "trial_other"
+
 struct eval_shared {
+	double prof[PROF_N];            /* ms per enum eval_phase */
 	char *kernels;                  /* the pass worker's kernel list (kernel_list) */
 	char eager_trace_note[480];     /* why no GPU time, when none */
 	char pass_trace_note[480];
@@ -343,6 +362,10 @@ int worker_start(struct ctx *c, int is_pass, int k, struct worker *wk, char *err
 int is_cancelled(const int *cancel);
 int worker_wait(struct worker *wk, double timeout_s, struct reply *r, double *times);
 void worker_stop(struct worker *wk, int kill_it, char *msg, size_t len);
+/* Kills a live worker that answered its last command at once (no grace:
+ * it is idle, so there is no status of its own to wait for), then reaps it
+ * as worker_stop does. */
+void worker_kill(struct worker *wk);
 char *worker_take_log(struct worker *wk);
 int worker_step(struct worker *wk, double timeout_s, const struct cmd *cmd, struct reply *r, double *times);
 const struct graph_value *worst_index(const struct graph_variant *v, const struct worst *w, long long idx[GRAPH_MAX_DIMS]);

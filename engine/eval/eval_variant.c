@@ -417,6 +417,8 @@ static int time_variant(struct ctx *c, struct worker *ew, struct worker *pw, str
 			goto end;
 		}
 		tp[k] = t1[0];
+		es->prof[PROF_TRIAL_CALLS] += te[k] + tp[k];
+		es->prof[PROF_TIMING] -= te[k] + tp[k]; /* the caller adds the wall time */
 		if (pw->payload_len == (int)sizeof(struct trial_gpu))
 			memcpy(&gp[k], pw->payload, sizeof(struct trial_gpu));
 		/* The worker's clock readings happen inside the parent's round
@@ -626,7 +628,7 @@ static int worker_pass_ready(struct worker *pw, int step, const struct reply *r,
 {
 	if (step != STEP_OK || r->status != PF_OK) {
 		if (step == STEP_OK) {
-			worker_stop(pw, 1, NULL, 0);
+			worker_kill(pw);
 			fail_variant(vr, SCORE_RUNTIME_ERROR, "the pass could not be loaded: %s", r->msg);
 		} else {
 			worker_step_verdict(pw, step, r, vr, c);
@@ -652,6 +654,7 @@ int eval_variant(struct ctx *c, int k, struct worker *ew, struct worker *pw, str
 	vr->min_t = vr->close_t = SCORE_T_NEVER;
 	vr->worst.output = vr->blind.output = -1;
 	vr->status = SCORE_OK;
+	double p0 = base_now_ms(), p1;
 	if (ew->variant != k) {
 		struct cmd cm = {.op = CMD_VARIANT, .variant = k};
 		step = worker_step(ew, 600, &cm, &r, t1);
@@ -671,6 +674,9 @@ int eval_variant(struct ctx *c, int k, struct worker *ew, struct worker *pw, str
 			return -1;
 		}
 	}
+	p1 = base_now_ms();
+	es->prof[PROF_EAGER] += p1 - p0;
+	p0 = p1;
 	/* Eager outputs are complete: only now does pass code run on this
 	 * variant.  A pass worker started before the compile gets the pass
 	 * now; the pass worker of the previous variant carries on when that
@@ -715,9 +721,14 @@ int eval_variant(struct ctx *c, int k, struct worker *ew, struct worker *pw, str
 	int min_t[N_SETS];
 	struct worst w[N_SETS];
 	struct blind bl[N_SETS];
+	p1 = base_now_ms();
+	es->prof[PROF_WORKERS] += p1 - p0;
 	for (int s = 0; s < N_SETS; s++) {
 		struct cmd cm = {.op = CMD_CHECK, .set = s};
+		p0 = base_now_ms();
 		step = worker_step(pw, c->timeout_s, &cm, &r, t1);
+		p1 = base_now_ms();
+		es->prof[PROF_PASS_CHECKS] += p1 - p0;
 		if (step != STEP_OK || r.status != PF_OK) {
 			worker_step_verdict(pw, step, &r, vr, c);
 			goto done;
@@ -727,6 +738,7 @@ int eval_variant(struct ctx *c, int k, struct worker *ew, struct worker *pw, str
 			goto done;
 		}
 		min_t[s] = compare_set(c, s, s, &poisoned, vr, &w[s], &bl[s], where, sizeof(where));
+		es->prof[PROF_COMPARE] += base_now_ms() - p1;
 		if (poisoned) {
 			fail_variant(vr, SCORE_REJECTED, "%s", where);
 			goto done;
@@ -765,7 +777,9 @@ int eval_variant(struct ctx *c, int k, struct worker *ew, struct worker *pw, str
 	c->traced_trials = c->cuda && !es->eager_trace_note[0] && !es->pass_trace_note[0]
 				   ? (c->trials < TRACED_TRIALS ? c->trials : TRACED_TRIALS) : 0;
 	for (int attempt = 0;; attempt++) {
+		p0 = base_now_ms();
 		int tr = time_variant(c, ew, pw, es, vr, err, errlen);
+		es->prof[PROF_TIMING] += base_now_ms() - p0;
 		if (tr < 0)
 			return -1;
 		if (tr > 0)
@@ -831,7 +845,7 @@ done:
 	/* A pass worker whose variant failed (an error it answered, a
 	 * rejection) ends here; the next variant gets a fresh one. */
 	if (vr->status != SCORE_OK && vr->status != SCORE_MISMATCH)
-		worker_stop(pw, 1, NULL, 0);
+		worker_kill(pw); /* answered (or already gone): no grace to wait out */
 	vr->log = worker_take_log(pw);
 	return 0;
 }

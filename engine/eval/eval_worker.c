@@ -711,6 +711,13 @@ int worker_wait(struct worker *wk, double timeout_s, struct reply *r, double *ti
 }
 
 /* Ends the worker and says how it ended (into msg when abnormal). */
+void worker_kill(struct worker *wk)
+{
+	if (wk->pid > 0)
+		kill(wk->pid, SIGKILL);
+	worker_stop(wk, 1, NULL, 0);
+}
+
 void worker_stop(struct worker *wk, int kill_it, char *msg, size_t len)
 {
 	if (wk->pid <= 0)

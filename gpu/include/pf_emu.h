@@ -211,6 +211,152 @@ void __asan_unpoison_memory_region(void const volatile *addr, size_t size);
 #define PF_EMU_INL __attribute__((always_inline)) inline
 
 /* ======================================================================== */
+/* expf, tanhf and erff of device code                                      */
+/*
+ * A pass and the eager op library (gpu/oplib/common.cu) reach these through
+ * the same names (expf, tanhf, erff; exp, tanh, erf with a float argument;
+ * __expf), so a fused kernel and eager's op-by-op kernels pay the same for
+ * the same function, as they would on a GPU, and differ only in memory
+ * traffic and launches.  glibc's tanhf (through expm1f) and erff are scalar
+ * library calls several times dearer than the arithmetic around them: with
+ * them, a kernel's time was mostly libm.  These are inline, computed in
+ * double from one exp kernel (|rel error| < 2^-40), and rounded once to
+ * float: within 1 ulp of the exact value (CUDA documents 2 ulp for all
+ * three); tests/unit/test_emu.cc checks the bound on every 997th float bit
+ * pattern (at most 0.5 ulp measured) and that the op library's and a
+ * pass's results are the same bits.  Double, long double and integer
+ * arguments still go to libm.
+ */
+namespace pf_emu {
+namespace fmath {
+static PF_EMU_INL double from_bits(uint64_t u)
+{
+	double d;
+	memcpy(&d, &u, sizeof d);
+	return d;
+}
+static PF_EMU_INL uint64_t to_bits(double d)
+{
+	uint64_t u;
+	memcpy(&u, &d, sizeof u);
+	return u;
+}
+/* e^x for -150 <= x <= 150 (NaN gives NaN): x = k ln2 + r, |r| <= ln2/2
+ * (Cody-Waite: k ln2_hi is exact), e^r by its Taylor polynomial of degree
+ * 10 (truncation < 2.2e-13), times 2^k built in the exponent field. */
+static PF_EMU_INL double exp_core(double x)
+{
+	const double shift = 0x1.8p52; /* kd's low bits hold k, rounded to nearest */
+	double kd = x * 0x1.71547652b82fep0 + shift;
+	double k = kd - shift;
+	double r = x - k * 0x1.62e42fee00000p-1;
+	r = r - k * 0x1.a39ef35793c76p-33;
+	double p = 1.0 / 3628800.0;
+	p = p * r + 1.0 / 362880.0;
+	p = p * r + 1.0 / 40320.0;
+	p = p * r + 1.0 / 5040.0;
+	p = p * r + 1.0 / 720.0;
+	p = p * r + 1.0 / 120.0;
+	p = p * r + 1.0 / 24.0;
+	p = p * r + 1.0 / 6.0;
+	p = p * r + 0.5;
+	p = p * r + 1.0;
+	p = p * r + 1.0;
+	return p * from_bits((to_bits(kd) + 1023u) << 52);
+}
+static PF_EMU_INL float exp_f(float x)
+{
+	double d = x;
+	d = d > 89.0 ? 89.0 : d; /* past the largest float: inf */
+	d = d < -104.0 ? -104.0 : d; /* below half the smallest subnormal: 0 */
+	return (float)exp_core(d); /* NaN stays NaN */
+}
+static PF_EMU_INL float tanh_f(float x)
+{
+	double a = __builtin_fabs((double)x);
+	double ac = a < 20.0 ? a : 20.0; /* tanh rounds to 1 from 9.01 on */
+	double e = exp_core(2.0 * ac);
+	double t = (e - 1.0) / (e + 1.0);
+	double s = a * a;
+	/* near 0, where e - 1 cancels: the series to x^9 (next term < 1e-14) */
+	double q = a + a * s * (-1.0 / 3.0 + s * (2.0 / 15.0 + s * (-17.0 / 315.0 + s * (62.0 / 2835.0))));
+	float r = (float)(a < 0.0625 ? q : t);
+	r = __builtin_copysignf(r, x);
+	return x != x ? x : r;
+}
+static PF_EMU_INL float erf_f(float x)
+{
+	double a = __builtin_fabs((double)x), r;
+	if (a < 1.0) {
+		/* erf(a)/a as a polynomial in a^2 (least squares, rel. error 9e-13) */
+		double s = a * a, p = 0x1.1cd280c810000p-20;
+		p = p * s - 0x1.d307a40cfe000p-17;
+		p = p * s + 0x1.f59080f572400p-14;
+		p = p * s - 0x1.bfe37c44fcb80p-11;
+		p = p * s + 0x1.5658b05d584b0p-8;
+		p = p * s - 0x1.b82cbdbe26378p-6;
+		p = p * s + 0x1.ce2f20c421512p-4;
+		p = p * s - 0x1.812746ae61078p-2;
+		p = p * s + 0x1.20dd7504294f7p+0;
+		r = a * p;
+	} else {
+		/* 1 - e^-a^2 * g(a), g = erfc(a) e^(a^2) on [1, 4] as a polynomial
+		 * in (a - 2.5)/1.5 (rel. error 1.9e-10); erf rounds to 1 from 3.92 */
+		double ac = a < 4.0 ? a : 4.0, u = (ac - 2.5) * (1.0 / 1.5), g = 0x1.b8323e9e20000p-20;
+		g = g * u - 0x1.5121a3395d800p-18;
+		g = g * u + 0x1.0ee813af16800p-17;
+		g = g * u - 0x1.59a055e705800p-16;
+		g = g * u + 0x1.07a3eb8705600p-14;
+		g = g * u - 0x1.58aff2bde7480p-13;
+		g = g * u + 0x1.acfafc99fb8c0p-12;
+		g = g * u - 0x1.076bb11b3d320p-10;
+		g = g * u + 0x1.3b0b447190b80p-9;
+		g = g * u - 0x1.6d1848ebf74fcp-8;
+		g = g * u + 0x1.99409357de2d8p-7;
+		g = g * u - 0x1.ba74592ac265fp-6;
+		g = g * u + 0x1.cba83b39f5014p-5;
+		g = g * u - 0x1.c8ca44080f531p-4;
+		g = g * u + 0x1.afbb3f3bdc856p-3;
+		r = 1.0 - exp_core(-ac * ac) * g;
+	}
+	float f = __builtin_copysignf((float)r, x);
+	return x != x ? x : f;
+}
+} // namespace fmath
+} // namespace pf_emu
+
+static PF_EMU_INL float pf_emu_expf(float x) { return pf_emu::fmath::exp_f(x); }
+static PF_EMU_INL float pf_emu_tanhf(float x) { return pf_emu::fmath::tanh_f(x); }
+static PF_EMU_INL float pf_emu_erff(float x) { return pf_emu::fmath::erf_f(x); }
+/* exp/tanh/erf keep <cmath>'s overloads: float here, the rest to libm. */
+#define PF_EMU_FMATH_OVERLOADS(NAME, FLOATFN)                                                    \
+	static PF_EMU_INL float pf_emu_##NAME(float x) { return FLOATFN(x); }                     \
+	static PF_EMU_INL double pf_emu_##NAME(double x) { return ::NAME(x); }                    \
+	static PF_EMU_INL long double pf_emu_##NAME(long double x) { return ::NAME##l(x); }       \
+	template <typename T, typename = typename std::enable_if<std::is_integral<T>::value>::type> \
+	static PF_EMU_INL double pf_emu_##NAME(T x) { return ::NAME((double)x); }
+PF_EMU_FMATH_OVERLOADS(exp, pf_emu::fmath::exp_f)
+PF_EMU_FMATH_OVERLOADS(tanh, pf_emu::fmath::tanh_f)
+PF_EMU_FMATH_OVERLOADS(erf, pf_emu::fmath::erf_f)
+#undef PF_EMU_FMATH_OVERLOADS
+namespace std {
+using ::pf_emu_expf;
+using ::pf_emu_tanhf;
+using ::pf_emu_erff;
+using ::pf_emu_exp;
+using ::pf_emu_tanh;
+using ::pf_emu_erf;
+}
+/* Function-like macros: every system header is in by now, and a name not
+ * followed by '(' (a function pointer: &tanhf) is still libm's. */
+#define expf(x) pf_emu_expf(x)
+#define tanhf(x) pf_emu_tanhf(x)
+#define erff(x) pf_emu_erff(x)
+#define exp(x) pf_emu_exp(x)
+#define tanh(x) pf_emu_tanh(x)
+#define erf(x) pf_emu_erf(x)
+
+/* ======================================================================== */
 /* Built-in vector types and dim3                                           */
 
 #define PF_EMU_VEC1(T, N, A) \
@@ -771,7 +917,7 @@ PF_EMU_H2FUNCS(__nv_bfloat162, __nv_bfloat16)
 /* Float / integer math of device code                                      */
 
 /* glibc's <math.h> already declares these names: function-like macros. */
-#define __expf(x) (::expf(x))
+#define __expf(x) (pf_emu_expf(x))
 #define __exp10f(x) (::exp10f(x))
 #define __logf(x) (::logf(x))
 #define __log2f(x) (::log2f(x))

@@ -1001,6 +1001,76 @@ static void test_semantics()
 	CHECK(bad == 0, "%d wrong in divergent warp code (partial masks, exited lanes)", bad);
 }
 
+
+/* ---- expf, tanhf, erff (pf_emu.h's fmath) ------------------------------ */
+/* The op library's math (gpu/oplib/common.cu: opl_exp, opl_tanh, opl_erf)
+ * and a pass's (expf, tanhf, erff, the float overloads exp/tanh/erf, __expf)
+ * must be the same function, bit for bit, and within the documented 1 ulp
+ * of the exact value (CUDA documents 2); glibc's double functions are the
+ * reference. */
+#include "../../gpu/oplib/oplib.h"
+#include "../../gpu/oplib/common.cu"
+
+static double ulp_err(float r, double ref)
+{
+	if (ref != ref)
+		return r != r ? 0.0 : 1e30;
+	if (r != r)
+		return 1e30;
+	double a = fabs(ref);
+	if (a > (double)FLT_MAX) /* rounds to inf */
+		return (r == (float)ref) ? 0.0 : 1e30;
+	int e;
+	frexp(a < (double)FLT_MIN ? (double)FLT_MIN : a, &e);
+	double spacing = ldexp(1.0, e - 24);
+	double d = fabs((double)r - ref) / spacing;
+	return isinf(r) ? (a > 3.4028235677973366e38 ? 0.0 : 1e30) : d;
+}
+
+static void test_fast_math()
+{
+	double worst[3] = {0, 0, 0};
+	float at[3] = {0, 0, 0};
+	long mism = 0;
+	float first_bad = 0;
+	for (uint64_t b = 0; b < (1ull << 32); b += 997) {
+		uint32_t u = (uint32_t)b;
+		float x;
+		memcpy(&x, &u, 4);
+		float r[3] = {expf(x), tanhf(x), erff(x)};
+		double ref[3] = {::exp((double)x), ::tanh((double)x), ::erf((double)x)};
+		for (int k = 0; k < 3; k++) {
+			double e = ulp_err(r[k], ref[k]);
+			if (e > worst[k]) {
+				worst[k] = e;
+				at[k] = x;
+			}
+		}
+		float o[3] = {opl_exp(x), opl_tanh(x), opl_erf(x)};
+		float f[3] = {exp(x), tanh(x), erf(x)};
+		float g = __expf(x);
+		if (memcmp(o, r, sizeof o) != 0 || memcmp(f, r, sizeof f) != 0 || memcmp(&g, &r[0], 4) != 0) {
+			if (!mism++)
+				first_bad = x;
+		}
+	}
+	const char *names[3] = {"expf", "tanhf", "erff"};
+	for (int k = 0; k < 3; k++)
+		CHECK(worst[k] <= 1.0, "%s: %.3f ulp at %a (bound 1)", names[k], worst[k], (double)at[k]);
+	CHECK(mism == 0, "%ld inputs where the op library's and a pass's math differ (first %a)", mism,
+	      (double)first_bad);
+	printf("fmath: max ulp expf %.3f tanhf %.3f erff %.3f over 2^32/997 floats\n", worst[0], worst[1], worst[2]);
+	/* special values */
+	CHECK(expf(INFINITY) == INFINITY && expf(-INFINITY) == 0.0f && expf(89.0f) == INFINITY, "expf at inf");
+	CHECK(expf(-104.0f) == 0.0f && expf(0.0f) == 1.0f, "expf at -104, 0");
+	CHECK(tanhf(INFINITY) == 1.0f && tanhf(-INFINITY) == -1.0f && erff(-INFINITY) == -1.0f, "tanhf/erff at inf");
+	CHECK(signbit(tanhf(-0.0f)) && signbit(erff(-0.0f)), "tanhf/erff keep -0");
+	CHECK(isnan(expf(NAN)) && isnan(tanhf(NAN)) && isnan(erff(NAN)), "NaN in, NaN out");
+	CHECK(tanhf(1e-30f) == 1e-30f && erff(0.5f) == (float)::erf(0.5), "tiny tanhf, erff(0.5)");
+	/* double arguments still reach libm */
+	CHECK(tanh(0.5) == ::tanh(0.5) && exp(1.5) == ::exp(1.5) && erf(0.25) == ::erf(0.25), "double overloads");
+}
+
 int main()
 {
 	test_half_bits();
@@ -1020,6 +1090,7 @@ int main()
 	test_counts();
 	test_semantics();
 	test_errors();
+	test_fast_math();
 	printf("%d passed, %d failed\n", g_pass, g_fail);
 	return g_fail ? 1 : 0;
 }
