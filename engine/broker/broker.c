@@ -1,13 +1,13 @@
 /* broker.c - the broker's URL, the job's encoding, the connection and the
  * redis evaluator (broker.h; docs/broker.md describes the streams and keys).
  *
- * The job's encoding keeps the field layout of the evaluation protocol's
- * 'Q' request (engine/eval/evaluator.c), little-endian with base/wire.h,
- * under a magic and a version of its own:
+ * The job's encoding carries the options with the evaluation protocol's own
+ * codec (eval_opts_put/eval_opts_take, evaluator.h), little-endian with
+ * base/wire.h, under a magic and a version of its own:
  *
  *   u32 magic "bkjb", u32 version (BROKER_JOB_VERSION),
- *   i32 warmup, trials, cold, quiet, trial_times;
- *   f64 variant_timeout_s, b, p, lock_timeout_s; u64 secret_seed;
+ *   the options (i32 warmup, trials, cold, quiet, trial_times, check_only;
+ *   f64 variant_timeout_s, b, p, lock_timeout_s; u64 secret_seed);
  *   four strings, each u32 length and bytes: backend, pass label, graph
  *   label, pass.
  *
@@ -199,13 +199,7 @@ int broker_job_encode(const struct eval_job *job, unsigned char **out, size_t *l
 	struct wire_buf b = {0};
 	wire_add_u32(&b, BROKER_JOB_MAGIC);
 	wire_add_u32(&b, BROKER_JOB_VERSION);
-	int32_t ints[5] = {o->warmup, o->trials, o->cold, o->quiet, o->trial_times};
-	for (int i = 0; i < 5; i++)
-		wire_add_u32(&b, (uint32_t)ints[i]);
-	double dbl[4] = {o->variant_timeout_s, o->b, o->p, o->lock_timeout_s};
-	for (int i = 0; i < 4; i++)
-		wire_add_f64(&b, dbl[i]);
-	wire_add_u64(&b, o->secret_seed);
+	eval_opts_put(&b, o);
 	for (int i = 0; i < BK_NSTR; i++) {
 		wire_add_u32(&b, (uint32_t)n[i]);
 		wire_add_bytes(&b, str[i], n[i]);
@@ -240,13 +234,7 @@ int broker_job_decode(const unsigned char *buf, size_t len, struct eval_job *job
 		return -1;
 	}
 	struct eval_opts *o = &job->opts;
-	int32_t *ints[5] = {&o->warmup, &o->trials, &o->cold, &o->quiet, &o->trial_times};
-	for (int i = 0; i < 5; i++)
-		*ints[i] = (int32_t)wire_take_u32(&r);
-	double *dbl[4] = {&o->variant_timeout_s, &o->b, &o->p, &o->lock_timeout_s};
-	for (int i = 0; i < 4; i++)
-		*dbl[i] = wire_take_f64(&r);
-	o->secret_seed = wire_take_u64(&r);
+	eval_opts_take(&r, o);
 	const char *str[BK_NSTR];
 	uint32_t n[BK_NSTR];
 	for (int i = 0; i < BK_NSTR; i++) {

@@ -80,7 +80,7 @@ int broker_status(const char *url, FILE *out, char *err, size_t errlen);
 /* ---- the job's encoding (docs/broker.md), exposed for tests ----------------- */
 
 #define BROKER_JOB_MAGIC 0x626a6b62u    /* "bkjb" */
-#define BROKER_JOB_VERSION 1
+#define BROKER_JOB_VERSION 2
 
 /* Encodes the options and the pass (not the graph: it travels by sha256)
  * into a malloc'd buffer.  0, or -1 (out of memory, too large). */

@@ -109,6 +109,28 @@ static char *read_str(int fd, uint32_t n)
 
 /* ---- the request ------------------------------------------------------------- */
 
+void eval_opts_put(struct wire_buf *b, const struct eval_opts *o)
+{
+	int32_t ints[6] = {o->warmup, o->trials, o->cold, o->quiet, o->trial_times, o->check_only};
+	for (int i = 0; i < 6; i++)
+		wire_add_u32(b, (uint32_t)ints[i]);
+	double dbl[4] = {o->variant_timeout_s, o->b, o->p, o->lock_timeout_s};
+	for (int i = 0; i < 4; i++)
+		wire_add_f64(b, dbl[i]);
+	wire_add_u64(b, o->secret_seed);
+}
+
+void eval_opts_take(struct wire_in *r, struct eval_opts *o)
+{
+	int32_t *ints[6] = {&o->warmup, &o->trials, &o->cold, &o->quiet, &o->trial_times, &o->check_only};
+	for (int i = 0; i < 6; i++)
+		*ints[i] = (int32_t)wire_take_u32(r);
+	double *dbl[4] = {&o->variant_timeout_s, &o->b, &o->p, &o->lock_timeout_s};
+	for (int i = 0; i < 4; i++)
+		*dbl[i] = wire_take_f64(r);
+	o->secret_seed = wire_take_u64(r);
+}
+
 /* The request of a job: the hello and the 'Q' message.  0, or -1. */
 static int send_request(int fd, const struct eval_job *job)
 {
@@ -123,13 +145,7 @@ static int send_request(int fd, const struct eval_job *job)
 	wire_add_u32(&b, EV_VERSION);
 	wire_add_u8(&b, 'Q');
 	wire_add_u32(&b, 0);            /* the payload's length, below */
-	int32_t ints[6] = {o->warmup, o->trials, o->cold, o->quiet, o->trial_times, o->check_only};
-	for (int i = 0; i < 6; i++)
-		wire_add_u32(&b, (uint32_t)ints[i]);
-	double dbl[4] = {o->variant_timeout_s, o->b, o->p, o->lock_timeout_s};
-	for (int i = 0; i < 4; i++)
-		wire_add_f64(&b, dbl[i]);
-	wire_add_u64(&b, o->secret_seed);
+	eval_opts_put(&b, o);
 	for (int i = 0; i < EV_NSTR; i++) {
 		if (len[i] > EV_STR_MAX) {
 			free(b.p);
@@ -192,13 +208,7 @@ static int recv_request(int fd, struct ev_req *q, char *err, size_t errlen)
 	}
 	struct wire_in r = {.p = q->payload, .len = n};
 	struct eval_opts *o = &q->job.opts;
-	int32_t *ints[6] = {&o->warmup, &o->trials, &o->cold, &o->quiet, &o->trial_times, &o->check_only};
-	for (int i = 0; i < 6; i++)
-		*ints[i] = (int32_t)wire_take_u32(&r);
-	double *dbl[4] = {&o->variant_timeout_s, &o->b, &o->p, &o->lock_timeout_s};
-	for (int i = 0; i < 4; i++)
-		*dbl[i] = wire_take_f64(&r);
-	o->secret_seed = wire_take_u64(&r);
+	eval_opts_take(&r, o);
 	const char *str[EV_NSTR];
 	uint32_t len[EV_NSTR];
 	for (int i = 0; i < EV_NSTR; i++) {

@@ -60,6 +60,17 @@ struct evaluator {
  * memory. */
 struct evaluator *evaluator_local(int in_process_fallback);
 
+/* A job's options in the fixed layout both the evaluation process's 'Q'
+ * request and the broker's job carry (docs/service.md "The evaluation
+ * protocol"): i32 warmup, trials, cold, quiet, trial_times, check_only; f64
+ * variant_timeout_s, b, p, lock_timeout_s; u64 secret_seed.  The backend
+ * travels as a string of its own.  Adding an option here changes both
+ * encodings, whose versions go up with it. */
+struct wire_buf;
+struct wire_in;
+void eval_opts_put(struct wire_buf *b, const struct eval_opts *o);
+void eval_opts_take(struct wire_in *r, struct eval_opts *o);
+
 /* argv[1] == EVALUATOR_ARG: runs the evaluation described on descriptor 3
  * and returns the process's exit status; otherwise -1 (not an evaluator). */
 int evaluator_main_if(int argc, char **argv);

@@ -124,7 +124,7 @@ wait "$front"
 
 # a job that every worker taking it died on goes round no more: handed out
 # more than 3 times, the next worker answers it with an error
-eid=$(rcli XADD passfs:jobs '*' v 1 id poison1 graph 0000 reply passfs:reply:poison1 job x)
+eid=$(rcli XADD passfs:jobs '*' v 2 id poison1 graph 0000 reply passfs:reply:poison1 job x)
 rcli XREADGROUP GROUP workers ghost COUNT 1 STREAMS passfs:jobs '>' >/dev/null
 for _ in 1 2 3; do rcli XCLAIM passfs:jobs workers ghost 0 "$eid" >/dev/null; done
 worker_start last --beat 0.5 --lease 2

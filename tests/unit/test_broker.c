@@ -69,7 +69,7 @@ static void test_job(void)
 			     .pass_label = "pass.c", .pass_src = pass, .pass_len = sizeof pass - 1,
 			     .opts = {.backend = "cpu", .warmup = -1, .trials = 7, .variant_timeout_s = 3.5,
 				      .secret_seed = 0x1234567890abcdefull, .b = 0.2, .p = 1.5, .cold = 1,
-				      .lock_timeout_s = 12, .quiet = 1, .trial_times = 1}};
+				      .lock_timeout_s = 12, .quiet = 1, .trial_times = 1, .check_only = 1}};
 	unsigned char *buf;
 	size_t len;
 	CHECK(broker_job_encode(&j, &buf, &len) == 0);
@@ -79,7 +79,7 @@ static void test_job(void)
 	CHECK(strcmp(d.opts.backend, "cpu") == 0 && d.opts.warmup == -1 && d.opts.trials == 7 &&
 	      d.opts.variant_timeout_s == 3.5 && d.opts.secret_seed == 0x1234567890abcdefull && d.opts.b == 0.2 &&
 	      d.opts.p == 1.5 && d.opts.cold == 1 && d.opts.lock_timeout_s == 12 && d.opts.quiet == 1 &&
-	      d.opts.trial_times == 1);
+	      d.opts.trial_times == 1 && d.opts.check_only == 1);
 	CHECK(strcmp(d.pass_label, "pass.c") == 0 && strcmp(d.graph_label, "tasks/t/graph.json") == 0);
 	CHECK(d.pass_len == j.pass_len && memcmp(d.pass_src, pass, d.pass_len) == 0 && d.graph_text == NULL);
 	free(labels);
@@ -98,8 +98,10 @@ static void test_job(void)
 	buf[0] ^= 1;
 	CHECK(broker_job_decode(buf, len, &d, &labels, err, sizeof err) == -1 && strstr(err, "magic"));
 	buf[0] ^= 1;
-	wire_put_u32(buf + 4, 2);
-	CHECK(broker_job_decode(buf, len, &d, &labels, err, sizeof err) == -1 && strstr(err, "version 2"));
+	wire_put_u32(buf + 4, BROKER_JOB_VERSION + 1);
+	char other[32];
+	snprintf(other, sizeof other, "version %d", BROKER_JOB_VERSION + 1);
+	CHECK(broker_job_decode(buf, len, &d, &labels, err, sizeof err) == -1 && strstr(err, other));
 	wire_put_u32(buf + 4, BROKER_JOB_VERSION);
 	/* trials out of range (the second i32) */
 	wire_put_u32(buf + 12, 1000001);
