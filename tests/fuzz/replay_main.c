@@ -12,36 +12,17 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "file.h"
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static int run_file(const char *path)
 {
-	FILE *f = fopen(path, "rb");
-	if (f == NULL) {
-		perror(path);
-		return -1;
-	}
-	size_t cap = 4096, n = 0;
-	uint8_t *buf = malloc(cap);
-	size_t got;
-	while (buf != NULL && (got = fread(buf + n, 1, cap - n, f)) > 0) {
-		n += got;
-		if (n == cap) {
-			uint8_t *nb = realloc(buf, cap * 2);
-			if (nb == NULL) {
-				free(buf);
-				buf = NULL;
-				break;
-			}
-			buf = nb;
-			cap *= 2;
-		}
-	}
-	int bad = ferror(f) || buf == NULL;
-	fclose(f);
-	if (bad) {
-		fprintf(stderr, "%s: cannot read\n", path);
-		free(buf);
+	size_t n = 0;
+	int e = 0;
+	char *buf = base_read_file(path, (size_t)1 << 30, &n, &e);
+	if (buf == NULL) {
+		fprintf(stderr, "%s: cannot read: %s\n", path, strerror(e));
 		return -1;
 	}
 	/* an exact-size copy, as libFuzzer gives, so the target's own
