@@ -254,20 +254,13 @@ int cmd_eval(int argc, char **argv)
 	}
 	if (!pass)
 		len = strlen(src);
-	char *url = broker_url_take(broker);
-	if (url) {
-		struct broker_opts bo = {0};
-		eval_remote = evaluator_redis(url, &bo, err, sizeof err);
-		memset(url, 0, strlen(url));
-		free(url);
-		if (eval_remote == NULL) {
-			fprintf(stderr, "passfs eval: %s\n", err);
-			free(src);
-			free(gtext);
-			free(gpath);
-			graph_task_free(t);
-			return 1;
-		}
+	if (broker_evaluator_open(broker, NULL, &eval_remote, err, sizeof err) != 0) {
+		fprintf(stderr, "passfs eval: %s\n", err);
+		free(src);
+		free(gtext);
+		free(gpath);
+		graph_task_free(t);
+		return 1;
 	}
 	eo.quiet = as_json;
 	struct eval_job job = {.graph_text = gtext, .graph_len = glen, .graph_label = gpath,

@@ -402,20 +402,14 @@ int cmd_mount(int argc, char **argv)
 	snprintf(log, sizeof(log), "%s/mount.log", state_abs);
 	/* --broker: reached now, so that a broker that cannot be reached is
 	 * one line here, not a log line after the mount */
-	char *url = broker_url_take(st.broker);
-	if (url) {
-		char berr[1024];
-		mo.svc.evaluator = evaluator_redis(url, NULL, berr, sizeof(berr));
-		memset(url, 0, strlen(url));
-		free(url);
-		if (mo.svc.evaluator == NULL) {
-			fprintf(stderr, "passfs mount: %s\n", berr);
-			free(tasks_abs);
-			free(state_abs);
-			free(mp);
-			free(fuse_opts);
-			return 1;
-		}
+	char berr[1024];
+	if (broker_evaluator_open(st.broker, NULL, &mo.svc.evaluator, berr, sizeof(berr)) != 0) {
+		fprintf(stderr, "passfs mount: %s\n", berr);
+		free(tasks_abs);
+		free(state_abs);
+		free(mp);
+		free(fuse_opts);
+		return 1;
 	}
 
 	/* Daemonize before anything starts a thread (the service does): the

@@ -93,15 +93,9 @@ int cmd_watch(int argc, char **argv)
 	if (wo.svc.tasks_dir == NULL)
 		wo.svc.tasks_dir = cmd_default_tasks_dir();
 	char err[1024] = "";
-	char *url = broker_url_take(broker);
-	if (url) {
-		wo.svc.evaluator = evaluator_redis(url, NULL, err, sizeof(err));
-		memset(url, 0, strlen(url));
-		free(url);
-		if (wo.svc.evaluator == NULL) {
-			fprintf(stderr, "passfs watch: %s\n", err);
-			return 1;
-		}
+	if (broker_evaluator_open(broker, NULL, &wo.svc.evaluator, err, sizeof(err)) != 0) {
+		fprintf(stderr, "passfs watch: %s\n", err);
+		return 1;
 	}
 	int wrc = watch_run(&wo, err, sizeof(err));
 	if (wo.svc.evaluator)

@@ -182,6 +182,19 @@ char *broker_url_take(char *flag)
 	return copy;
 }
 
+int broker_evaluator_open(char *flag, const struct broker_opts *o, struct evaluator **out, char *err,
+			  size_t errlen)
+{
+	*out = NULL;
+	char *url = broker_url_take(flag);
+	if (url == NULL)
+		return 0;
+	*out = evaluator_redis(url, o, err, errlen);
+	memset(url, 0, strlen(url));
+	free(url);
+	return *out != NULL ? 0 : -1;
+}
+
 /* ---- the job's encoding ---------------------------------------------------------------- */
 
 #define BK_NSTR 4

@@ -59,6 +59,13 @@ struct broker_opts {
  * message in err when it cannot (unreachable, bad URL, no hiredis). */
 struct evaluator *evaluator_redis(const char *url, const struct broker_opts *o, char *err, size_t errlen);
 
+/* What a front end's --broker FLAG (or $PASSFS_BROKER) asks for: 0 with
+ * *out NULL when neither is set; 0 with the redis evaluator in *out; -1 with
+ * a message when it cannot be had.  The URL (broker_url_take) is wiped from
+ * memory once used. */
+int broker_evaluator_open(char *flag, const struct broker_opts *o, struct evaluator **out, char *err,
+			  size_t errlen);
+
 struct broker_worker_opts {
 	const char *url;
 	const char *name;           /* NULL: hostname-pid */
