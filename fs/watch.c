@@ -121,21 +121,30 @@ static void refresh(struct watch *w)
 
 /* A save of DIR/<id>/pass.c (or, at start, an edit made while the watcher
  * was down): the file's bytes become the task's pass.c and fire. */
+/* The bytes of DIR/<id>/name (its path into p), a source under pass.c's
+ * cap (malloc'd, *len set), or NULL: gone, or unreadable or too large (said
+ * on stderr, with what was then not done). */
+static char *read_source(struct watch *w, int i, const char *name, const char *not_done, char *p, size_t plen,
+			 size_t *len)
+{
+	int e = 0;
+	snprintf(p, plen, "%s/%s", w->t[i].dir, name);
+	char *src = base_read_file(p, SVC_PASS_MAX, len, &e);
+	if (src == NULL && e == EFBIG)
+		fprintf(stderr, "passfs watch: %s: larger than %u bytes; %s\n", p, SVC_PASS_MAX, not_done);
+	else if (src == NULL && e != ENOENT)
+		fprintf(stderr, "passfs watch: %s: %s\n", p, strerror(e));
+	return src;
+}
+
 static void pass_saved(struct watch *w, int i, int at_start)
 {
 	struct wtask *t = &w->t[i];
 	char p[PATH_MAX];
 	size_t len = 0;
-	int e = 0;
-	snprintf(p, sizeof(p), "%s/%s", t->dir, tree_task_rows[TREE_PASS_C].name);
-	char *src = base_read_file(p, SVC_PASS_MAX, &len, &e);
-	if (src == NULL) {
-		if (e == EFBIG)
-			fprintf(stderr, "passfs watch: %s: larger than %u bytes; not evaluated\n", p, SVC_PASS_MAX);
-		else if (e != ENOENT)
-			fprintf(stderr, "passfs watch: %s: %s\n", p, strerror(e));
+	char *src = read_source(w, i, tree_task_rows[TREE_PASS_C].name, "not evaluated", p, sizeof(p), &len);
+	if (src == NULL)
 		return;
-	}
 	char sha[65];
 	sha256_hex(src, len, sha);
 	if (t->self_sha[0] && strcmp(sha, t->self_sha) == 0) {
@@ -172,16 +181,9 @@ static void check_saved(struct watch *w, int i)
 {
 	char p[PATH_MAX];
 	size_t len = 0;
-	int e = 0;
-	snprintf(p, sizeof(p), "%s/%s", w->t[i].dir, TREE_CHECK_SOURCE);
-	char *src = base_read_file(p, SVC_PASS_MAX, &len, &e);
-	if (src == NULL) {
-		if (e == EFBIG)
-			fprintf(stderr, "passfs watch: %s: larger than %u bytes; not checked\n", p, SVC_PASS_MAX);
-		else if (e != ENOENT)
-			fprintf(stderr, "passfs watch: %s: %s\n", p, strerror(e));
+	char *src = read_source(w, i, TREE_CHECK_SOURCE, "not checked", p, sizeof(p), &len);
+	if (src == NULL)
 		return;
-	}
 	uint64_t seq = 0;
 	int rc = svc_check_fire(w->s, i, src, len, &seq);
 	if (rc != 0)
