@@ -559,9 +559,10 @@ static int time_variant(struct ctx *c, struct worker *ew, struct worker *pw, str
 	 * its quickest trial, however loaded the machine; against the median
 	 * reported time, load that spread the trials let a tamperer through),
 	 * or the median excess against the median reported time. */
-	if (est && ((vr->unexplained_ms > 0.02 && vr->unexplained_ms > tpmin) ||
-		    (excess_med > 0.02 && excess_med > tp_med))) {
-		if (!(vr->unexplained_ms > 0.02 && vr->unexplained_ms > tpmin))
+	int by_min = vr->unexplained_ms > 0.02 && vr->unexplained_ms > tpmin;
+	int by_median = excess_med > 0.02 && excess_med > tp_med;
+	if (est && (by_min || by_median)) {
+		if (!by_min)
 			vr->unexplained_ms = excess_med;
 		vr->timing_suspect = 1;
 		vr->pass_ms_reported = vr->pass_ms;
