@@ -40,8 +40,8 @@ for w in wa wb wc; do
 	[ "$n" -gt 0 ] && ok "$w evaluated $n" || bad "$w evaluated none"
 done
 sleep 0.5
-p=$(rcli XPENDING passfs:jobs workers | head -1)
-l=$(rcli XLEN passfs:jobs)
+p=$(rcli XPENDING passfs:jobs:cpu workers | head -1)
+l=$(rcli XLEN passfs:jobs:cpu)
 r=$(rcli --raw KEYS 'passfs:reply:*' | grep -c .)
 k=$(rcli --raw KEYS 'passfs:reply:*' | head -1)
 [ "$p" = 0 ] && [ "$l" = 0 ] && [ "$r" = 0 ] && ok "nothing queued, pending or unread left" ||
