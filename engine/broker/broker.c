@@ -392,6 +392,14 @@ fail:
 	return NULL;
 }
 
+int bk_stream_of(const char *backend, char *out, size_t outlen)
+{
+	if (strcmp(backend, "auto") && strcmp(backend, "cpu") && strcmp(backend, "cuda"))
+		return -1;
+	snprintf(out, outlen, BK_JOBS "%s", backend);
+	return 0;
+}
+
 /* The value of field name in a stream entry's field array, or NULL. */
 const redisReply *bk_field(const redisReply *fields, const char *name)
 {
@@ -420,6 +428,7 @@ struct run {
 	const struct eval_job *job;
 	char id[33], sha[65];
 	char gkey[96], rkey[64];
+	char stream[48];        /* the job stream of its backend */
 	unsigned char *enc;
 	size_t enc_len;
 	char entry[64];         /* the job's stream entry, once queued */
@@ -453,7 +462,7 @@ static int submit(redisContext *c, struct run *u, char *err, size_t errlen)
 	if (r == NULL)
 		return -1;
 	freeReplyObject(r);
-	r = redisCommand(c, "XADD %s * v %d id %s graph %s reply %s job %b", BK_JOBS, BROKER_JOB_VERSION, u->id,
+	r = redisCommand(c, "XADD %s * v %d id %s graph %s reply %s job %b", u->stream, BROKER_JOB_VERSION, u->id,
 			 u->sha, u->rkey, u->enc, u->enc_len);
 	if (r == NULL)
 		return -1;
@@ -483,6 +492,11 @@ static int r_run(struct evaluator *ev, const struct eval_job *job, void (*progre
 	sha256_hex(job->graph_text, job->graph_len, u.sha);
 	snprintf(u.gkey, sizeof u.gkey, BK_GRAPH "%s", u.sha);
 	snprintf(u.rkey, sizeof u.rkey, BK_REPLY "%s", u.id);
+	if (bk_stream_of(job->opts.backend[0] ? job->opts.backend : "auto", u.stream, sizeof u.stream) != 0) {
+		snprintf(err, errlen, "the broker has no job stream for backend '%s' (auto, cpu or cuda)",
+			 job->opts.backend);
+		return -1;
+	}
 	if (broker_job_encode(job, &u.enc, &u.enc_len) != 0) {
 		snprintf(err, errlen, "the job cannot be encoded (out of memory, or the pass is over %u bytes)",
 			 (unsigned)PF_CAP_PASS_C);
@@ -615,7 +629,7 @@ static int r_run(struct evaluator *ev, const struct eval_job *job, void (*progre
 			redisReply *x = redisCommand(c, "DEL %s", u.rkey);
 			if (x)
 				freeReplyObject(x);
-			if (u.entry[0] && (x = redisCommand(c, "XDEL %s %s", BK_JOBS, u.entry)) != NULL)
+			if (u.entry[0] && (x = redisCommand(c, "XDEL %s %s", u.stream, u.entry)) != NULL)
 				freeReplyObject(x);
 		}
 		redisFree(c);

@@ -2,7 +2,8 @@
  * (docs/broker.md).
  *
  * Front ends (`passfs mount|watch|eval --broker URL`) run every evaluation
- * through evaluator_redis: the job goes into the stream passfs:jobs, and a
+ * through evaluator_redis: the job goes into the stream of the backend it
+ * asks for (passfs:jobs:cpu, passfs:jobs:cuda, passfs:jobs:auto), and a
  * worker (`passfs worker --broker URL`, broker_worker_run) on a machine with
  * a device takes it, evaluates it with the local evaluator (evaluator.h:
  * the same evaluation process, jail, sandbox and integrity rules) and
@@ -66,11 +67,19 @@ struct evaluator *evaluator_redis(const char *url, const struct broker_opts *o, 
 int broker_evaluator_open(char *flag, const struct broker_opts *o, struct evaluator **out, char *err,
 			  size_t errlen);
 
+/* The most GPUs one worker's --gpus may list. */
+#define BROKER_GPUS_MAX 64
+
 struct broker_worker_opts {
 	const char *url;
 	const char *name;           /* NULL: hostname-pid */
 	const char *backend;        /* "auto", "cpu", "cuda"; NULL: auto */
 	int slots;                  /* evaluations at once; <= 0: 1 */
+	/* --gpus: a slot per CUDA ordinal listed, each pinned to its GPU
+	 * (PASSFS_CUDA_DEVICE in its evaluation processes); slots is then
+	 * ignored.  ngpus -1: every GPU the probe finds; 0: no --gpus. */
+	const int *gpus;
+	int ngpus;
 	double lease_s;             /* a pending job idle this long is reclaimed; 0: 60 */
 	double beat_s;              /* heartbeat period; 0: 2 */
 	int quiet;
@@ -87,7 +96,7 @@ int broker_status(const char *url, FILE *out, char *err, size_t errlen);
 /* ---- the job's encoding (docs/broker.md), exposed for tests ----------------- */
 
 #define BROKER_JOB_MAGIC 0x626a6b62u    /* "bkjb" */
-#define BROKER_JOB_VERSION 2
+#define BROKER_JOB_VERSION 3
 
 /* Encodes the options and the pass (not the graph: it travels by sha256)
  * into a malloc'd buffer.  0, or -1 (out of memory, too large). */

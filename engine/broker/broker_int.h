@@ -6,8 +6,9 @@
 #include "broker.h"
 #include "graph.h"
 
-#define BK_JOBS "passfs:jobs"           /* the job stream */
-#define BK_GROUP "workers"              /* its consumer group */
+#define BK_JOBS "passfs:jobs:"          /* + backend (auto, cpu, cuda): its job stream */
+#define BK_JOBS_OLD "passfs:jobs"       /* broker version 2's one stream: refused by name */
+#define BK_GROUP "workers"              /* each stream's consumer group */
 #define BK_GRAPH "passfs:graph:"        /* + sha256: a task's graph.json */
 #define BK_REPLY "passfs:reply:"        /* + job id: the job's reply stream */
 #define BK_DONE "passfs:done:"          /* + job id: who answered (once) */
@@ -20,6 +21,9 @@
 #define BROKER_JOB_MAX ((size_t)PF_CAP_PASS_C + 3 * 4096 + 256)
 
 void bk_random_id(char out[33]);
+/* The job stream of a backend ("auto", "cpu", "cuda": passfs:jobs:cpu...):
+ * 0, or -1 for another name. */
+int bk_stream_of(const char *backend, char *out, size_t outlen);
 void bk_sleep_ms(double ms);
 
 #ifdef PASSFS_HIREDIS

@@ -327,6 +327,7 @@ struct local {
 	struct evaluator base;
 	int fallback;           /* in_process_fallback */
 	int cancelled;          /* atomic: cancel() was called */
+	char setting[256];      /* "NAME=VALUE" for the evaluation process, or "" */
 };
 
 static int is_cancelled(struct local *l)
@@ -335,7 +336,7 @@ static int is_cancelled(struct local *l)
 }
 
 /* In the child between fork and exec: async-signal-safe calls only. */
-static void __attribute__((noreturn)) exec_evaluator(int sock, pid_t parent)
+static void __attribute__((noreturn)) exec_evaluator(int sock, pid_t parent, char **envp)
 {
 	prctl(PR_SET_PDEATHSIG, SIGTERM);
 	if (getppid() != parent)
@@ -356,9 +357,32 @@ static void __attribute__((noreturn)) exec_evaluator(int sock, pid_t parent)
 	signal(SIGPIPE, SIG_DFL);
 	char arg0[] = "passfs", arg1[] = EVALUATOR_ARG;
 	char *argv[] = {arg0, arg1, NULL};
-	extern char **environ;
-	execve("/proc/self/exe", argv, environ);
+	execve("/proc/self/exe", argv, envp);
 	_exit(127);
+}
+
+/* The evaluation process's environment: the caller's, with l->setting in
+ * place of a variable of its name.  A malloc'd array of pointers into
+ * environ and l (made before the fork: the child may not allocate), or
+ * NULL when out of memory. */
+static char **child_env(struct local *l)
+{
+	extern char **environ;
+	size_t n = 0, k = 0;
+	while (environ[n])
+		n++;
+	char **envp = malloc((n + 2) * sizeof *envp);
+	if (envp == NULL)
+		return NULL;
+	const char *eq = strchr(l->setting, '=');
+	size_t nl = eq ? (size_t)(eq - l->setting) + 1 : 0;
+	for (size_t i = 0; i < n; i++)
+		if (nl == 0 || strncmp(environ[i], l->setting, nl) != 0)
+			envp[k++] = environ[i];
+	if (nl)
+		envp[k++] = l->setting;
+	envp[k] = NULL;
+	return envp;
 }
 
 /* Reads replies until 'R' (0 with *result/rc filled) or the end (-1);
@@ -439,16 +463,25 @@ static int run_process(struct local *l, const struct eval_job *job, void (*progr
 		snprintf(err, errlen, "socketpair: %s", strerror(errno));
 		return -1;
 	}
+	char **envp = child_env(l);
+	if (envp == NULL) {
+		snprintf(err, errlen, "out of memory");
+		close(sv[0]);
+		close(sv[1]);
+		return -1;
+	}
 	pid_t parent = getpid();
 	pid_t pid = fork();
 	if (pid < 0) {
 		snprintf(err, errlen, "fork: %s", strerror(errno));
+		free(envp);
 		close(sv[0]);
 		close(sv[1]);
 		return -1;
 	}
 	if (pid == 0)
-		exec_evaluator(sv[1], parent);
+		exec_evaluator(sv[1], parent, envp);
+	free(envp);
 	close(sv[1]);
 	int rc = -1, got = -1, answered = 0;
 	if (send_request(sv[0], job) == 0)
@@ -530,10 +563,19 @@ static const struct evaluator_ops local_ops = {
 
 struct evaluator *evaluator_local(int in_process_fallback)
 {
+	return evaluator_local_env(in_process_fallback, NULL);
+}
+
+struct evaluator *evaluator_local_env(int in_process_fallback, const char *setting)
+{
+	if (setting && (strchr(setting, '=') == NULL || strlen(setting) >= sizeof ((struct local *)0)->setting))
+		return NULL;
 	struct local *l = calloc(1, sizeof *l);
 	if (l == NULL)
 		return NULL;
 	l->base.ops = &local_ops;
 	l->fallback = in_process_fallback;
+	if (setting)
+		snprintf(l->setting, sizeof l->setting, "%s", setting);
 	return &l->base;
 }

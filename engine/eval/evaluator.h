@@ -60,6 +60,13 @@ struct evaluator {
  * memory. */
 struct evaluator *evaluator_local(int in_process_fallback);
 
+/* The same, whose evaluation processes get setting ("NAME=VALUE") in their
+ * environment in place of the caller's variable of that name: a broker
+ * worker pins each slot's evaluations to a GPU with PASSFS_CUDA_DEVICE=N.
+ * The in-process fallback runs in the caller's environment, without it.
+ * NULL when out of memory or setting is no NAME=VALUE under 256 bytes. */
+struct evaluator *evaluator_local_env(int in_process_fallback, const char *setting);
+
 /* A job's options in the fixed layout both the evaluation process's 'Q'
  * request and the broker's job carry (docs/service.md "The evaluation
  * protocol"): i32 warmup, trials, cold, quiet, trial_times, check_only; f64

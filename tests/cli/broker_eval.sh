@@ -42,7 +42,7 @@ printf '%s' "$out" | grep -q "not supported" && ok "rediss:// refused clearly" |
 
 # malformed jobs, written to the stream by hand, of this build's job version
 # (BROKER_JOB_VERSION, engine/broker/broker.h) so the worker reaches the check
-JOBV=2
+JOBV=3
 answer() { # job id: the R entry's msg
 	for _ in $(seq 100); do
 		m=$(rcli --raw XRANGE "passfs:reply:$1" - + | awk 'f{print; exit} $0=="msg"{f=1}')
@@ -50,14 +50,14 @@ answer() { # job id: the R entry's msg
 		sleep 0.1
 	done
 }
-rcli XADD passfs:jobs '*' v $JOBV id bad1 graph 0000 reply passfs:reply:bad1 job garbage >/dev/null
+rcli XADD passfs:jobs:cpu '*' v $JOBV id bad1 graph 0000 reply passfs:reply:bad1 job garbage >/dev/null
 m=$(answer bad1)
 case $m in *"refused the job"*"malformed"*) ok "malformed job: $m" ;; *) bad "malformed job: '$m'" ;; esac
-rcli XADD passfs:jobs '*' v 9 id bad2 graph 0000 reply passfs:reply:bad2 job x >/dev/null
+rcli XADD passfs:jobs:cpu '*' v 9 id bad2 graph 0000 reply passfs:reply:bad2 job x >/dev/null
 m=$(answer bad2)
 case $m in *"version 9"*) ok "job of another version: $m" ;; *) bad "version: '$m'" ;; esac
 head -c 2200000 /dev/zero | tr '\0' a >"$tmp/big"
-rcli -x XADD passfs:jobs '*' v $JOBV id bad3 graph 0000 reply passfs:reply:bad3 job <"$tmp/big" >/dev/null
+rcli -x XADD passfs:jobs:cpu '*' v $JOBV id bad3 graph 0000 reply passfs:reply:bad3 job <"$tmp/big" >/dev/null
 m=$(answer bad3)
 case $m in *"oversized"*) ok "oversized job: $m" ;; *) bad "oversized job: '$m'" ;; esac
 # a genuine job whose graph was replaced under its sha
@@ -72,7 +72,7 @@ else
 fi
 timeout 60 "$PASSFS" eval "${EV[@]}" --pass tests/passes/ok_fused.c --broker "$BURL" >"$tmp/healed.json" 2>"$tmp/healed.err"
 [ "$(field "$tmp/healed.json" verdict)" = ok ] && ok "the next job stores the graph again and is evaluated" || bad "after the swap: $(cat "$tmp/healed.err")"
-pend=$(rcli XPENDING passfs:jobs workers | head -1)
+pend=$(rcli XPENDING passfs:jobs:cpu workers | head -1)
 [ "$pend" = 0 ] && ok "every refused job acknowledged" || bad "pending after refusals: $pend"
 
 st=$("$PASSFS" broker status --broker "$BURL" 2>&1)

@@ -21,7 +21,7 @@ wait_log() { # file pattern [tenths]
 timeout 180 "$PASSFS" eval "${EV[@]}" --pass tests/passes/timeout_spin.c --broker "$BURL" >"$tmp/r.json" 2>"$tmp/r.err" &
 front=$!
 bg_pids="$bg_pids $front"
-for _ in $(seq 50); do [ "$(rcli XLEN passfs:jobs)" = 1 ] && break; sleep 0.1; done
+for _ in $(seq 50); do [ "$(rcli XLEN passfs:jobs:cpu)" = 1 ] && break; sleep 0.1; done
 st=$("$PASSFS" broker status --broker "$BURL")
 printf '%s' "$st" | grep -q "queued 1   in flight 0" && ok "broker status: the job queued, no worker" || bad "status, queued: $st"
 worker_start victim --beat 0.5 --lease 3
@@ -56,8 +56,8 @@ grep -q "reclaimed" "$tmp/heir.log" && ok "the heir reclaimed it past the lease"
 n=$(grep -c "evaluating" "$tmp/heir.log")
 [ "$n" -eq 1 ] && ok "evaluated once by the heir" || bad "the heir evaluated $n times"
 sleep 1
-p=$(rcli XPENDING passfs:jobs workers | head -1)
-l=$(rcli XLEN passfs:jobs)
+p=$(rcli XPENDING passfs:jobs:cpu workers | head -1)
+l=$(rcli XLEN passfs:jobs:cpu)
 [ "$p" = 0 ] && [ "$l" = 0 ] && ok "nothing left queued or pending" || bad "pending $p, stream length $l"
 
 # SIGTERM drains: the job in flight is answered, then the worker exits
@@ -124,9 +124,9 @@ wait "$front"
 
 # a job that every worker taking it died on goes round no more: handed out
 # more than 3 times, the next worker answers it with an error
-eid=$(rcli XADD passfs:jobs '*' v 2 id poison1 graph 0000 reply passfs:reply:poison1 job x)
-rcli XREADGROUP GROUP workers ghost COUNT 1 STREAMS passfs:jobs '>' >/dev/null
-for _ in 1 2 3; do rcli XCLAIM passfs:jobs workers ghost 0 "$eid" >/dev/null; done
+eid=$(rcli XADD passfs:jobs:cpu '*' v 3 id poison1 graph 0000 reply passfs:reply:poison1 job x)
+rcli XREADGROUP GROUP workers ghost COUNT 1 STREAMS passfs:jobs:cpu '>' >/dev/null
+for _ in 1 2 3; do rcli XCLAIM passfs:jobs:cpu workers ghost 0 "$eid" >/dev/null; done
 worker_start last --beat 0.5 --lease 2
 for _ in $(seq 100); do
 	m=$(rcli --raw XRANGE passfs:reply:poison1 - + | awk 'f{print; exit} $0=="msg"{f=1}')

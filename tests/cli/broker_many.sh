@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Many small jobs (4 front ends x 15 passfs eval --broker, passing and
-# non-compiling passes in turn; BROKER_MANY_PER=N for N per front end) through 3 workers (one with 2 slots): every
+# Many small jobs (4 front ends x 50 passfs eval --broker, 200 in all,
+# passing and non-compiling passes in turn; BROKER_MANY_PER=N for N per
+# front end) through 3 workers (one with 2 slots): every
 # job answered with its own verdict, each evaluated exactly once (distinct
 # job ids in the workers' logs, as many as jobs), nothing left queued or
 # pending, and every worker took some.  Skips without redis-server.
@@ -9,7 +10,7 @@ source "$(dirname "$0")/../lib/broker.sh"
 T=tests/passes/tasks
 EV=(--tasks "$T" --task tiny_bias_gelu --backend cpu --trials 1 --warmup 0 --json)
 FRONTS=4
-PER=${BROKER_MANY_PER:-15}
+PER=${BROKER_MANY_PER:-50}
 worker_start wa --beat 0.5
 worker_start wb --beat 0.5
 worker_start wc --beat 0.5 --slots 2
@@ -40,8 +41,8 @@ for w in wa wb wc; do
 	[ "$n" -gt 0 ] && ok "$w evaluated $n" || bad "$w evaluated none"
 done
 sleep 0.5
-p=$(rcli XPENDING passfs:jobs workers | head -1)
-l=$(rcli XLEN passfs:jobs)
+p=$(rcli XPENDING passfs:jobs:cpu workers | head -1)
+l=$(rcli XLEN passfs:jobs:cpu)
 r=$(rcli --raw KEYS 'passfs:reply:*' | grep -c .)
 k=$(rcli --raw KEYS 'passfs:reply:*' | head -1)
 [ "$p" = 0 ] && [ "$l" = 0 ] && [ "$r" = 0 ] && ok "nothing queued, pending or unread left" ||

@@ -136,6 +136,26 @@ int main(int argc, char **argv)
 	if (fb)
 		fb->ops->destroy(fb);
 
+	/* a setting of the evaluation process's own (a broker worker's GPU pin)
+	 * replaces the caller's variable of that name there, not here */
+	setenv("PASSFS_CPU_THREADS", "2", 1);
+	struct evaluator *pin = evaluator_local_env(0, "PASSFS_CPU_THREADS=1");
+	CHECK(evaluator_local_env(0, "no equals sign") == NULL);
+	doc = NULL;
+	rc = pin ? pin->ops->run(pin, &job, NULL, NULL, &doc, err, sizeof err) : -1;
+	const char *dev = rc == 0 && doc ? json_string_value(json_object_get(doc, "device")) : NULL;
+	CHECK_MSG(dev && strstr(dev, "(1 thread,") != NULL, dev ? dev : err);
+	json_decref(doc);
+	doc = NULL;
+	rc = ev->ops->run(ev, &job, NULL, NULL, &doc, err, sizeof err);
+	dev = rc == 0 && doc ? json_string_value(json_object_get(doc, "device")) : NULL;
+	CHECK_MSG(dev && strstr(dev, "(2 threads,") != NULL, dev ? dev : err);
+	json_decref(doc);
+	CHECK(strcmp(getenv("PASSFS_CPU_THREADS"), "2") == 0);
+	unsetenv("PASSFS_CPU_THREADS");
+	if (pin)
+		pin->ops->destroy(pin);
+
 	/* cancel once it runs: a 'C' message, then no result, "cancelled",
 	 * and soon (the pass spins for the 20 s step limit otherwise) */
 	job.pass_src = spin;
