@@ -24,9 +24,12 @@ static const struct row rows[] = {
 	{"trials", "trials", EVALOPT_EVAL | EVALOPT_DAEMON, K_COUNT, offsetof(struct eval_opts, trials), "N",
 	 "timed calls per variant (default: 100 on cuda, 10 on cpu); from\n"
 	 "6 on, up to 4 times as many while the speedup's 95% interval is\n"
-	 "wider than +-3%"},
+	 "wider than +-3%.  The cpu default also stops early: once the\n"
+	 "interval is within +-3% (from 6 calls on), or once a variant's\n"
+	 "timed calls took 1 s (at least 5)"},
 	{"warmup", "warmup", EVALOPT_EVAL | EVALOPT_DAEMON, K_WARMUP, offsetof(struct eval_opts, warmup), "N",
-	 "warm-up calls per variant (default: 25 on cuda, 2 on cpu; 0: none)"},
+	 "warm-up calls per variant (default: 25 on cuda, 2 on cpu, 1 when\n"
+	 "the first took 100 ms or more; 0: none)"},
 	{"timeout", "timeout", EVALOPT_EVAL | EVALOPT_DAEMON, K_SECONDS, offsetof(struct eval_opts, variant_timeout_s), "S",
 	 "wall-clock limit of one worker step in seconds (default 20;\n"
 	 "once a variant timed out, a tenth of it, at least 1 s)"},

@@ -43,6 +43,9 @@ struct gpu_ops {
 	int (*driver_fds)(struct gpu_dev *d, int *fds, int max);
 	/* the bench lock's file name part ("0000_19_00.0"); NULL: no lock */
 	const char *(*lock_key)(struct gpu_dev *d);
+	/* cpu backend only: count each launch's memory traffic (traffic.h) */
+	int (*traffic_begin)(struct gpu_dev *d, char *err, size_t errlen);
+	int (*traffic_end)(struct gpu_dev *d, struct gpu_traffic *out);
 };
 
 struct gpu_dev {

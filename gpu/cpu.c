@@ -24,6 +24,7 @@
 #include "hostcc.h"
 #include "nvrtc.h"
 #include "pool.h"
+#include "traffic.h"
 
 #define CPU_ALIGN 256
 /* From this size on, memory comes from mmap: untouched pages cost nothing,
@@ -65,6 +66,8 @@ struct cpu_dev {
 	unsigned char *flush;   /* --cold: written over before each timed call */
 	size_t flush_bytes;
 	unsigned char flush_byte;
+	int counting;           /* gpu_traffic_begin: count each launch */
+	struct gpu_traffic traffic;
 };
 
 static struct cpu_dev *cpu_of(struct gpu_dev *d)
@@ -218,11 +221,62 @@ static void grid_item(void *arg, uint64_t i)
 	j->block_fn(j->ctx, b);
 }
 
+/* The live allocations, for counting a launch's traffic (malloc'd; *n). */
+static struct traffic_alloc *live_allocs(struct cpu_dev *c, int *n)
+{
+	pthread_mutex_lock(&c->mu);
+	struct traffic_alloc *al = malloc(sizeof(*al) * (c->used ? c->used : 1));
+	int k = 0;
+	for (size_t i = 0; al && i < c->cap; i++)
+		if (c->slots[i].p != NULL && c->slots[i].p != ALLOC_TOMB)
+			al[k++] = (struct traffic_alloc){c->slots[i].p, c->slots[i].bytes};
+	pthread_mutex_unlock(&c->mu);
+	*n = k;
+	return al;
+}
+
 static int cpu_run_blocks(struct gpu_dev *d, pf_dim3 grid, void (*block_fn)(void *ctx, pf_dim3 idx),
 			  void *ctx)
 {
+	struct cpu_dev *c = cpu_of(d);
 	struct grid_job j = {grid, block_fn, ctx};
-	pool_run(cpu_of(d)->pool, (uint64_t)grid.x * grid.y * grid.z, grid_item, &j);
+	int counted = 0, n = 0;
+	if (c->counting) {
+		struct traffic_alloc *al = live_allocs(c, &n);
+		counted = al != NULL && traffic_launch_begin(al, n) == 0;
+		free(al);
+		c->traffic.launches++;
+		if (!counted)
+			c->traffic.uncounted++;
+	}
+	pool_run(c->pool, (uint64_t)grid.x * grid.y * grid.z, grid_item, &j);
+	if (counted) {
+		uint64_t b = 0;
+		int approx = 0;
+		traffic_launch_end(&b, &approx);
+		c->traffic.bytes += b;
+		c->traffic.approx |= approx;
+	}
+	return 0;
+}
+
+static int cpu_traffic_begin(struct gpu_dev *d, char *err, size_t errlen)
+{
+	struct cpu_dev *c = cpu_of(d);
+	if (!traffic_installed()) {
+		snprintf(err, errlen, "counting memory traffic: no fault handler in this process");
+		return -1;
+	}
+	memset(&c->traffic, 0, sizeof(c->traffic));
+	c->counting = 1;
+	return 0;
+}
+
+static int cpu_traffic_end(struct gpu_dev *d, struct gpu_traffic *out)
+{
+	struct cpu_dev *c = cpu_of(d);
+	c->counting = 0;
+	*out = c->traffic;
 	return 0;
 }
 
@@ -538,6 +592,8 @@ static const struct gpu_ops cpu_ops = {
 	.sync = cpu_sync,
 	.run_blocks = cpu_run_blocks,
 	.l2_flush = cpu_l2_flush,
+	.traffic_begin = cpu_traffic_begin,
+	.traffic_end = cpu_traffic_end,
 };
 
 int gpu_cpu_open(struct gpu_dev **out, char *err, size_t errlen)

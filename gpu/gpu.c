@@ -6,6 +6,7 @@
 #include "cupti.h"
 #include "dnn.h"
 #include "file.h"
+#include "traffic.h"
 
 #include <dirent.h>
 #include <dlfcn.h>
@@ -252,6 +253,28 @@ int gpu_trace_end(struct gpu_dev *d, struct gpu_trace *out, char *err, size_t er
 	if (d->ops->trace_end == NULL)
 		return not_here(d, "GPU timing (CUPTI)", err, errlen);
 	return d->ops->trace_end(d, out, err, errlen);
+}
+
+int gpu_traffic_install(void)
+{
+	return traffic_install();
+}
+
+int gpu_traffic_begin(struct gpu_dev *d, char *err, size_t errlen)
+{
+	if (d->ops->traffic_begin == NULL) {
+		snprintf(err, errlen, "counting memory traffic needs the cpu backend (this is %s)", d->name);
+		return -1;
+	}
+	return d->ops->traffic_begin(d, err, errlen);
+}
+
+int gpu_traffic_end(struct gpu_dev *d, struct gpu_traffic *out)
+{
+	memset(out, 0, sizeof(*out));
+	if (d->ops->traffic_end == NULL)
+		return -1;
+	return d->ops->traffic_end(d, out);
 }
 
 int gpu_l2_flush(struct gpu_dev *d, char *err, size_t errlen)

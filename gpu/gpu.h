@@ -172,6 +172,21 @@ int gpu_trace_end(struct gpu_dev *d, struct gpu_trace *out, char *err, size_t er
  * asynchronously, before the caller's next sync.  cpu: the pool threads
  * write a buffer twice the last-level cache (at most 256 MiB).  Returns 0
  * or -1 with the reason. */
+/* The device memory the cpu backend's launches touch, for the modeled GPU
+ * time (gpu/traffic.c): between begin and end every launch is counted, with
+ * the bytes of the pages it touched in live device allocations.  Needs
+ * gpu_traffic_install() in the process first (before a sandbox); other
+ * backends answer "not on this backend". */
+struct gpu_traffic {
+	uint64_t launches;
+	uint64_t bytes;
+	int approx;             /* some allocation counted whole (too many mappings) */
+	int uncounted;          /* launches that ran without counting (no memory to protect with) */
+};
+int gpu_traffic_install(void);
+int gpu_traffic_begin(struct gpu_dev *d, char *err, size_t errlen);
+int gpu_traffic_end(struct gpu_dev *d, struct gpu_traffic *out);
+
 int gpu_l2_flush(struct gpu_dev *d, char *err, size_t errlen);
 /* The flush buffer's size for an L2 of l2_bytes (the device attribute):
  * twice the L2 (lines survive a flush of exactly its size: the L2 is

@@ -115,9 +115,15 @@ int pool_create(int n_threads, struct pool **out, char *err, size_t errlen)
 	atomic_init(&p->next, 0);
 
 	/* Helpers take no signals: they belong to the thread that runs the
-	 * process (the worker's watchdog, ^C). */
+	 * process (the worker's watchdog, ^C).  Faults excepted: a fault is
+	 * the faulting thread's own, and while blocked it would bypass the
+	 * process's handler (the traffic counter's, gpu/traffic.c). */
 	sigset_t all, old;
 	sigfillset(&all);
+	sigdelset(&all, SIGSEGV);
+	sigdelset(&all, SIGBUS);
+	sigdelset(&all, SIGFPE);
+	sigdelset(&all, SIGILL);
 	pthread_sigmask(SIG_BLOCK, &all, &old);
 	pthread_attr_t attr;
 	pthread_attr_init(&attr);

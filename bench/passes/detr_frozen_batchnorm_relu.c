@@ -1,9 +1,13 @@
-/* detr_frozen_batchnorm_relu: FrozenBatchNorm2d written out (+ eps, rsqrt, mul, sub, x * scale + shift, relu) in one kernel (bench/fusion.sh): blockIdx.y is the (n, c) plane, so a thread finds its channel without 64-bit division. */
+/* detr_frozen_batchnorm_relu: FrozenBatchNorm2d written out (+ eps, rsqrt, mul, sub, x * scale + shift, relu) in one kernel (bench/fusion.sh): blockIdx.y is the (n, c) plane, so a thread finds its channel without 64-bit division, and computes the channel's scale and shift once for ITER vectors of its plane. */
 #include <passfs.h>
 
 /* Each thread takes VEC consecutive elements (what a GPU kernel does with
  * 16-byte vector loads); the broadcast index is computed once per thread. */
 #define VEC 8
+/* Each thread takes ITER vectors, a block's width apart (each step of the
+ * loop is a coalesced access across the block), and computes its channel's
+ * scale and shift once for all of them. */
+#define ITER 4
 
 __device__ __forceinline__ float ld(const float *p, long long i) { return p[i]; }
 __device__ __forceinline__ float ld(const __half *p, long long i) { return __half2float(p[i]); }
@@ -18,8 +22,6 @@ template <typename T> __device__ __forceinline__ float rt(float v)
 	st(&r, 0, v);
 	return ld(&r, 0);
 }
-
-static pf_dim3 grid_for(long long n) { return pf_dim((unsigned)((n + 256LL * VEC - 1) / (256LL * VEC))); }
 
 /* The per-channel scale and shift, rounded op by op as eager computes them. */
 template <typename T>
@@ -38,19 +40,23 @@ template <typename T>
 __global__ void frozen_bn_relu(const T *x, const T *w, const T *b, const T *rm, const T *rv, T *y, long long hw,
 			       int c)
 {
-	long long j0 = ((long long)blockIdx.x * blockDim.x + threadIdx.x) * VEC;
+	long long j0 = ((long long)blockIdx.x * blockDim.x * ITER + threadIdx.x) * VEC;
 	if (j0 >= hw)
 		return;
 	int ch = (int)(blockIdx.y % (unsigned)c);
 	const long long base = (long long)blockIdx.y * hw;
-	int k = hw - j0 < VEC ? (int)(hw - j0) : VEC;
 	float scale, shift;
 	params(w, b, rm, rv, ch, &scale, &shift);
-	const T *xp = x + base + j0;
-	T *yp = y + base + j0;
-	for (int e = 0; e < k; e++) {
-		float v = rt<T>(rt<T>(ld(xp, e) * scale) + shift);
-		st(yp, e, v != v ? v : (v > 0.0f ? v : 0.0f));
+	for (int it = 0; it < ITER; it++, j0 += (long long)blockDim.x * VEC) {
+		if (j0 >= hw)
+			return;
+		int k = hw - j0 < VEC ? (int)(hw - j0) : VEC;
+		const T *xp = x + base + j0;
+		T *yp = y + base + j0;
+		for (int e = 0; e < k; e++) {
+			float v = rt<T>(rt<T>(ld(xp, e) * scale) + shift);
+			st(yp, e, v != v ? v : (v > 0.0f ? v : 0.0f));
+		}
 	}
 }
 
@@ -61,8 +67,13 @@ PASS_REPLACEMENT(pf_call *call)
 	pf_tensor *y = pf_out(call, 0);
 	long long hw = x->shape[2] * x->shape[3];
 	int c = (int)x->shape[1];
-	pf_dim3 g = pf_dim((unsigned)((hw + 256LL * VEC - 1) / (256LL * VEC)), (unsigned)(x->shape[0] * c)),
-		blk = pf_dim(256);
+	/* a block of up to 256 threads (a warp multiple) per ITER x VEC x
+	 * threads of the plane: small planes get small blocks */
+	long long need = (hw + VEC * ITER - 1) / (VEC * ITER);
+	unsigned bt = need >= 256 ? 256 : (unsigned)((need + 31) / 32 * 32);
+	pf_dim3 g = pf_dim((unsigned)((hw + (long long)bt * VEC * ITER - 1) / ((long long)bt * VEC * ITER)),
+			   (unsigned)(x->shape[0] * c)),
+		blk = pf_dim(bt);
 	switch (y->dtype) {
 	case PF_F32:
 		return pf_launch(call, frozen_bn_relu<float>, g, blk, 0, x->data, w->data, b->data, rm->data, rv->data,

@@ -21,18 +21,31 @@ template <typename T> __device__ __forceinline__ float rt(float v)
 
 static pf_dim3 grid_for(long long n) { return pf_dim((unsigned)((n + 256LL * VEC - 1) / (256LL * VEC))); }
 
+__device__ __forceinline__ float gelu_tanh(float v)
+{
+	float u = 0.79788456080286535588f * (v + 0.044715f * v * v * v);
+	return 0.5f * v * (1.0f + tanhf(u));
+}
+
 template <typename T>
 __global__ void bias_gelu_tanh(const T *x, const T *b, T *y, long long n, long long c)
 {
 	long long i0 = ((long long)blockIdx.x * blockDim.x + threadIdx.x) * VEC;
 	if (i0 >= n)
 		return;
-	long long j = i0 % c;
+	/* the broadcast index: a 32-bit remainder where the sizes allow
+	 * (a 64-bit division costs several times more, on a GPU too) */
+	long long j = n <= 0xffffffffLL ? (long long)((unsigned)i0 % (unsigned)c) : i0 % c;
 	int m = n - i0 < VEC ? (int)(n - i0) : VEC;
+	if (m == VEC && j + VEC <= c) {
+		/* the common case: a whole vector, its bias in one row */
+#pragma unroll
+		for (int e = 0; e < VEC; e++)
+			st(y, i0 + e, gelu_tanh(rt<T>(ld(x, i0 + e) + ld(b, j + e))));
+		return;
+	}
 	for (int e = 0; e < m; e++) {
-		float v = rt<T>(ld(x, i0 + e) + ld(b, j));
-		float u = 0.79788456080286535588f * (v + 0.044715f * v * v * v);
-		st(y, i0 + e, 0.5f * v * (1.0f + tanhf(u)));
+		st(y, i0 + e, gelu_tanh(rt<T>(ld(x, i0 + e) + ld(b, j))));
 		if (++j == c)
 			j = 0;
 	}

@@ -63,7 +63,8 @@ static int batch_open(struct batch *b, const struct ejob *job, int first, int wa
 	memset(b, 0, sizeof(*b));
 	struct ctx *c = &b->c;
 	*c = (struct ctx){.job = job, .first = first, .warmup = warmup, .trials = trials, .cold = job->opts.cold, .trial_times = job->opts.trial_times,
-			  .cuda = cuda};
+			  .cuda = cuda, .auto_trials = job->opts.trials <= 0, .auto_warmup = job->opts.warmup == 0,
+			  .budget_ms = cuda ? 0 : TRIAL_BUDGET_MS};
 	b->ew = (struct worker){.pid = -1, .sock = -1, .out_fd = -1, .report_fd = -1};
 	b->pw = b->ew;
 	c->in.fd = c->eager_res.fd = c->pass_res.fd = -1;
@@ -337,6 +338,17 @@ static int eval_finish(const struct ejob *job, const struct graph_task *t, struc
 		return -1;
 	}
 	timing_json(*result, job, es, backend);
+	/* The modeled H200 speedup over the variants that have one
+	 * (geometric mean; information, not the score) */
+	double lsum = 0;
+	int nm = 0;
+	for (int i = 0; i < t->n_variants; i++)
+		if (vr[i].modeled && vr[i].pass_model_ms > 0 && vr[i].eager_model_ms > 0) {
+			lsum += log(vr[i].eager_model_ms / vr[i].pass_model_ms);
+			nm++;
+		}
+	if (nm > 0)
+		json_object_set_new(*result, "modeled_speedup", json_real(eval_round(exp(lsum / nm), 4)));
 	/* where the time went: each phase, and the rest (the probe's device,
 	 * the lock, building this document) as other_ms */
 	static const char *const phase[PROF_N] = {EVAL_PHASE_NAMES};
@@ -438,6 +450,21 @@ static json_t *variant_json(const struct graph_variant *v, const struct vresult 
 		json_object_set_new(j, "trial_overhead_ms", json_real(eval_round(vr->overhead_ms, 3)));
 		if (vr->roofline_ms > 0)
 			json_object_set_new(j, "roofline_ms", json_real(eval_round(vr->roofline_ms, 6)));
+		if (vr->modeled) {
+			json_object_set_new(j, "modeled_h200_ms",
+					    json_pack("{s:f, s:f}", "eager", eval_round(vr->eager_model_ms, 6), "pass",
+						      eval_round(vr->pass_model_ms, 6)));
+			json_object_set_new(j, "modeled_speedup",
+					    json_real(eval_round(vr->eager_model_ms / vr->pass_model_ms, 4)));
+			json_t *tr = json_pack("{s:{s:I, s:I}, s:{s:I, s:I}}", "eager", "launches",
+					       (json_int_t)vr->eager_traffic.launches, "bytes",
+					       (json_int_t)vr->eager_traffic.bytes, "pass", "launches",
+					       (json_int_t)vr->pass_traffic.launches, "bytes",
+					       (json_int_t)vr->pass_traffic.bytes);
+			if (vr->eager_traffic.approx || vr->pass_traffic.approx)
+				json_object_set_new(tr, "approx", json_true());
+			json_object_set_new(j, "traffic", tr);
+		}
 		if (vr->implausible)
 			json_object_set_new(j, "implausible", json_true());
 		if (vr->timing_suspect) {

@@ -69,7 +69,7 @@
  * s); its other limits are the compile jail's (jail.h). */
 #define COMPILE_TIMEOUT_S 120
 
-enum { CMD_CHECK = 1, CMD_TIME, CMD_VARIANT, CMD_MAP, CMD_MODULE, CMD_QUIT };
+enum { CMD_CHECK = 1, CMD_TIME, CMD_VARIANT, CMD_MAP, CMD_MODULE, CMD_QUIT, CMD_COUNT };
 
 /* CMD_MODULE (a pass worker started before the compile, once): the
  * compiled pass follows (a uint64_t length, then module_pack's bytes).
@@ -78,7 +78,9 @@ enum { CMD_CHECK = 1, CMD_TIME, CMD_VARIANT, CMD_MAP, CMD_MODULE, CMD_QUIT };
  * and outputs, eager's plan or the pass bound to it).  CMD_CHECK: run input
  * set `set` into result slot `set`.  CMD_TIME: one timed trial on the
  * public set rotated by rot[] (elements, per input), results into
- * TIMED_SLOT. */
+ * TIMED_SLOT.  CMD_COUNT (cpu backend): one untimed call on the public
+ * set with its launches' memory traffic counted (payload: struct
+ * gpu_traffic), results into TIMED_SLOT's device buffers only. */
 struct cmd {
 	int op, set, count, variant;
 	int trace;              /* CMD_TIME: record GPU time (CUPTI) for this call */
@@ -103,6 +105,24 @@ struct reply {
 #define TRIALS_CAP 4
 #define SPEEDUP_TIGHT 0.03
 #define ADAPT_MIN_TRIALS 6
+/* The default count (no --trials) on the cpu backend is also bounded by
+ * time, as GPU benchmark harnesses count repetitions by time: a variant's
+ * timed calls stop once the speedup is tight (from ADAPT_MIN_TRIALS on),
+ * or once both sides' timed calls took TRIAL_BUDGET_MS and at least
+ * BUDGET_MIN_TRIALS ran; one warm-up call per side when the first took
+ * WARM_ENOUGH_MS or more (large variants: caches cannot hold them). */
+#define TRIAL_BUDGET_MS 1000.0
+/* The modeled H200 time of one call on the cpu backend (docs/result-format.md,
+ * modeled_h200_ms): launches x MODEL_LAUNCH_MS plus the bytes the call's
+ * kernels touched at MODEL_BYTES_PER_MS (HBM3e's 4.8 TB/s peak at the ~90%
+ * a streaming kernel reaches). */
+#define MODEL_LAUNCH_MS 0.003
+#define MODEL_BYTES_PER_MS 4.3e9
+#define BUDGET_MIN_TRIALS 5
+#define WARM_ENOUGH_MS 100.0
+/* Timed trials verified value by value: every one up to this many, then a
+ * random quarter and the last. */
+#define VERIFY_ALL_TRIALS 10
 
 /* GPU time of one traced call from CUPTI (cuda backend with tracing on). */
 struct trial_gpu {
@@ -181,6 +201,9 @@ struct ctx {
 	double timeout_s;
 	const char *timed_out;          /* the variant that timed out first (the limit is shorter since), or NULL */
 	int warmup, trials;
+	int auto_trials;                /* the default counts: stop early when tight, bounded by time */
+	int auto_warmup;                /* the default warm-up: one call when it is long */
+	double budget_ms;               /* auto_trials: timed calls' budget per variant, 0: none */
 	int cold;
 	int trial_times;                /* keep every timed trial's ms in result.json */
 	int cuda;                       /* the cuda backend */
@@ -278,6 +301,11 @@ struct vresult {
 	int eager_kernels, pass_kernels, pass_streams;
 	unsigned long long gpu_dropped;
 	double lock_wait_ms;            /* waiting for the GPU's benchmark lock */
+	/* The modeled GPU time (cpu backend, MODEL_*): each side's launches and
+	 * the device bytes their pages touched in one counted call */
+	int modeled;
+	struct gpu_traffic eager_traffic, pass_traffic;
+	double eager_model_ms, pass_model_ms;
 	char note[400];                 /* why a flag is set */
 	char msg[512];
 	char *log;
@@ -297,10 +325,11 @@ enum eval_phase {
 	PROF_COMPARE,           /* comparing outputs, checking inputs unchanged */
 	PROF_TRIAL_CALLS,       /* inside the trials: the timed calls themselves, both sides */
 	PROF_TIMING,            /* the trials' rest: input rotation, round trips, poison checks, compares */
+	PROF_MODEL,             /* the cpu backend's traffic-counted calls (modeled_h200_ms) */
 	PROF_N
 };
 #define EVAL_PHASE_NAMES "setup", "compile", "workers", "inputs", "eager", "pass_checks", "compare", \
-	"trial_calls", "trial_other"
+	"trial_calls", "trial_other", "model"
 
 struct eval_shared {
 	double prof[PROF_N];            /* ms per enum eval_phase */

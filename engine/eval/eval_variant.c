@@ -363,6 +363,38 @@ static int speedup_tight(const double *te, const double *tp, int n)
 	return est > 0 && lo > 0 && log(hi / lo) / 2 <= log(1 + SPEEDUP_TIGHT);
 }
 
+/* The modeled H200 time (cpu backend): one untimed call per side with its
+ * launches' memory traffic counted (CMD_COUNT), then launches x
+ * MODEL_LAUNCH_MS + bytes / MODEL_BYTES_PER_MS.  Information beside the
+ * measured times, never the score.  Returns TIME_DONE when the pass's call
+ * failed (its verdict is set), else 0 (no model when eager's count failed). */
+static int model_variant(struct ctx *c, struct worker *ew, struct worker *pw, struct vresult *vr)
+{
+	struct cmd cm = {.op = CMD_COUNT, .set = 0, .count = 1};
+	struct reply r;
+	double t1[MAX_BATCH];
+	int step = worker_step(ew, 600, &cm, &r, t1);
+	if (step != STEP_OK || r.status != PF_OK || ew->payload_len != (int)sizeof(struct gpu_traffic))
+		return 0;
+	memcpy(&vr->eager_traffic, ew->payload, sizeof(struct gpu_traffic));
+	step = worker_step(pw, c->timeout_s, &cm, &r, t1);
+	if (step != STEP_OK || r.status != PF_OK) {
+		worker_step_verdict(pw, step, &r, vr, c);
+		return TIME_DONE;
+	}
+	if (pw->payload_len != (int)sizeof(struct gpu_traffic))
+		return 0;
+	memcpy(&vr->pass_traffic, pw->payload, sizeof(struct gpu_traffic));
+	if (vr->eager_traffic.uncounted || vr->pass_traffic.uncounted)
+		return 0;
+	vr->modeled = 1;
+	vr->eager_model_ms = (double)vr->eager_traffic.launches * MODEL_LAUNCH_MS +
+			     (double)vr->eager_traffic.bytes / MODEL_BYTES_PER_MS;
+	vr->pass_model_ms = (double)vr->pass_traffic.launches * MODEL_LAUNCH_MS +
+			    (double)vr->pass_traffic.bytes / MODEL_BYTES_PER_MS;
+	return 0;
+}
+
 /* One timing run: warm-up + trials, eager and the pass alternating on the
  * same fresh rotation of the public inputs (see the top of this file). */
 static int time_variant(struct ctx *c, struct worker *ew, struct worker *pw, struct eval_shared *es,
@@ -376,7 +408,9 @@ static int time_variant(struct ctx *c, struct worker *ew, struct worker *pw, str
 	 * go on past c->trials, up to TRIALS_CAP times as many, while the
 	 * speedup's interval is wider than SPEEDUP_TIGHT (timed_n shrinks to
 	 * where it is tight). */
-	int timed_max = c->warmup + (c->trials >= ADAPT_MIN_TRIALS ? c->trials * TRIALS_CAP : c->trials);
+	int warm = c->warmup;
+	int timed_max = warm + (c->trials >= ADAPT_MIN_TRIALS ? c->trials * TRIALS_CAP : c->trials);
+	double spent_ms = 0;            /* both sides' timed calls so far */
 	int timed_n = timed_max, alloc = timed_max + c->traced_trials;
 	double *te = calloc((size_t)alloc, sizeof(double)), *tp = calloc((size_t)alloc, sizeof(double));
 	double *we = calloc((size_t)alloc, sizeof(double)), *wp = calloc((size_t)alloc, sizeof(double));
@@ -430,23 +464,39 @@ static int time_variant(struct ctx *c, struct worker *ew, struct worker *pw, str
 			out = TIME_STOP;
 			goto end;
 		}
-		/* Enough timed trials once the speedup's interval is tight:
-		 * this one is then the last timed trial. */
-		if (k < timed_n - 1 && k + 1 >= c->warmup + c->trials &&
-		    speedup_tight(te + c->warmup, tp + c->warmup, k + 1 - c->warmup)) {
+		/* One warm-up call is enough when it is long (the default
+		 * warm-up on the cpu backend): the first pair is then the
+		 * only warm-up, and the timed trials start with the next. */
+		if (k == 0 && warm > 1 && c->auto_warmup && c->budget_ms > 0 && te[0] + tp[0] >= WARM_ENOUGH_MS) {
+			timed_n -= warm - 1;
+			warm = 1;
+			total = timed_n + c->traced_trials;
+		}
+		/* Enough timed trials once the speedup's interval is tight
+		 * (from the count asked for on; with the default count, from
+		 * ADAPT_MIN_TRIALS on), or with the default count once the
+		 * variant's time budget is spent: this one is then the last. */
+		int n_done = k + 1 - warm;
+		if (n_done > 0)
+			spent_ms += te[k] + tp[k];
+		if (k < timed_n - 1 && n_done > 0 &&
+		    ((n_done >= (c->auto_trials && c->budget_ms > 0 ? ADAPT_MIN_TRIALS : c->trials) && speedup_tight(te + warm, tp + warm, n_done)) ||
+		     (c->auto_trials && c->budget_ms > 0 && n_done >= BUDGET_MIN_TRIALS && spent_ms >= c->budget_ms))) {
 			timed_n = k + 1;
 			total = timed_n + c->traced_trials;
 		}
-		/* Every trial: no poison left.  A random quarter (drawn now,
-		 * after the trial ran) and the last: every value, and the
-		 * inputs. */
+		/* Every trial: no poison left.  The warm-up and the first
+		 * VERIFY_ALL_TRIALS timed trials, then a random quarter (drawn
+		 * now, after the trial ran), and the last: every value, and
+		 * the inputs.  (A variant whose timing stops after a few
+		 * trials has each of them verified.) */
 		char tw[400];
 		if (timed_poison(c, TIMED_SLOT, tw, sizeof(tw))) {
 			fail_variant(vr, SCORE_REJECTED, "timed run %d of %d: %s", k + 1, total, tw);
 			out = TIME_STOP;
 			goto end;
 		}
-		if (k != total - 1 && rng_next(&rng) % 4 != 0)
+		if (k != total - 1 && k >= warm + VERIFY_ALL_TRIALS && rng_next(&rng) % 4 != 0)
 			continue;
 		vr->timed_checked++;
 		if (!check_inputs_unchanged(c, TIMED_SLOT, 0, cm.rot, tw, sizeof(tw))) {
@@ -501,13 +551,13 @@ static int time_variant(struct ctx *c, struct worker *ew, struct worker *pw, str
 	double *po_all = calloc((size_t)alloc, sizeof(double)), *eo_all = calloc((size_t)alloc, sizeof(double));
 	double *tp_all = calloc((size_t)alloc, sizeof(double));
 	int n_o = 0;
-	for (int k = c->warmup; k < timed_n; k++) {
+	for (int k = warm; k < timed_n; k++) {
 		double po = wp[k] - tp[k], eo = we[k] - te[k];
-		if (k == c->warmup || po < pmin)
+		if (k == warm || po < pmin)
 			pmin = po;
-		if (k == c->warmup || eo < emin)
+		if (k == warm || eo < emin)
 			emin = eo;
-		if (k == c->warmup || tp[k] < tpmin)
+		if (k == warm || tp[k] < tpmin)
 			tpmin = tp[k];
 		if (po_all && eo_all && tp_all) {
 			po_all[n_o] = po;
@@ -539,20 +589,20 @@ static int time_variant(struct ctx *c, struct worker *ew, struct worker *pw, str
 			est[k] = wp[k] - emin;
 		we[k] -= te[k];
 	}
-	int n_t = timed_n - c->warmup;
+	int n_t = timed_n - warm;
 	if (c->trial_times) {
 		json_decref(vr->trial_ms);
 		vr->trial_ms = json_pack("{s:o, s:o}", "eager", json_array(), "pass", json_array());
-		for (int k = c->warmup; k < timed_n && vr->trial_ms; k++) {
+		for (int k = warm; k < timed_n && vr->trial_ms; k++) {
 			json_array_append_new(json_object_get(vr->trial_ms, "eager"), json_real(te[k]));
 			json_array_append_new(json_object_get(vr->trial_ms, "pass"), json_real(tp[k]));
 		}
 	}
 	/* the paired estimate first: the medians below sort the arrays */
-	paired_speedup(te + c->warmup, tp + c->warmup, n_t, &vr->speedup_paired, &vr->speedup_lo, &vr->speedup_hi);
-	vr->overhead_ms = median_of(we + c->warmup, n_t, &dummy);
-	vr->eager_ms = median_of(te + c->warmup, n_t, &vr->eager_iqr);
-	vr->pass_ms = median_of(tp + c->warmup, n_t, &vr->pass_iqr);
+	paired_speedup(te + warm, tp + warm, n_t, &vr->speedup_paired, &vr->speedup_lo, &vr->speedup_hi);
+	vr->overhead_ms = median_of(we + warm, n_t, &dummy);
+	vr->eager_ms = median_of(te + warm, n_t, &vr->eager_iqr);
+	vr->pass_ms = median_of(tp + warm, n_t, &vr->pass_iqr);
 	vr->unexplained_ms = pmin - emin;
 	/* Like with like: the least excess against the least reported time
 	 * (a pass that hides a fraction f of its time shows f against 1 - f in
@@ -566,7 +616,7 @@ static int time_variant(struct ctx *c, struct worker *ew, struct worker *pw, str
 			vr->unexplained_ms = excess_med;
 		vr->timing_suspect = 1;
 		vr->pass_ms_reported = vr->pass_ms;
-		vr->pass_ms = median_of(est + c->warmup, n_t, &vr->pass_iqr);
+		vr->pass_ms = median_of(est + warm, n_t, &vr->pass_iqr);
 		snprintf(vr->note, sizeof(vr->note),
 			 "even the quickest pass trial's round trip took %.3f ms more than eager's quickest beyond the "
 			 "%.3f ms the worker reported: the reported times do not cover the pass's work, so pass_ms "
@@ -790,6 +840,13 @@ int eval_variant(struct ctx *c, int k, struct worker *ew, struct worker *pw, str
 			continue;
 		}
 		break;
+	}
+	if (!c->cuda) {
+		double m0 = base_now_ms();
+		int mr = model_variant(c, ew, pw, vr);
+		es->prof[PROF_MODEL] += base_now_ms() - m0;
+		if (mr == TIME_DONE)
+			goto done;
 	}
 	/* The paired estimate, unless the pass's own times were replaced by
 	 * the parent's estimate or the GPU's span (timing_suspect): then the

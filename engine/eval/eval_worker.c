@@ -295,6 +295,26 @@ static void worker_loop(struct wstate *w, int sock, unsigned char *res)
 			reply_send(sock, rc, times, 1, &gpu, gpu.valid ? sizeof(gpu) : 0, "%s", err);
 			continue;
 		}
+		case CMD_COUNT: {
+			/* One call on the public set with each launch's memory
+			 * traffic counted (cpu backend: pages touched, not
+			 * timed): for the modeled GPU time. */
+			double ms = 0;
+			struct gpu_traffic tr = {0};
+			if (w->n_in != w->c->v->n_inputs || w_load_set(w, 0, NULL, err, sizeof(err))) {
+				reply_send(sock, W_ERR, NULL, 0, NULL, 0, "%s", err[0] ? err : "bad input set");
+				continue;
+			}
+			if (gpu_traffic_begin(w->dev, err, sizeof(err))) {
+				reply_send(sock, W_ERR, NULL, 0, NULL, 0, "%s", err);
+				continue;
+			}
+			rc = w_call(w, 0, &ms, NULL, err, sizeof(err));
+			gpu_traffic_end(w->dev, &tr);
+			times[0] = ms;
+			reply_send(sock, rc, times, 1, &tr, sizeof(tr), "%s", err);
+			continue;
+		}
 		case CMD_QUIT:
 		default:
 			return;
@@ -455,6 +475,12 @@ static void __attribute__((noreturn)) worker_main(struct ctx *c, int is_pass, in
 	}
 	if (gpu_open(c->job->opts.backend[0] ? c->job->opts.backend : "auto", &w.dev, err, sizeof(err)))
 		goto fail;
+	/* The cpu backend's traffic count (CMD_COUNT) needs its fault
+	 * handler, which the pass worker's sandbox will not let it install. */
+	if (gpu_backend_of(w.dev) != GPU_BACKEND_CUDA && gpu_traffic_install()) {
+		snprintf(err, sizeof(err), "cannot install the traffic counter: %s", strerror(errno));
+		goto fail;
+	}
 	/* GPU time: CUPTI must be on before any module loads or memory is
 	 * allocated.  Not having it is a note in the result, not a failure. */
 	if (gpu_backend_of(w.dev) == GPU_BACKEND_CUDA) {

@@ -220,8 +220,9 @@ void __asan_unpoison_memory_region(void const volatile *addr, size_t size);
  * traffic and launches.  glibc's tanhf (through expm1f) and erff are scalar
  * library calls several times dearer than the arithmetic around them: with
  * them, a kernel's time was mostly libm.  These are inline, computed in
- * double from one exp kernel (|rel error| < 2^-40), and rounded once to
- * float: within 1 ulp of the exact value (CUDA documents 2 ulp for all
+ * double from one exp kernel (|rel error| < 2^-39: a 32-entry table of
+ * 2^(j/32) and a degree-4 polynomial), and rounded once to float (tanh
+ * branches to its series near 0): within 1 ulp of the exact value (CUDA documents 2 ulp for all
  * three); tests/unit/test_emu.cc checks the bound on every 997th float bit
  * pattern (at most 0.5 ulp measured) and that the op library's and a
  * pass's results are the same bits.  Double, long double and integer
@@ -241,28 +242,34 @@ static PF_EMU_INL uint64_t to_bits(double d)
 	memcpy(&u, &d, sizeof u);
 	return u;
 }
-/* e^x for -150 <= x <= 150 (NaN gives NaN): x = k ln2 + r, |r| <= ln2/2
- * (Cody-Waite: k ln2_hi is exact), e^r by its Taylor polynomial of degree
- * 10 (truncation < 2.2e-13), times 2^k built in the exponent field. */
+/* 2^(j/32), j = 0..31, each the double nearest the exact value. */
+inline constexpr double exp2_32nds[32] = {
+	0x1.0000000000000p+0, 0x1.059b0d3158574p+0, 0x1.0b5586cf9890fp+0, 0x1.11301d0125b51p+0,
+	0x1.172b83c7d517bp+0, 0x1.1d4873168b9aap+0, 0x1.2387a6e756238p+0, 0x1.29e9df51fdee1p+0,
+	0x1.306fe0a31b715p+0, 0x1.371a7373aa9cbp+0, 0x1.3dea64c123422p+0, 0x1.44e086061892dp+0,
+	0x1.4bfdad5362a27p+0, 0x1.5342b569d4f82p+0, 0x1.5ab07dd485429p+0, 0x1.6247eb03a5585p+0,
+	0x1.6a09e667f3bcdp+0, 0x1.71f75e8ec5f74p+0, 0x1.7a11473eb0187p+0, 0x1.82589994cce13p+0,
+	0x1.8ace5422aa0dbp+0, 0x1.93737b0cdc5e5p+0, 0x1.9c49182a3f090p+0, 0x1.a5503b23e255dp+0,
+	0x1.ae89f995ad3adp+0, 0x1.b7f76f2fb5e47p+0, 0x1.c199bdd85529cp+0, 0x1.cb720dcef9069p+0,
+	0x1.d5818dcfba487p+0, 0x1.dfc97337b9b5fp+0, 0x1.ea4afa2a490dap+0, 0x1.f50765b6e4540p+0};
+/* e^x for -150 <= x <= 150 (NaN gives NaN): x = (32m + j) ln2/32 + r,
+ * |r| <= ln2/64 (Cody-Waite: k ln2/32_hi is exact), e^r by its Taylor
+ * polynomial of degree 4 (truncation < 1.3e-12), times 2^(j/32) from the
+ * table and 2^m built in the exponent field. */
 static PF_EMU_INL double exp_core(double x)
 {
 	const double shift = 0x1.8p52; /* kd's low bits hold k, rounded to nearest */
-	double kd = x * 0x1.71547652b82fep0 + shift;
+	double kd = x * 0x1.71547652b82fep+5 + shift;
 	double k = kd - shift;
-	double r = x - k * 0x1.62e42fee00000p-1;
-	r = r - k * 0x1.a39ef35793c76p-33;
-	double p = 1.0 / 3628800.0;
-	p = p * r + 1.0 / 362880.0;
-	p = p * r + 1.0 / 40320.0;
-	p = p * r + 1.0 / 5040.0;
-	p = p * r + 1.0 / 720.0;
-	p = p * r + 1.0 / 120.0;
-	p = p * r + 1.0 / 24.0;
+	double r = x - k * 0x1.62e42fee00000p-6;
+	r = r - k * 0x1.a39ef35793c76p-38;
+	double p = 1.0 / 24.0;
 	p = p * r + 1.0 / 6.0;
 	p = p * r + 0.5;
 	p = p * r + 1.0;
 	p = p * r + 1.0;
-	return p * from_bits((to_bits(kd) + 1023u) << 52);
+	int64_t ki = (int64_t)(to_bits(kd) - to_bits(shift)); /* k: kd and shift share their exponent */
+	return p * exp2_32nds[ki & 31] * from_bits((uint64_t)((ki >> 5) + 1023) << 52);
 }
 static PF_EMU_INL float exp_f(float x)
 {
@@ -273,15 +280,16 @@ static PF_EMU_INL float exp_f(float x)
 }
 static PF_EMU_INL float tanh_f(float x)
 {
-	double a = __builtin_fabs((double)x);
-	double ac = a < 20.0 ? a : 20.0; /* tanh rounds to 1 from 9.01 on */
-	double e = exp_core(2.0 * ac);
-	double t = (e - 1.0) / (e + 1.0);
-	double s = a * a;
-	/* near 0, where e - 1 cancels: the series to x^9 (next term < 1e-14) */
-	double q = a + a * s * (-1.0 / 3.0 + s * (2.0 / 15.0 + s * (-17.0 / 315.0 + s * (62.0 / 2835.0))));
-	float r = (float)(a < 0.0625 ? q : t);
-	r = __builtin_copysignf(r, x);
+	double a = __builtin_fabs((double)x), t;
+	if (a < 0.0625) {
+		/* near 0, where e - 1 cancels: the series to x^9 (next term < 1e-14) */
+		double s = a * a;
+		t = a + a * s * (-1.0 / 3.0 + s * (2.0 / 15.0 + s * (-17.0 / 315.0 + s * (62.0 / 2835.0))));
+	} else {
+		double ac = a < 20.0 ? a : 20.0; /* tanh rounds to 1 from 9.01 on */
+		t = 1.0 - 2.0 / (exp_core(2.0 * ac) + 1.0);
+	}
+	float r = __builtin_copysignf((float)t, x);
 	return x != x ? x : r;
 }
 static PF_EMU_INL float erf_f(float x)

@@ -11,12 +11,12 @@ import json, sys
 r = json.load(open(sys.argv[1]))
 p = r["profile"]
 want = ["setup_ms", "compile_ms", "workers_ms", "inputs_ms", "eager_ms", "pass_checks_ms", "compare_ms",
-        "trial_calls_ms", "trial_other_ms", "other_ms"]
+        "trial_calls_ms", "trial_other_ms", "model_ms", "other_ms"]
 assert sorted(p) == sorted(want), "fields %s" % sorted(p)
 assert all(isinstance(p[k], (int, float)) and p[k] >= 0 for k in want), p
 s = sum(p.values())
 assert abs(s - r["elapsed_ms"]) <= 0.01 * r["elapsed_ms"] + 1, "sum %.1f, elapsed %.1f" % (s, r["elapsed_ms"])
-for k in ("compile_ms", "inputs_ms", "eager_ms", "pass_checks_ms", "trial_calls_ms"):
+for k in ("compile_ms", "inputs_ms", "eager_ms", "pass_checks_ms", "trial_calls_ms", "model_ms"):
     assert p[k] > 0, "%s is 0" % k
 calls = sum(v["eager_ms"] + v["pass_ms"] for v in r["variants"]) * 3
 assert p["trial_calls_ms"] >= 0.5 * calls, "trial_calls_ms %.1f, medians say >= %.1f" % (p["trial_calls_ms"], calls)
@@ -31,7 +31,7 @@ fi
 "$PASSFS" eval --tasks "$T" --task tiny_bias_gelu --backend cpu --pass tests/passes/ok_fused.c --trials 3 --profile \
 	>"$tmp/out" 2>/dev/null
 n=$(sed -n '/^profile (/,$p' "$tmp/out" | grep -c '_ms ')
-if [ "$n" -eq 10 ]; then ok "--profile prints 10 phases after the summary"; else bad "--profile: $n phase lines: $(tail -12 "$tmp/out")"; fi
+if [ "$n" -eq 11 ]; then ok "--profile prints 11 phases after the summary"; else bad "--profile: $n phase lines: $(tail -12 "$tmp/out")"; fi
 "$PASSFS" eval --help | grep -q -- '--profile' && ok "--help lists --profile" || bad "--help lacks --profile"
 # a pass that answers "not implemented": its worker is killed at once after
 # each variant (no 50 ms grace per variant: 300 ms over these 6)

@@ -264,6 +264,71 @@ static void test_generated_spread(void)
 	}
 }
 
+/* Long outputs that mostly match eager bit for bit (what a correct pass
+ * gives): eval_compare skips stretches of equal elements; its answer must
+ * still be the element-by-element one - the level, the errors, the first
+ * failing element, the worst element's excess - and a poison value inside
+ * a stretch equal to eager's is still found. */
+static void test_equal_stretches(void)
+{
+	enum { N = 5000 };
+	static float e[N], p[N];
+	unsigned long long seed = 77;
+	for (int trial = 0; trial < 60; trial++) {
+		for (int i = 0; i < N; i++)
+			e[i] = p[i] = (float)((lcg_unit(&seed) - 0.5) * 8.0);
+		/* a few differences, somewhere, of varied size */
+		int nd = trial % 6;
+		for (int k = 0; k < nd; k++) {
+			int at = (int)(lcg_unit(&seed) * N) % N;
+			p[at] = e[at] + (float)(e[at] * pow(10.0, -7.0 + 6.0 * lcg_unit(&seed)));
+		}
+		struct eval_cmp c;
+		eval_compare(DT_F32, p, e, N, &c);
+		int want = SCORE_T_NEVER;
+		for (int t = SCORE_T_MAX; t >= SCORE_T_MIN; t--) {
+			double a, r;
+			int all = 1;
+			score_tolerance(SCORE_F32, t, &a, &r);
+			for (int i = 0; i < N && all; i++)
+				all = score_close(p[i], e[i], a, r);
+			if (all)
+				want = t;
+		}
+		double mabs = 0, mrel = 0;
+		for (int i = 0; i < N; i++) {
+			double d = fabs((double)p[i] - e[i]);
+			mabs = d > mabs ? d : mabs;
+			if (e[i] != 0 && d / fabs(e[i]) > mrel)
+				mrel = d / fabs(e[i]);
+		}
+		CHECK(c.min_t == want);
+		CHECK(c.max_abs == mabs && c.max_rel == mrel);
+		CHECK(c.poison_at == -1 && c.worst_at >= 0 && c.worst_at < N);
+		/* the worst element's excess is the largest at its level */
+		int lvl = want == SCORE_T_NEVER ? SCORE_T_MAX : want > SCORE_T_MIN ? want - 1 : SCORE_T_MIN;
+		double a, r, best = 0;
+		score_tolerance(SCORE_F32, lvl, &a, &r);
+		for (int i = 0; i < N; i++) {
+			double q = fabs((double)p[i] - e[i]) / (a + r * fabs(e[i]));
+			best = q > best ? q : best;
+		}
+		if (c.worst_at >= 0) {
+			double q = fabs((double)p[c.worst_at] - e[c.worst_at]) / (a + r * fabs(e[c.worst_at]));
+			CHECK(q == best && q == c.worst_excess);
+		}
+	}
+	/* the poison, in a stretch where eager holds the same bits */
+	uint32_t poison = 0x7fa5a5a5u;
+	for (int i = 0; i < N; i++)
+		e[i] = p[i] = (float)i;
+	memcpy(&p[3000], &poison, 4);
+	memcpy(&e[3000], &poison, 4);
+	struct eval_cmp c;
+	eval_compare(DT_F32, p, e, N, &c);
+	CHECK(c.poison_at == 3000 && c.min_t == SCORE_T_NEVER);
+}
+
 int main(void)
 {
 	test_min_t();
@@ -272,6 +337,7 @@ int main(void)
 	test_blind();
 	test_std_floor();
 	test_generated_spread();
+	test_equal_stretches();
 	printf("test_eval_util: %d passed, %d failed\n", n_pass, n_fail);
 	return n_fail ? 1 : 0;
 }

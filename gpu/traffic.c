@@ -1,0 +1,240 @@
+/* traffic.c - what the cpu backend's kernels touch: a launch's device
+ * memory traffic, counted page by page (traffic.h).
+ *
+ * For a counted launch every whole page inside a live device allocation is
+ * made inaccessible (mprotect PROT_NONE) before the blocks run.  The first
+ * access to such a page faults; the SIGSEGV handler marks the page touched
+ * and gives it back its access, and the access goes on.  After the launch
+ * every page is accessible again and the touched pages, clipped to their
+ * allocations, are the launch's bytes.  A page is counted once per launch
+ * whether it was read, written or both, and however often: the footprint,
+ * which is what a GPU moves from and to its memory when its caches hold a
+ * kernel's reuse.  Bytes of an allocation that share a page with other
+ * memory (its unaligned head and tail, a buffer smaller than a page) cannot
+ * be protected alone: they count when the kernel touched a page of that
+ * allocation, and a buffer with no whole page counts whole.
+ *
+ * The handler is installed once, before the sandbox (which refuses
+ * rt_sigaction later).  A fault outside the protected pages is the
+ * program's own (inside them it is a first touch, or one that raced with
+ * another thread's first touch of the page: retried once it is open): it goes to the handler that was there before (a
+ * sanitizer's), or kills the process with SIGSEGV as if no handler were
+ * installed (a second fault while SIGSEGV is blocked in the handler: the
+ * kernel then delivers it with the default action).
+ *
+ * Everything the handler touches lives in memory from mmap, never on a page
+ * it may have protected (the heap holds device buffers). */
+#define _GNU_SOURCE
+#include "traffic.h"
+
+#include <signal.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/mman.h>
+
+#define PG 4096u
+
+enum { P_CLOSED = 0, P_OPENING = 1, P_OPEN = 2 };
+
+struct trange {
+	uintptr_t lo, hi;       /* the allocation's bytes */
+	uintptr_t plo, phi;     /* its whole pages: protected, counted by touch */
+	unsigned char *state;   /* per page of [plo, phi) */
+	int all;                /* every page given back at once (mprotect failed) */
+};
+
+static struct {
+	int installed;
+	volatile int active;
+	struct trange *r;       /* sorted by plo; mmap'd */
+	int n;
+	unsigned char *states;  /* mmap'd */
+	size_t r_bytes, s_bytes;
+	int approx;             /* a page could not be opened alone */
+	struct sigaction old;
+} T;
+
+static int find_range(uintptr_t a)
+{
+	int lo = 0, hi = T.n - 1;
+	while (lo <= hi) {
+		int mid = (lo + hi) / 2;
+		if (a < T.r[mid].plo)
+			hi = mid - 1;
+		else if (a >= T.r[mid].phi)
+			lo = mid + 1;
+		else
+			return mid;
+	}
+	return -1;
+}
+
+static void chain(int sig, siginfo_t *si, void *uc)
+{
+	if ((T.old.sa_flags & SA_SIGINFO) && T.old.sa_sigaction != NULL) {
+		T.old.sa_sigaction(sig, si, uc);
+		return;
+	}
+	if (T.old.sa_handler != SIG_DFL && T.old.sa_handler != SIG_IGN && T.old.sa_handler != NULL) {
+		T.old.sa_handler(sig);
+		return;
+	}
+	/* SIGSEGV is blocked while this handler runs: a fault now is
+	 * delivered with the default action, and the process dies of it. */
+	*(volatile char *)0 = 0;
+}
+
+static void on_segv(int sig, siginfo_t *si, void *uc)
+{
+	uintptr_t a = (uintptr_t)si->si_addr;
+	if (__atomic_load_n(&T.active, __ATOMIC_ACQUIRE)) {
+		int k = find_range(a);
+		if (k >= 0) {
+			struct trange *r = &T.r[k];
+			size_t pi = (a - r->plo) / PG;
+			unsigned char want = P_CLOSED;
+			if (__atomic_compare_exchange_n(&r->state[pi], &want, P_OPENING, 0, __ATOMIC_ACQ_REL,
+							__ATOMIC_ACQUIRE)) {
+				if (mprotect((void *)(r->plo + pi * PG), PG, PROT_READ | PROT_WRITE) != 0) {
+					/* too many mappings: the whole allocation */
+					if (mprotect((void *)r->plo, r->phi - r->plo, PROT_READ | PROT_WRITE) != 0)
+						chain(sig, si, uc);
+					r->all = 1;
+					T.approx = 1;
+				}
+				__atomic_store_n(&r->state[pi], P_OPEN, __ATOMIC_RELEASE);
+				return;
+			}
+			/* Another thread opened it, or is opening it: retry the
+			 * access once it is open.  (A page of a device buffer,
+			 * once open, is readable and writable: a fault there is
+			 * always one that raced with its opening.) */
+			while (__atomic_load_n(&r->state[pi], __ATOMIC_ACQUIRE) == P_OPENING && !r->all)
+				;
+			return;
+		}
+	}
+	chain(sig, si, uc);
+}
+
+int traffic_install(void)
+{
+	if (T.installed)
+		return 0;
+	struct sigaction sa;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_sigaction = on_segv;
+	sa.sa_flags = SA_SIGINFO | SA_RESTART;
+	sigemptyset(&sa.sa_mask);
+	if (sigaction(SIGSEGV, &sa, &T.old) != 0)
+		return -1;
+	T.installed = 1;
+	return 0;
+}
+
+int traffic_installed(void)
+{
+	return T.installed;
+}
+
+static void release(void)
+{
+	if (T.r)
+		munmap(T.r, T.r_bytes);
+	if (T.states)
+		munmap(T.states, T.s_bytes);
+	T.r = NULL;
+	T.states = NULL;
+	T.n = 0;
+}
+
+static int by_lo(const void *a, const void *b)
+{
+	const struct trange *x = a, *y = b;
+	return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+int traffic_launch_begin(const struct traffic_alloc *al, int n)
+{
+	if (!T.installed || n <= 0 || __atomic_load_n(&T.active, __ATOMIC_ACQUIRE))
+		return -1;      /* (a launch inside a counted launch runs uncounted) */
+	release();
+	T.approx = 0;
+	T.r_bytes = ((size_t)n * sizeof(struct trange) + PG - 1) / PG * PG;
+	void *rm = mmap(NULL, T.r_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (rm == MAP_FAILED)
+		return -1;
+	T.r = rm;
+	size_t pages = 0;
+	for (int i = 0; i < n; i++) {
+		uintptr_t lo = (uintptr_t)al[i].p, hi = lo + al[i].bytes;
+		struct trange *r = &T.r[i];
+		r->lo = lo;
+		r->hi = hi;
+		r->plo = (lo + PG - 1) / PG * PG;
+		r->phi = hi / PG * PG;
+		if (r->phi < r->plo)
+			r->phi = r->plo;
+		r->all = 0;
+		pages += (r->phi - r->plo) / PG;
+	}
+	T.n = n;
+	qsort(T.r, (size_t)n, sizeof(struct trange), by_lo);
+	T.s_bytes = (pages + PG) / PG * PG;
+	void *sm = mmap(NULL, T.s_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (sm == MAP_FAILED) {
+		release();
+		return -1;
+	}
+	T.states = sm;
+	size_t at = 0;
+	for (int i = 0; i < n; i++) {
+		struct trange *r = &T.r[i];
+		r->state = T.states + at;
+		at += (r->phi - r->plo) / PG;
+	}
+	for (int i = 0; i < n; i++) {
+		struct trange *r = &T.r[i];
+		if (r->phi > r->plo && mprotect((void *)r->plo, r->phi - r->plo, PROT_NONE) != 0) {
+			for (int j = 0; j < i; j++)
+				if (T.r[j].phi > T.r[j].plo)
+					mprotect((void *)T.r[j].plo, T.r[j].phi - T.r[j].plo, PROT_READ | PROT_WRITE);
+			release();
+			return -1;
+		}
+	}
+	__atomic_store_n(&T.active, 1, __ATOMIC_RELEASE);
+	return 0;
+}
+
+int traffic_launch_end(uint64_t *bytes, int *approx)
+{
+	__atomic_store_n(&T.active, 0, __ATOMIC_RELEASE);
+	int rc = 0;
+	uint64_t b = 0;
+	for (int i = 0; i < T.n; i++) {
+		struct trange *r = &T.r[i];
+		size_t np = (r->phi - r->plo) / PG, touched = 0;
+		if (np && mprotect((void *)r->plo, r->phi - r->plo, PROT_READ | PROT_WRITE) != 0)
+			rc = -1;
+		if (r->all) {
+			b += r->hi - r->lo;
+			continue;
+		}
+		for (size_t p = 0; p < np; p++)
+			touched += r->state[p] != P_CLOSED;
+		if (np == 0)
+			b += r->hi - r->lo;     /* no page of its own */
+		else if (touched > 0)
+			/* the touched pages, plus the head and tail no page
+			 * of its own holds */
+			b += touched * PG + (r->plo - r->lo) + (r->hi - r->phi);
+	}
+	if (approx)
+		*approx = T.approx;
+	release();
+	*bytes = b;
+	return rc;
+}
