@@ -5,7 +5,8 @@
 # fused single-kernel pass bench/passes/<task>.c is evaluated with each
 # binary (cpu backend), runs interleaved binary by binary, and the table
 # gives each binary's median score (geometric-mean eager-vs-fused speedup)
-# and verdicts:
+# and verdicts, the modeled H200 speedup (result.json's modeled_speedup; "-"
+# for a binary without the model) and the evaluation's wall time:
 #
 #   bench/fusion.sh [-n RUNS] [-t TRIALS] [-k TASK]... PASSFS [PASSFS...]
 #
@@ -65,9 +66,10 @@ import json, sys
 try:
     r = json.load(open(sys.argv[1]))
     ok = sum(v["verdict"] == "ok" for v in r["variants"])
-    print(r["verdict"], r.get("score") or 0, "%d/%d" % (ok, len(r["variants"])))
+    print(r["verdict"], r.get("score") or 0, "%d/%d" % (ok, len(r["variants"])), r.get("modeled_speedup") or 0,
+          r.get("elapsed_ms", 0) / 1e3)
 except Exception as e:
-    print("error", 0, "-")
+    print("error", 0, "-", 0, 0)
 PY
 		done
 	done
@@ -75,7 +77,7 @@ done
 $py - "$tmp" "$#" "$(uptime | sed 's/.*load average: //')" "${tasks[@]}" <<'PY'
 import statistics, sys
 d, nb, load, tasks = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4:]
-hdr = "%-32s" % "task" + "".join(" | %-22s" % ("binary %d: speedup (ok)" % i) for i in range(1, nb + 1))
+hdr = "%-32s" % "task" + "".join(" | %-40s" % ("binary %d: score (ok), modeled H200, eval s" % i) for i in range(1, nb + 1))
 print(hdr)
 print("-" * len(hdr))
 for t in tasks:
@@ -84,7 +86,9 @@ for t in tasks:
         rs = [l.split() for l in open("%s/%s.%d" % (d, t, i))]
         sc = statistics.median(float(r[1]) for r in rs)
         v = ",".join(sorted({r[0] for r in rs}))
-        row += " | %6.3f %-15s" % (sc, "(%s %s)" % (v, rs[-1][2]))
+        mo = statistics.median(float(r[3]) for r in rs) if all(len(r) > 4 for r in rs) else 0
+        el = statistics.median(float(r[4]) for r in rs) if all(len(r) > 4 for r in rs) else 0
+        row += " | %6.3f %-15s %6s %6.1f" % (sc, "(%s %s)" % (v, rs[-1][2]), "%.3f" % mo if mo else "-", el)
     print(row)
 print("median of %s run(s) each; load average at the end: %s" % (len(rs), load))
 PY
