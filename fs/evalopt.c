@@ -26,7 +26,7 @@ static const struct row rows[] = {
 	 "6 on, up to 4 times as many while the speedup's 95% interval is\n"
 	 "wider than +-3%.  The cpu default also stops early: once the\n"
 	 "interval is within +-3% (from 6 calls on), or once a variant's\n"
-	 "timed calls took 1 s (at least 5)"},
+	 "timed trials took 1 s, round trips (at least 5)"},
 	{"warmup", "warmup", EVALOPT_EVAL | EVALOPT_DAEMON, K_WARMUP, offsetof(struct eval_opts, warmup), "N",
 	 "warm-up calls per variant (default: 25 on cuda, 2 on cpu, 1 when\n"
 	 "the first took 100 ms or more; 0: none)"},

@@ -2,7 +2,8 @@
  * memory traffic, counted page by page (traffic.h).
  *
  * For a counted launch every whole page inside a live device allocation is
- * made inaccessible (mprotect PROT_NONE) before the blocks run.  The first
+ * made inaccessible (mprotect PROT_NONE) before the blocks run (in units of
+ * 16 pages for allocations of 1 MiB or more).  The first
  * access to such a page faults; the SIGSEGV handler marks the page touched
  * and gives it back its access, and the access goes on.  After the launch
  * every page is accessible again and the touched pages, clipped to their
@@ -35,13 +36,20 @@
 #include <sys/mman.h>
 
 #define PG 4096u
+/* Allocations from BIG_FROM bytes on are protected and counted in units of
+ * BIG_UNIT (16 pages): a sixteenth of the faults, at most a unit's worth
+ * of bytes counted beyond what a launch touched at each end of a touched
+ * stretch. */
+#define BIG_UNIT ((uintptr_t)64 * 1024)
+#define BIG_FROM ((size_t)1 << 20)
 
 enum { P_CLOSED = 0, P_OPENING = 1, P_OPEN = 2 };
 
 struct trange {
 	uintptr_t lo, hi;       /* the allocation's bytes */
-	uintptr_t plo, phi;     /* its whole pages: protected, counted by touch */
-	unsigned char *state;   /* per page of [plo, phi) */
+	uintptr_t plo, phi;     /* its whole units: protected, counted by touch */
+	uintptr_t unit;         /* PG, or BIG_UNIT for a large allocation */
+	unsigned char *state;   /* per unit of [plo, phi) */
 	int all;                /* every page given back at once (mprotect failed) */
 };
 
@@ -93,11 +101,11 @@ static void on_segv(int sig, siginfo_t *si, void *uc)
 		int k = find_range(a);
 		if (k >= 0) {
 			struct trange *r = &T.r[k];
-			size_t pi = (a - r->plo) / PG;
+			size_t pi = (a - r->plo) / r->unit;
 			unsigned char want = P_CLOSED;
 			if (__atomic_compare_exchange_n(&r->state[pi], &want, P_OPENING, 0, __ATOMIC_ACQ_REL,
 							__ATOMIC_ACQUIRE)) {
-				if (mprotect((void *)(r->plo + pi * PG), PG, PROT_READ | PROT_WRITE) != 0) {
+				if (mprotect((void *)(r->plo + pi * r->unit), r->unit, PROT_READ | PROT_WRITE) != 0) {
 					/* too many mappings: the whole allocation */
 					if (mprotect((void *)r->plo, r->phi - r->plo, PROT_READ | PROT_WRITE) != 0)
 						chain(sig, si, uc);
@@ -173,12 +181,13 @@ int traffic_launch_begin(const struct traffic_alloc *al, int n)
 		struct trange *r = &T.r[i];
 		r->lo = lo;
 		r->hi = hi;
-		r->plo = (lo + PG - 1) / PG * PG;
-		r->phi = hi / PG * PG;
+		r->unit = al[i].bytes >= BIG_FROM ? BIG_UNIT : PG;
+		r->plo = (lo + r->unit - 1) / r->unit * r->unit;
+		r->phi = hi / r->unit * r->unit;
 		if (r->phi < r->plo)
 			r->phi = r->plo;
 		r->all = 0;
-		pages += (r->phi - r->plo) / PG;
+		pages += (r->phi - r->plo) / r->unit;
 	}
 	T.n = n;
 	qsort(T.r, (size_t)n, sizeof(struct trange), by_lo);
@@ -193,7 +202,7 @@ int traffic_launch_begin(const struct traffic_alloc *al, int n)
 	for (int i = 0; i < n; i++) {
 		struct trange *r = &T.r[i];
 		r->state = T.states + at;
-		at += (r->phi - r->plo) / PG;
+		at += (r->phi - r->plo) / r->unit;
 	}
 	for (int i = 0; i < n; i++) {
 		struct trange *r = &T.r[i];
@@ -216,7 +225,7 @@ int traffic_launch_end(uint64_t *bytes, int *approx)
 	uint64_t b = 0;
 	for (int i = 0; i < T.n; i++) {
 		struct trange *r = &T.r[i];
-		size_t np = (r->phi - r->plo) / PG, touched = 0;
+		size_t np = (r->phi - r->plo) / r->unit, touched = 0;
 		if (np && mprotect((void *)r->plo, r->phi - r->plo, PROT_READ | PROT_WRITE) != 0)
 			rc = -1;
 		if (r->all) {
@@ -230,7 +239,7 @@ int traffic_launch_end(uint64_t *bytes, int *approx)
 		else if (touched > 0)
 			/* the touched pages, plus the head and tail no page
 			 * of its own holds */
-			b += touched * PG + (r->plo - r->lo) + (r->hi - r->phi);
+			b += touched * r->unit + (r->plo - r->lo) + (r->hi - r->phi);
 	}
 	if (approx)
 		*approx = T.approx;

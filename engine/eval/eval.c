@@ -423,7 +423,7 @@ static json_t *variant_json(const struct graph_variant *v, const struct vresult 
 										      : json_integer(vr->close_t));
 		if (vr->worst.output >= 0)
 			json_object_set_new(j, "worst", worst_json(v, &vr->worst));
-		if (vr->pass_iqr > 0.2 || vr->eager_iqr > 0.2)
+		if (eval_timing_unstable(vr))
 			json_object_set_new(j, "timing_unstable", json_true());
 		if (vr->timing_retries)
 			json_object_set_new(j, "timing_retries", json_integer(vr->timing_retries));

@@ -108,7 +108,8 @@ struct reply {
 /* The default count (no --trials) on the cpu backend is also bounded by
  * time, as GPU benchmark harnesses count repetitions by time: a variant's
  * timed calls stop once the speedup is tight (from ADAPT_MIN_TRIALS on),
- * or once both sides' timed calls took TRIAL_BUDGET_MS and at least
+ * or once both sides' timed trials took TRIAL_BUDGET_MS (their round
+ * trips: the call, the fresh-input rotation, the store) and at least
  * BUDGET_MIN_TRIALS ran; one warm-up call per side when the first took
  * WARM_ENOUGH_MS or more (large variants: caches cannot hold them). */
 #define TRIAL_BUDGET_MS 1000.0
@@ -398,6 +399,7 @@ void worker_kill(struct worker *wk);
 char *worker_take_log(struct worker *wk);
 int worker_step(struct worker *wk, double timeout_s, const struct cmd *cmd, struct reply *r, double *times);
 const struct graph_value *worst_index(const struct graph_variant *v, const struct worst *w, long long idx[GRAPH_MAX_DIMS]);
+int eval_timing_unstable(const struct vresult *vr);
 void fail_variant(struct vresult *vr, enum score_status st, const char *fmt, ...);
 double after_timeout_s(double timeout_s);
 int eval_variant(struct ctx *c, int k, struct worker *ew, struct worker *pw, struct eval_shared *es, struct vresult *vr, char *err, size_t errlen);

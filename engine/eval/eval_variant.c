@@ -363,6 +363,20 @@ static int speedup_tight(const double *te, const double *tp, int n)
 	return est > 0 && lo > 0 && log(hi / lo) / 2 <= log(1 + SPEEDUP_TIGHT);
 }
 
+/* Whether a timing run is unstable: either side's spread (IQR / median)
+ * over 0.2, and the paired speedup's 95% interval wider than +-10% (load
+ * that moved both sides of each pair alike cancels in the ratio the score
+ * uses: no reason to time again).  With fewer than 4 trials there is no
+ * interval, and the spreads alone decide. */
+int eval_timing_unstable(const struct vresult *vr)
+{
+	if (!(vr->eager_iqr > 0.2 || vr->pass_iqr > 0.2))
+		return 0;
+	if (vr->trials < 4 || !(vr->speedup_lo > 0) || !(vr->speedup_hi > 0) || vr->speedup_hi == vr->speedup_lo)
+		return 1;
+	return log(vr->speedup_hi / vr->speedup_lo) / 2 > log(1.10);
+}
+
 /* The modeled H200 time (cpu backend): one untimed call per side with its
  * launches' memory traffic counted (CMD_COUNT), then launches x
  * MODEL_LAUNCH_MS + bytes / MODEL_BYTES_PER_MS.  Information beside the
@@ -410,7 +424,7 @@ static int time_variant(struct ctx *c, struct worker *ew, struct worker *pw, str
 	 * where it is tight). */
 	int warm = c->warmup;
 	int timed_max = warm + (c->trials >= ADAPT_MIN_TRIALS ? c->trials * TRIALS_CAP : c->trials);
-	double spent_ms = 0;            /* both sides' timed calls so far */
+	double spent_ms = 0;            /* both sides' timed trials so far, round trips */
 	int timed_n = timed_max, alloc = timed_max + c->traced_trials;
 	double *te = calloc((size_t)alloc, sizeof(double)), *tp = calloc((size_t)alloc, sizeof(double));
 	double *we = calloc((size_t)alloc, sizeof(double)), *wp = calloc((size_t)alloc, sizeof(double));
@@ -478,7 +492,7 @@ static int time_variant(struct ctx *c, struct worker *ew, struct worker *pw, str
 		 * variant's time budget is spent: this one is then the last. */
 		int n_done = k + 1 - warm;
 		if (n_done > 0)
-			spent_ms += te[k] + tp[k];
+			spent_ms += we[k] + wp[k];
 		if (k < timed_n - 1 && n_done > 0 &&
 		    ((n_done >= (c->auto_trials && c->budget_ms > 0 ? ADAPT_MIN_TRIALS : c->trials) && speedup_tight(te + warm, tp + warm, n_done)) ||
 		     (c->auto_trials && c->budget_ms > 0 && n_done >= BUDGET_MIN_TRIALS && spent_ms >= c->budget_ms))) {
@@ -823,8 +837,8 @@ int eval_variant(struct ctx *c, int k, struct worker *ew, struct worker *pw, str
 	/* A check (eval.h, check_only): the level alone, no timing. */
 	if (c->job->opts.check_only)
 		goto level;
-	/* Timing, run again once when unstable (IQR/median > 0.2 for either
-	 * side); still unstable after that is reported (timing_unstable). */
+	/* Timing, run again once when unstable (eval_timing_unstable); still
+	 * unstable after that is reported (timing_unstable). */
 	c->traced_trials = c->cuda && !es->eager_trace_note[0] && !es->pass_trace_note[0]
 				   ? (c->trials < TRACED_TRIALS ? c->trials : TRACED_TRIALS) : 0;
 	for (int attempt = 0;; attempt++) {
@@ -835,7 +849,7 @@ int eval_variant(struct ctx *c, int k, struct worker *ew, struct worker *pw, str
 			return -1;
 		if (tr > 0)
 			goto done;
-		if (attempt == 0 && (vr->eager_iqr > 0.2 || vr->pass_iqr > 0.2)) {
+		if (attempt == 0 && eval_timing_unstable(vr)) {
 			vr->timing_retries++;
 			continue;
 		}
