@@ -43,13 +43,6 @@ printf '%s' "$out" | grep -q "not supported" && ok "rediss:// refused clearly" |
 # malformed jobs, written to the stream by hand, of this build's job version
 # (BROKER_JOB_VERSION, engine/broker/broker.h) so the worker reaches the check
 JOBV=3
-answer() { # job id: the R entry's msg
-	for _ in $(seq 100); do
-		m=$(rcli --raw XRANGE "passfs:reply:$1" - + | awk 'f{print; exit} $0=="msg"{f=1}')
-		[ -n "$m" ] && { printf '%s' "$m"; return; }
-		sleep 0.1
-	done
-}
 rcli XADD passfs:jobs:cpu '*' v $JOBV id bad1 graph 0000 reply passfs:reply:bad1 job garbage >/dev/null
 m=$(answer bad1)
 case $m in *"refused the job"*"malformed"*) ok "malformed job: $m" ;; *) bad "malformed job: '$m'" ;; esac

@@ -13,13 +13,6 @@ source "$(dirname "$0")/../lib/broker.sh"
 T=tests/passes/tasks
 EV=(--tasks "$T" --task tiny_bias_gelu --trials 1 --warmup 0 --json)
 field() { python3 -c "import json,sys; print(json.load(open(sys.argv[1])).get(sys.argv[2]))" "$1" "$2"; }
-answer() { # job id: the R entry's msg
-	for _ in $(seq 100); do
-		m=$(rcli --raw XRANGE "passfs:reply:$1" - + | awk 'f{print; exit} $0=="msg"{f=1}')
-		[ -n "$m" ] && { printf '%s' "$m"; return; }
-		sleep 0.1
-	done
-}
 
 # --gpus: usage errors, each one line naming the problem, exit 2
 usage() { # want-pattern args...

@@ -68,5 +68,16 @@ broker_cleanup() {
 	broker_stop_all
 	rm -rf "$tmp"
 }
+# A job's answer: the msg of the R entry on passfs:reply:<job id> (waits up
+# to 10 s; empty when none came).
+answer() { # job id: the R entry's msg
+	for _ in $(seq 100); do
+		m=$(rcli --raw XRANGE "passfs:reply:$1" - + | awk 'f{print; exit} $0=="msg"{f=1}')
+		[ -n "$m" ] && { printf '%s' "$m"; return; }
+		sleep 0.1
+	done
+}
+
 trap broker_cleanup EXIT
 broker_up || exit 1
+
