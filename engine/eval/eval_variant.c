@@ -493,9 +493,11 @@ static int time_variant(struct ctx *c, struct worker *ew, struct worker *pw, str
 		int n_done = k + 1 - warm;
 		if (n_done > 0)
 			spent_ms += we[k] + wp[k];
+		int budgeted = c->auto_trials && c->budget_ms > 0;
+		int tight_from = budgeted ? ADAPT_MIN_TRIALS : c->trials;
+		int spent = budgeted && n_done >= BUDGET_MIN_TRIALS && spent_ms >= c->budget_ms;
 		if (k < timed_n - 1 && n_done > 0 &&
-		    ((n_done >= (c->auto_trials && c->budget_ms > 0 ? ADAPT_MIN_TRIALS : c->trials) && speedup_tight(te + warm, tp + warm, n_done)) ||
-		     (c->auto_trials && c->budget_ms > 0 && n_done >= BUDGET_MIN_TRIALS && spent_ms >= c->budget_ms))) {
+		    ((n_done >= tight_from && speedup_tight(te + warm, tp + warm, n_done)) || spent)) {
 			timed_n = k + 1;
 			total = timed_n + c->traced_trials;
 		}
