@@ -29,6 +29,7 @@ struct pool {
 	uint64_t gen;
 	int stop;
 	int busy;               /* helpers still inside the current job */
+	int running;            /* helpers that have reached helper_main */
 	/* the current job */
 	void (*fn)(void *ctx, uint64_t item);
 	void *ctx;
@@ -77,6 +78,8 @@ static void *helper_main(void *arg)
 
 	in_pool_job = 1;
 	pthread_mutex_lock(&p->mu);
+	p->running++;
+	pthread_cond_broadcast(&p->done_cv);
 	for (;;) {
 		while (!p->stop && p->gen == seen)
 			pthread_cond_wait(&p->work_cv, &p->mu);
@@ -137,6 +140,14 @@ int pool_create(int n_threads, struct pool **out, char *err, size_t errlen)
 	}
 	pthread_attr_destroy(&attr);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	/* Return only once every helper runs: a thread still starting up may
+	 * hold a lock of the C library's or a sanitizer's allocator, and a
+	 * process forked then (an evaluation's workers) would inherit it held
+	 * and hang at its first allocation. */
+	pthread_mutex_lock(&p->mu);
+	while (p->running < p->n_helpers)
+		pthread_cond_wait(&p->done_cv, &p->mu);
+	pthread_mutex_unlock(&p->mu);
 	if (rc != 0) {
 		snprintf(err, errlen, "thread pool: cannot start thread %d of %d: %s",
 			 p->n_helpers + 1, n_threads - 1, strerror(rc));
