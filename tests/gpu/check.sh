@@ -44,7 +44,11 @@
 #   9 truth      tests/cli/reward_truth.sh with BACKEND=cuda (5 bf16 runs), and
 #                the launch forms (templated helper, #undef'd macro, kernel
 #                table: kernels found by their exported symbols) verdict ok
-#  10 anchor     tests/gpu/anchor.py: passfs eager vs PyTorch eager and
+#  10 fusion     the fused passes of bench/passes on three elementwise tasks:
+#                the GPU's measured speedup beside the cpu backend's modeled
+#                H200 speedup for the same pass (docs/backends.md, "The modeled
+#                H200 time"; the values docs/benchmarks.md quotes)
+#  11 anchor     tests/gpu/anchor.py: passfs eager vs PyTorch eager and
 #                torch.compile on 8 tasks (outputs compared, 25 + 100 trials)
 # Then a summary, and the anchor's table; with OUT set, both go to
 # $OUT/gpu-check.txt and every step's log to $OUT/logs/.
@@ -373,6 +377,30 @@ s_truth() {
 	return $rc
 }
 
+s_fusion() {
+	local t rc=0
+	# the modeled H200 speedups the cpu backend gives these passes
+	# (docs/benchmarks.md, "Fusion on the cpu backend")
+	declare -A modeled=([gpt2_bias_gelu_tanh]=2.000 [detr_frozen_batchnorm_relu]=3.808 [llama_swiglu]=1.765)
+	printf '%-30s %-8s %10s %10s  %s\n' task verdict measured modeled "per variant (measured)"
+	for t in gpt2_bias_gelu_tanh detr_frozen_batchnorm_relu llama_swiglu; do
+		"$PASSFS" eval --task "$t" --pass "bench/passes/$t.c" --backend cuda --json >"$LOGS/fusion-$t.json" 2>/dev/null ||
+			rc=1
+		/usr/bin/python3 - "$LOGS/fusion-$t.json" "$t" "${modeled[$t]}" <<'PY' || rc=1
+import json, sys
+try:
+    r = json.load(open(sys.argv[1]))
+except Exception:
+    print("%-30s no result" % sys.argv[2])
+    sys.exit(1)
+per = " ".join("%s" % v.get("speedup") for v in r["variants"])
+print("%-30s %-8s %10.3f %10s  %s" % (sys.argv[2], r["verdict"], r.get("score") or 0, sys.argv[3], per))
+sys.exit(0 if r["verdict"] == "ok" and r["backend"] == "cuda" else 1)
+PY
+	done
+	return $rc
+}
+
 s_anchor() {
 	local deadline=$1
 	"$PYTHON" tests/gpu/anchor.py --passfs "$PASSFS" --deadline "$deadline" --table "$LOGS/anchor.txt"
@@ -382,7 +410,7 @@ s_anchor() {
 
 echo "passfs device check: $(date -u +%FT%TZ), budget ${BUDGET}s, logs in $LOGS"
 export REPO BUILD PREBUILT JOBS PASSFS LOGS PYTHON
-export -f s_env s_build s_device eval_json s_sandbox s_speed s_modload s_verdicts s_gpu_passes s_cheats s_truth s_anchor
+export -f s_env s_build s_device eval_json s_sandbox s_speed s_modload s_verdicts s_gpu_passes s_cheats s_truth s_fusion s_anchor
 step env 30 0 s_env
 step build 180 0 s_build
 [ "${results[-1]}" = ok ] && built=1
@@ -394,6 +422,7 @@ step verdicts 150 1 s_verdicts
 step gpu-passes 90 1 s_gpu_passes
 step cheats 50 1 s_cheats
 step truth 40 1 s_truth
+step fusion 45 1 s_fusion
 # the anchor gets what is left, less a margin for the summary; torch.compile
 # stops starting new variants 20 s before its own limit
 left=$((BUDGET - $(elapsed) - 10))
