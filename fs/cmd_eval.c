@@ -133,6 +133,24 @@ static void print_summary(json_t *r)
 			       json_string_value(json_object_get(v, "dtype")),
 			       json_string_value(json_object_get(v, "verdict")), "-", "-", "-", mts);
 	}
+	/* cpu: the modeled H200 time (information, not the score) */
+	if (json_is_number(json_object_get(r, "modeled_speedup"))) {
+		printf("\n%-14s %16s %16s %9s %9s %9s\n", "VARIANT", "EAGER H200 ms*", "PASS H200 ms*", "SPEEDUP*",
+		       "EAGER K", "PASS K");
+		json_array_foreach(json_object_get(r, "variants"), i, v) {
+			json_t *m = json_object_get(v, "modeled_h200_ms"), *tr = json_object_get(v, "traffic");
+			if (!json_is_object(m) || !json_is_object(tr))
+				continue;
+			printf("%-14s %16.4f %16.4f %9.3f %9lld %9lld\n", json_string_value(json_object_get(v, "name")),
+			       json_number_value(json_object_get(m, "eager")), json_number_value(json_object_get(m, "pass")),
+			       json_number_value(json_object_get(v, "modeled_speedup")),
+			       (long long)json_integer_value(json_object_get(json_object_get(tr, "eager"), "launches")),
+			       (long long)json_integer_value(json_object_get(json_object_get(tr, "pass"), "launches")));
+		}
+		printf("* modeled: launches and the bytes their kernels touched, on an H200 (docs/backends.md); "
+		       "geometric mean %.3f; the score is the measured speedup\n",
+		       json_number_value(json_object_get(r, "modeled_speedup")));
+	}
 	/* cuda: what the GPU itself spent (CUPTI), and the pass's kernels */
 	int gpu = 0;
 	json_array_foreach(json_object_get(r, "variants"), i, v) gpu |= json_is_number(json_object_get(v, "pass_gpu_ms"));

@@ -249,7 +249,12 @@ char *readme_root(const struct graph_task *const *tasks, int n_tasks, enum readm
 	  "you wrote. `\"stale\": true` means the result is for an earlier pass.c (the current\n"
 	  "one is still being evaluated, or was edited and not saved yet). A result with\n"
 	  "`\"verdict\": null` and an `\"error\"` means passfs itself could not evaluate (not\n"
-	  "your pass's fault); save again to retry.\n\n",
+	  "your pass's fault); save again to retry.\n\n"
+	  "On the cpu backend (emulated CUDA, where math is slow and memory cheap), each\n"
+	  "variant also has `modeled_speedup` and `modeled_h200_ms`: what the pass would gain\n"
+	  "on an H200, from its launches and the bytes its kernels touched, with the same for\n"
+	  "eager (`traffic`). Fusing kernels saves launches and memory traffic, which a GPU\n"
+	  "rewards and this model shows; the score is always the measured speedup.\n\n",
 	  ex);
 
 	A("## The pass\n\n"

@@ -42,6 +42,15 @@ PY
 # the model is information: the score is the measured speedups' (never the model's)
 score=$(/usr/bin/python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); print(r["score"] != r["modeled_speedup"])' "$tmp/r.json")
 [ "$score" = True ] && ok "the score is not the modeled speedup" || bad "score equals the modeled speedup"
+# the summary (no --json) prints the model under its own heading
+"$PASSFS" eval --tasks "$T" --task tiny_bias_gelu --backend cpu --pass tests/passes/ok_fused.c --trials 3 \
+	>"$tmp/sum.txt" 2>/dev/null
+if grep -q 'PASS H200 ms\*' "$tmp/sum.txt" && grep -Eq '^f32_b1_s64 +[0-9.]+ +[0-9.]+ +[0-9.]+ +2 +1$' "$tmp/sum.txt" &&
+	grep -q 'the score is the measured speedup' "$tmp/sum.txt"; then
+	ok "the summary shows the modeled H200 times, launches 2 against 1"
+else
+	bad "summary: $(tail -10 "$tmp/sum.txt")"
+fi
 # a pass that crashes (a null write) is still a crash, with the fault handler
 # the traffic counter installs in every cpu worker
 cat >"$tmp/crash.c" <<'C'
