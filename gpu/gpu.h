@@ -166,17 +166,11 @@ int gpu_trace_begin(struct gpu_dev *d, char *err, size_t errlen);
  * or -1 (err says why; a device error is reported as by gpu_sync). */
 int gpu_trace_end(struct gpu_dev *d, struct gpu_trace *out, char *err, size_t errlen);
 
-/* --cold: evicts the caches.  cuda: resets persisting L2 lines
- * (cuCtxResetPersistingL2Cache, after setting the persisting limit to 0 on
- * first use) and memsets a device buffer of gpu_l2_flush_bytes() bytes,
- * asynchronously, before the caller's next sync.  cpu: the pool threads
- * write a buffer twice the last-level cache (at most 256 MiB).  Returns 0
- * or -1 with the reason. */
 /* The device memory the cpu backend's launches touch, for the modeled GPU
  * time (gpu/traffic.c): between begin and end every launch is counted, with
  * the bytes of the pages it touched in live device allocations.  Needs
- * gpu_traffic_install() in the process first (before a sandbox); other
- * backends answer "not on this backend". */
+ * gpu_traffic_install() in the process first (before a sandbox); on
+ * another backend begin fails with "... needs the cpu backend". */
 struct gpu_traffic {
 	uint64_t launches;
 	uint64_t bytes;
@@ -187,6 +181,12 @@ int gpu_traffic_install(void);
 int gpu_traffic_begin(struct gpu_dev *d, char *err, size_t errlen);
 int gpu_traffic_end(struct gpu_dev *d, struct gpu_traffic *out);
 
+/* --cold: evicts the caches.  cuda: resets persisting L2 lines
+ * (cuCtxResetPersistingL2Cache, after setting the persisting limit to 0 on
+ * first use) and memsets a device buffer of gpu_l2_flush_bytes() bytes,
+ * asynchronously, before the caller's next sync.  cpu: the pool threads
+ * write a buffer twice the last-level cache (at most 256 MiB).  Returns 0
+ * or -1 with the reason. */
 int gpu_l2_flush(struct gpu_dev *d, char *err, size_t errlen);
 /* The flush buffer's size for an L2 of l2_bytes (the device attribute):
  * twice the L2 (lines survive a flush of exactly its size: the L2 is

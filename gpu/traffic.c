@@ -56,7 +56,7 @@ struct trange {
 static struct {
 	int installed;
 	volatile int active;
-	struct trange *r;       /* sorted by plo; mmap'd */
+	struct trange *r;       /* sorted by lo (so by plo too); mmap'd */
 	int n;
 	unsigned char *states;  /* mmap'd */
 	size_t r_bytes, s_bytes;
