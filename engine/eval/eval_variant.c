@@ -711,6 +711,19 @@ static int worker_pass_ready(struct worker *pw, int step, const struct reply *r,
 	return 0;
 }
 
+/* One command to the eager worker; -1 with err set when it failed or died. */
+static int eager_step(struct ctx *c, struct worker *ew, const struct cmd *cm, char *err, size_t errlen)
+{
+	struct reply r;
+	double t1[MAX_BATCH];
+	int step = worker_step(ew, 600, cm, &r, t1);
+	if (step == STEP_OK && r.status == PF_OK)
+		return 0;
+	snprintf(err, errlen, "eager baseline failed on variant '%s': %s", c->v->name,
+		 step == STEP_OK ? r.msg : "the eager worker died");
+	return -1;
+}
+
 int eval_variant(struct ctx *c, int k, struct worker *ew, struct worker *pw, struct eval_shared *es,
 			struct vresult *vr, char *err, size_t errlen)
 {
@@ -723,24 +736,13 @@ int eval_variant(struct ctx *c, int k, struct worker *ew, struct worker *pw, str
 	vr->status = SCORE_OK;
 	double p0 = base_now_ms(), p1;
 	if (ew->variant != k) {
-		struct cmd cm = {.op = CMD_VARIANT, .variant = k};
-		step = worker_step(ew, 600, &cm, &r, t1);
-		if (step != STEP_OK || r.status != PF_OK) {
-			snprintf(err, errlen, "eager baseline failed on variant '%s': %s", c->v->name,
-				 step == STEP_OK ? r.msg : "the eager worker died");
+		if (eager_step(c, ew, &(struct cmd){.op = CMD_VARIANT, .variant = k}, err, errlen))
 			return -1;
-		}
 		ew->variant = k;
 	}
-	for (int s = 0; s < N_SETS; s++) {
-		struct cmd cm = {.op = CMD_CHECK, .set = s};
-		step = worker_step(ew, 600, &cm, &r, t1);
-		if (step != STEP_OK || r.status != PF_OK) {
-			snprintf(err, errlen, "eager baseline failed on variant '%s': %s", c->v->name,
-				 step == STEP_OK ? r.msg : "the eager worker died");
+	for (int s = 0; s < N_SETS; s++)
+		if (eager_step(c, ew, &(struct cmd){.op = CMD_CHECK, .set = s}, err, errlen))
 			return -1;
-		}
-	}
 	p1 = base_now_ms();
 	es->prof[PROF_EAGER] += p1 - p0;
 	p0 = p1;
