@@ -187,7 +187,7 @@ static int b_fail(pf_call *, int code, const char *msg)
 	fprintf(stderr, "launch failed: %s\n", msg);
 	return code;
 }
-static int b_run_blocks(pf_call *, pf_dim3 g, void (*fn)(void *, pf_dim3), void *ctx)
+static int b_run_blocks(pf_call *, pf_dim3 g, pf_dim3, void (*fn)(void *, pf_dim3), void *ctx, pf_launch_stats *)
 {
 	for (unsigned z = 0; z < g.z; z++)
 		for (unsigned y = 0; y < g.y; y++)

@@ -45,7 +45,10 @@ static void usage(FILE *f)
 		"input set, timed, integrity rules enforced) and prints a summary, or with --json\n"
 		"the result.json document (docs/result-format.md).  Exit status: 0 when the\n"
 		"evaluation ran (whatever the verdict), 1 when it could not run, 2 for bad usage,\n"
-		"128+N when signal N stopped it (Ctrl-C: 130; its workers and compile directory go).\n\n"
+		"128+N when signal N stopped it (Ctrl-C: 130; its workers and compile directory go).\n"
+		"On the cpu backend the score's speedup is the modeled H200 one (each side's\n"
+		"launches, the bytes they touched, their threads' work: docs/scoring.md); the\n"
+		"measured cpu speedup is beside it, and PASSFS_CPU_SPEEDUP=measured scores it.\n\n"
 		"  --tasks DIR       tasks directory (default: $PASSFS_TASKS, else the bundled tasks)\n"
 		"  --pass FILE       the pass source; '-' reads standard input\n"
 		"  --json            print result.json instead of the summary\n"
@@ -133,23 +136,31 @@ static void print_summary(json_t *r)
 			       json_string_value(json_object_get(v, "dtype")),
 			       json_string_value(json_object_get(v, "verdict")), "-", "-", "-", mts);
 	}
-	/* cpu: the modeled H200 time (information, not the score) */
+	/* cpu: the modeled H200 time (what the score's speedup is, unless
+	 * PASSFS_CPU_SPEEDUP=measured) beside the measured cpu speedup */
 	if (json_is_number(json_object_get(r, "modeled_speedup"))) {
-		printf("\n%-14s %16s %16s %9s %9s %9s\n", "VARIANT", "EAGER H200 ms*", "PASS H200 ms*", "SPEEDUP*",
-		       "EAGER K", "PASS K");
+		int scored = 0;
+		printf("\n%-14s %16s %16s %9s %9s %9s %9s\n", "VARIANT", "EAGER H200 ms*", "PASS H200 ms*", "SPEEDUP*",
+		       "CPU x", "EAGER K", "PASS K");
 		json_array_foreach(json_object_get(r, "variants"), i, v) {
 			json_t *m = json_object_get(v, "modeled_h200_ms"), *tr = json_object_get(v, "traffic");
 			if (!json_is_object(m) || !json_is_object(tr))
 				continue;
-			printf("%-14s %16.4f %16.4f %9.3f %9lld %9lld\n", json_string_value(json_object_get(v, "name")),
+			json_t *ms = json_object_get(v, "measured_speedup");
+			scored |= json_is_number(ms);
+			double cpu = json_is_number(ms) ? json_number_value(ms) : json_number_value(json_object_get(v, "speedup"));
+			printf("%-14s %16.4f %16.4f %9.3f %9.3f %9lld %9lld\n", json_string_value(json_object_get(v, "name")),
 			       json_number_value(json_object_get(m, "eager")), json_number_value(json_object_get(m, "pass")),
-			       json_number_value(json_object_get(v, "modeled_speedup")),
+			       json_number_value(json_object_get(v, "modeled_speedup")), cpu,
 			       (long long)json_integer_value(json_object_get(json_object_get(tr, "eager"), "launches")),
 			       (long long)json_integer_value(json_object_get(json_object_get(tr, "pass"), "launches")));
 		}
-		printf("* modeled: launches and the bytes their kernels touched, on an H200 (docs/backends.md); "
-		       "geometric mean %.3f; the score is the measured speedup\n",
-		       json_number_value(json_object_get(r, "modeled_speedup")));
+		printf("* modeled H200 time: per launch 3 us + the largest of its bytes at 4.3 TB/s, its slowest "
+		       "threads' work and its threads' work over a GPU's (docs/backends.md); geometric mean %.3f; "
+		       "%s\n",
+		       json_number_value(json_object_get(r, "modeled_speedup")),
+		       scored ? "the score's SPEEDUP is the modeled one; CPU x is the measured cpu speedup"
+			      : "the score is the measured cpu speedup (PASSFS_CPU_SPEEDUP=measured)");
 	}
 	/* cuda: what the GPU itself spent (CUPTI), and the pass's kernels */
 	int gpu = 0;

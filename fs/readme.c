@@ -250,11 +250,15 @@ char *readme_root(const struct graph_task *const *tasks, int n_tasks, enum readm
 	  "one is still being evaluated, or was edited and not saved yet). A result with\n"
 	  "`\"verdict\": null` and an `\"error\"` means passfs itself could not evaluate (not\n"
 	  "your pass's fault); save again to retry.\n\n"
-	  "On the cpu backend (emulated CUDA, where math is slow and memory cheap), each\n"
-	  "variant also has `modeled_speedup` and `modeled_h200_ms`: what the pass would gain\n"
-	  "on an H200, from its launches and the bytes its kernels touched, with the same for\n"
-	  "eager (`traffic`). Fusing kernels saves launches and memory traffic, which a GPU\n"
-	  "rewards and this model shows; the score is always the measured speedup.\n\n",
+	  "On the cpu backend (emulated CUDA: a CPU runs kernels unlike a GPU, math slow and\n"
+	  "memory cheap, a thread per row fast), a variant's `speedup` is the modeled H200\n"
+	  "speedup (`speedup_source`: `modeled_h200`): each side's launches (3 us each), the\n"
+	  "bytes its kernels touched (at 4.3 TB/s), its slowest threads' work and its threads'\n"
+	  "work spread over a GPU's 270k resident threads (`traffic`, `modeled_h200_ms`). So\n"
+	  "fusing kernels pays (fewer launches and bytes), and so does spreading work over\n"
+	  "many threads: a kernel with a thread per row is slow on a GPU and scores so here.\n"
+	  "`measured_speedup` is the cpu's own timing, beside it. Host code must not touch\n"
+	  "device memory (on a GPU that faults): compute in kernels.\n\n",
 	  ex);
 
 	A("## The pass\n\n"

@@ -28,8 +28,8 @@ struct gpu_ops {
 	int (*memset)(struct gpu_dev *d, void *dst, int byte, size_t bytes);
 	int (*sync)(struct gpu_dev *d, char *err, size_t errlen);
 	/* cpu backend only (NULL elsewhere): pf_runtime.run_blocks */
-	int (*run_blocks)(struct gpu_dev *d, pf_dim3 grid,
-			  void (*block_fn)(void *ctx, pf_dim3 block_idx), void *ctx);
+	int (*run_blocks)(struct gpu_dev *d, pf_dim3 grid, pf_dim3 block,
+			  void (*block_fn)(void *ctx, pf_dim3 block_idx), void *ctx, struct pf_launch_stats *st);
 	/* Optional (NULL: gpu.c answers "not on this backend" or a no-op). */
 	int (*module_load)(struct gpu_dev *d, const char *label, const void *image, size_t image_size,
 			   const char *const *names, const char *const *lowered, int n,
@@ -46,6 +46,10 @@ struct gpu_ops {
 	/* cpu backend only: count each launch's memory traffic (traffic.h) */
 	int (*traffic_begin)(struct gpu_dev *d, char *err, size_t errlen);
 	int (*traffic_end)(struct gpu_dev *d, struct gpu_traffic *out);
+	int (*timing_begin)(struct gpu_dev *d, char *err, size_t errlen);
+	int (*timing_end)(struct gpu_dev *d, struct gpu_traffic *out);
+	int (*guard_begin)(struct gpu_dev *d);
+	uint64_t (*guard_end)(struct gpu_dev *d, uintptr_t *first);
 };
 
 struct gpu_dev {

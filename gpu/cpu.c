@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <sys/mman.h>
 
@@ -66,9 +67,16 @@ struct cpu_dev {
 	unsigned char *flush;   /* --cold: written over before each timed call */
 	size_t flush_bytes;
 	unsigned char flush_byte;
-	int counting;           /* gpu_traffic_begin: count each launch */
+	int counting;           /* COUNT_BYTES or COUNT_TIMES: each launch is counted */
+	int guard;              /* gpu_guard_begin: device memory closed between launches */
+	double launch_wall_ms;  /* the timed call's launches so far */
 	struct gpu_traffic traffic;
+	/* Each counted launch of the traffic count, then of the timed call
+	 * (n_timed of them so far): for the model (traffic.h). */
+	struct model_launch *recs;
+	size_t n_recs, cap_recs, n_timed;
 };
+enum { COUNT_NONE, COUNT_BYTES, COUNT_TIMES };
 
 static struct cpu_dev *cpu_of(struct gpu_dev *d)
 {
@@ -235,19 +243,89 @@ static struct traffic_alloc *live_allocs(struct cpu_dev *c, int *n)
 	return al;
 }
 
-static int cpu_run_blocks(struct gpu_dev *d, pf_dim3 grid, void (*block_fn)(void *ctx, pf_dim3 idx),
-			  void *ctx)
+/* TSC ticks per ns, measured once against the monotonic clock. */
+static double tsc_per_ns(void)
+{
+	static double r;
+	if (r > 0)
+		return r;
+	struct timespec a, b;
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	uint64_t t0 = __builtin_ia32_rdtsc();
+	do
+		clock_gettime(CLOCK_MONOTONIC, &b);
+	while ((b.tv_sec - a.tv_sec) * 1000000000LL + (b.tv_nsec - a.tv_nsec) < 5000000);
+	uint64_t t1 = __builtin_ia32_rdtsc();
+	double ns = (double)((b.tv_sec - a.tv_sec) * 1000000000LL + (b.tv_nsec - a.tv_nsec));
+	r = (double)(t1 - t0) / ns;
+	if (!(r > 0))
+		r = 1;
+	return r;
+}
+
+/* What two back-to-back readings of the TSC differ by, at least: the
+ * clock's own cost in a CUDA thread's timed stretch. */
+static unsigned long long clock_ticks(void)
+{
+	static unsigned long long least;
+	if (least == 0) {
+		least = ~0ull;
+		for (int i = 0; i < 2000; i++) {
+			unsigned long long a = __builtin_ia32_rdtsc(), b = __builtin_ia32_rdtsc();
+			if (b - a < least)
+				least = b - a;
+		}
+	}
+	return least;
+}
+
+/* The calling thread's wall time less its CPU time, ns (pf_launch_stats). */
+static long long away_ns(void)
+{
+	struct timespec w, c;
+	clock_gettime(CLOCK_MONOTONIC, &w);
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c);
+	return (w.tv_sec - c.tv_sec) * 1000000000LL + (w.tv_nsec - c.tv_nsec);
+}
+
+static struct model_launch *new_rec(struct cpu_dev *c)
+{
+	if (c->n_recs == c->cap_recs) {
+		size_t cap = c->cap_recs ? 2 * c->cap_recs : 64;
+		struct model_launch *r = realloc(c->recs, cap * sizeof(*r));
+		if (r == NULL)
+			return NULL;
+		c->recs = r;
+		c->cap_recs = cap;
+	}
+	struct model_launch *r = &c->recs[c->n_recs++];
+	memset(r, 0, sizeof(*r));
+	return r;
+}
+
+static int cpu_run_blocks(struct gpu_dev *d, pf_dim3 grid, pf_dim3 block, void (*block_fn)(void *ctx, pf_dim3 idx),
+			  void *ctx, struct pf_launch_stats *st)
 {
 	struct cpu_dev *c = cpu_of(d);
 	struct grid_job j = {grid, block_fn, ctx};
 	int counted = 0, n = 0;
-	if (c->counting) {
+	struct timespec w0, w1;
+	clock_gettime(CLOCK_MONOTONIC, &w0);    /* the guard's work is the launch's, not the host's */
+	if (c->guard)
+		traffic_guard_open();
+	if (c->counting == COUNT_BYTES) {
 		struct traffic_alloc *al = live_allocs(c, &n);
 		counted = al != NULL && traffic_launch_begin(al, n) == 0;
 		free(al);
 		c->traffic.launches++;
 		if (!counted)
 			c->traffic.uncounted++;
+	}
+	if (c->counting == COUNT_TIMES && st != NULL) {
+		st->timing = 1;
+		st->tsc_per_ns = tsc_per_ns();
+		st->away_ns = away_ns;
+		st->clock_ticks = clock_ticks();
 	}
 	pool_run(c->pool, (uint64_t)grid.x * grid.y * grid.z, grid_item, &j);
 	if (counted) {
@@ -256,8 +334,64 @@ static int cpu_run_blocks(struct gpu_dev *d, pf_dim3 grid, void (*block_fn)(void
 		traffic_launch_end(&b, &approx);
 		c->traffic.bytes += b;
 		c->traffic.approx |= approx;
+		struct model_launch *r = new_rec(c);
+		if (r) {
+			r->bytes = b;
+			r->sum_ns = r->path_ns = -1;
+			r->block_threads = (uint64_t)block.x * block.y * block.z;
+		} else {
+			c->traffic.mismatch = 1;
+		}
 	}
+	if (c->counting == COUNT_TIMES) {
+		/* launch k of the timed call is launch k of the count */
+		if (c->n_timed < c->n_recs && st != NULL && st->timing &&
+		    c->recs[c->n_timed].block_threads == (uint64_t)block.x * block.y * block.z) {
+			/* each timed call again: the least of its times (a
+			 * machine's hiccups hit one call's launch, not all) */
+			struct model_launch *r = &c->recs[c->n_timed];
+			double f = tsc_per_ns(), sum = (double)st->sum_ticks / f, path = model_tail_ticks(st) / f;
+			r->threads = st->threads;
+			if (r->sum_ns < 0 || sum < r->sum_ns)
+				r->sum_ns = sum;
+			if (r->path_ns < 0 || path < r->path_ns)
+				r->path_ns = path;
+		} else {
+			c->traffic.mismatch = 1;
+		}
+		c->n_timed++;
+	}
+	if (c->guard) {
+		struct traffic_alloc *al = live_allocs(c, &n);
+		if (al == NULL || traffic_guard_close(al, n) != 0)
+			c->guard = 0;   /* (guard_end then reports no touches) */
+		free(al);
+	}
+	clock_gettime(CLOCK_MONOTONIC, &w1);
+	c->launch_wall_ms += (double)(w1.tv_sec - w0.tv_sec) * 1e3 + (double)(w1.tv_nsec - w0.tv_nsec) / 1e6;
 	return 0;
+}
+
+static int cpu_guard_begin(struct gpu_dev *d)
+{
+	struct cpu_dev *c = cpu_of(d);
+	int n = 0;
+	if (!traffic_installed())
+		return -1;
+	struct traffic_alloc *al = live_allocs(c, &n);
+	traffic_guard_reset();
+	int rc = al != NULL && traffic_guard_close(al, n) == 0 ? 0 : -1;
+	free(al);
+	c->guard = rc == 0;
+	return rc;
+}
+
+static uint64_t cpu_guard_end(struct gpu_dev *d, uintptr_t *first)
+{
+	struct cpu_dev *c = cpu_of(d);
+	traffic_guard_open();
+	c->guard = 0;
+	return traffic_guard_touches(first);
 }
 
 static int cpu_traffic_begin(struct gpu_dev *d, char *err, size_t errlen)
@@ -268,14 +402,55 @@ static int cpu_traffic_begin(struct gpu_dev *d, char *err, size_t errlen)
 		return -1;
 	}
 	memset(&c->traffic, 0, sizeof(c->traffic));
-	c->counting = 1;
+	c->n_recs = c->n_timed = 0;
+	c->counting = COUNT_BYTES;
 	return 0;
 }
 
 static int cpu_traffic_end(struct gpu_dev *d, struct gpu_traffic *out)
 {
 	struct cpu_dev *c = cpu_of(d);
-	c->counting = 0;
+	c->counting = COUNT_NONE;
+	*out = c->traffic;
+	return 0;
+}
+
+static int cpu_timing_begin(struct gpu_dev *d, char *err, size_t errlen)
+{
+	struct cpu_dev *c = cpu_of(d);
+	(void)err;
+	(void)errlen;
+	tsc_per_ns();
+	c->n_timed = 0;
+	c->launch_wall_ms = 0;
+	c->counting = COUNT_TIMES;
+	return 0;
+}
+
+static int cpu_timing_end(struct gpu_dev *d, struct gpu_traffic *out)
+{
+	struct cpu_dev *c = cpu_of(d);
+	c->counting = COUNT_NONE;
+	if (c->n_timed != c->n_recs)
+		c->traffic.mismatch = 1;
+	for (size_t i = 0; i < c->n_recs; i++)
+		if (c->recs[i].sum_ns < 0)
+			c->recs[i].sum_ns = c->recs[i].path_ns = 0;
+	c->traffic.timed = 1;
+	c->traffic.model_ms = c->traffic.mem_ms = c->traffic.path_ms = c->traffic.par_ms = 0;
+	c->traffic.threads = 0;
+	/* launches the count could not see (no memory to protect) are paid
+	 * their launch cost alone */
+	c->traffic.model_ms = (double)(c->traffic.launches - c->n_recs) * MODEL_LAUNCH_MS;
+	for (size_t i = 0; i < c->n_recs; i++) {
+		double m, p, q;
+		c->traffic.model_ms += model_launch_ms(&c->recs[i], &m, &p, &q);
+		c->traffic.mem_ms += m;
+		c->traffic.path_ms += p;
+		c->traffic.par_ms += q;
+		c->traffic.threads += c->recs[i].threads;
+	}
+	c->traffic.launch_wall_ms = c->launch_wall_ms;
 	*out = c->traffic;
 	return 0;
 }
@@ -345,10 +520,11 @@ static int rt_launch(pf_call *c, const void *kernel, pf_dim3 grid, pf_dim3 block
 	return rt_fail(c, PF_ERR_LAUNCH, "the cpu backend has no device launcher");
 }
 
-static int rt_run_blocks(pf_call *c, pf_dim3 grid, void (*block_fn)(void *ctx, pf_dim3 idx), void *ctx)
+static int rt_run_blocks(pf_call *c, pf_dim3 grid, pf_dim3 block, void (*block_fn)(void *ctx, pf_dim3 idx),
+			 void *ctx, struct pf_launch_stats *st)
 {
 	struct cpu_call *cc = c->priv;
-	return cpu_run_blocks(&cc->dev->base, grid, block_fn, ctx);
+	return cpu_run_blocks(&cc->dev->base, grid, block, block_fn, ctx, st);
 }
 
 static const struct pf_runtime cpu_runtime = {
@@ -570,6 +746,7 @@ static void cpu_close(struct gpu_dev *d)
 		if (c->slots[i].p != NULL && c->slots[i].p != ALLOC_TOMB)
 			release(c->slots[i].p, c->slots[i].bytes, c->slots[i].mapped);
 	free(c->slots);
+	free(c->recs);
 	pool_destroy(c->pool);
 	pthread_mutex_destroy(&c->mu);
 	free(c);
@@ -594,6 +771,10 @@ static const struct gpu_ops cpu_ops = {
 	.l2_flush = cpu_l2_flush,
 	.traffic_begin = cpu_traffic_begin,
 	.traffic_end = cpu_traffic_end,
+	.timing_begin = cpu_timing_begin,
+	.timing_end = cpu_timing_end,
+	.guard_begin = cpu_guard_begin,
+	.guard_end = cpu_guard_end,
 };
 
 int gpu_cpu_open(struct gpu_dev **out, char *err, size_t errlen)

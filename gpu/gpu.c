@@ -166,12 +166,12 @@ int gpu_sync(struct gpu_dev *d, char *err, size_t errlen)
 	return d->ops->sync(d, err, errlen);
 }
 
-int gpu_run_blocks(struct gpu_dev *d, pf_dim3 grid, void (*block_fn)(void *ctx, pf_dim3 block_idx),
-		   void *ctx)
+int gpu_run_blocks(struct gpu_dev *d, pf_dim3 grid, pf_dim3 block, void (*block_fn)(void *ctx, pf_dim3 block_idx),
+		   void *ctx, struct pf_launch_stats *st)
 {
 	if (d->ops->run_blocks == NULL || grid.x == 0 || grid.y == 0 || grid.z == 0)
 		return -1;
-	return d->ops->run_blocks(d, grid, block_fn, ctx);
+	return d->ops->run_blocks(d, grid, block, block_fn, ctx, st);
 }
 
 /* --- loading, introspection, benchmark support ------------------------------- */
@@ -275,6 +275,34 @@ int gpu_traffic_end(struct gpu_dev *d, struct gpu_traffic *out)
 	if (d->ops->traffic_end == NULL)
 		return -1;
 	return d->ops->traffic_end(d, out);
+}
+
+int gpu_timing_begin(struct gpu_dev *d, char *err, size_t errlen)
+{
+	if (d->ops->timing_begin == NULL) {
+		snprintf(err, errlen, "timing CUDA threads needs the cpu backend (this is %s)", d->name);
+		return -1;
+	}
+	return d->ops->timing_begin(d, err, errlen);
+}
+
+int gpu_timing_end(struct gpu_dev *d, struct gpu_traffic *out)
+{
+	if (d->ops->timing_end == NULL)
+		return -1;
+	return d->ops->timing_end(d, out);
+}
+
+int gpu_guard_begin(struct gpu_dev *d)
+{
+	return d->ops->guard_begin ? d->ops->guard_begin(d) : -1;
+}
+
+uint64_t gpu_guard_end(struct gpu_dev *d, uintptr_t *first)
+{
+	if (first)
+		*first = 0;
+	return d->ops->guard_end ? d->ops->guard_end(d, first) : 0;
 }
 
 int gpu_l2_flush(struct gpu_dev *d, char *err, size_t errlen)

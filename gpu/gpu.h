@@ -106,9 +106,10 @@ int gpu_kernel_info(struct gpu_kernel *k, struct gpu_kernel_info *out);
 
 /* cpu backend: calls fn(ctx, block_idx) once per block of `grid`, spread over
  * the device's threads, a block start to finish on one thread (this is what
- * pf_runtime.run_blocks does for a loaded pass).  Returns 0, or -1 on a
+ * pf_runtime.run_blocks does for a loaded pass; `block` and `st` as there).  Returns 0, or -1 on a
  * backend without host-run blocks. */
-int gpu_run_blocks(struct gpu_dev *d, pf_dim3 grid, void (*fn)(void *ctx, pf_dim3 block_idx), void *ctx);
+int gpu_run_blocks(struct gpu_dev *d, pf_dim3 grid, pf_dim3 block, void (*fn)(void *ctx, pf_dim3 block_idx),
+		   void *ctx, struct pf_launch_stats *st);
 
 /* Device memory.  gpu_alloc returns NULL when out of memory. */
 void *gpu_alloc(struct gpu_dev *d, size_t bytes);
@@ -176,10 +177,32 @@ struct gpu_traffic {
 	uint64_t bytes;
 	int approx;             /* some allocation counted whole (too many mappings) */
 	int uncounted;          /* launches that ran without counting (no memory to protect with) */
+	/* After gpu_timing_end (the same call again, each launch's CUDA
+	 * threads timed): the modeled H200 time (traffic.h, the model) and
+	 * its parts summed over the launches, in ms. */
+	int timed;              /* the model below is set */
+	int mismatch;           /* the timed call launched differently: the model used what it could */
+	uint64_t threads;       /* CUDA threads over the launches */
+	double model_ms;        /* launches x launch cost + per launch the largest of the three below */
+	double mem_ms, path_ms, par_ms;
+	double launch_wall_ms;  /* the last timed call's launches, wall ms (its host time is the rest) */
 };
 int gpu_traffic_install(void);
 int gpu_traffic_begin(struct gpu_dev *d, char *err, size_t errlen);
 int gpu_traffic_end(struct gpu_dev *d, struct gpu_traffic *out);
+/* The same call again after gpu_traffic_end, launch for launch: each
+ * launch's CUDA threads timed, then the model over both.  end fills
+ * *out's model fields (keeping what traffic_end put there).  Timed again,
+ * each launch keeps the least of its times: MODEL_TIMED_CALLS calls. */
+#define MODEL_TIMED_CALLS 3
+int gpu_timing_begin(struct gpu_dev *d, char *err, size_t errlen);
+/* cpu backend: between begin and end the host code may not touch device
+ * memory outside its launches (on a GPU that faults): end returns how many
+ * pages it touched (the first address in *first).  begin returns -1 where
+ * the guard cannot be set (another backend: nothing to guard). */
+int gpu_guard_begin(struct gpu_dev *d);
+uint64_t gpu_guard_end(struct gpu_dev *d, uintptr_t *first);
+int gpu_timing_end(struct gpu_dev *d, struct gpu_traffic *out);
 
 /* --cold: evicts the caches.  cuda: resets persisting L2 lines
  * (cuCtxResetPersistingL2Cache, after setting the persisting limit to 0 on

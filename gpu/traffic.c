@@ -28,6 +28,7 @@
 #define _GNU_SOURCE
 #include "traffic.h"
 
+#include <math.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -63,6 +64,33 @@ static struct {
 	int approx;             /* a page could not be opened alone */
 	struct sigaction old;
 } T;
+
+/* The guard (traffic_guard_begin): device memory closed to the host code
+ * between launches; the host's touches are recorded, and the page opened
+ * so that the program goes on. */
+static struct {
+	volatile int active;
+	struct { uintptr_t plo, phi; } *r;     /* sorted; mmap'd */
+	int n;
+	size_t r_bytes;
+	volatile uint64_t touches;
+	volatile uintptr_t first;
+} G;
+
+static int guard_find(uintptr_t a)
+{
+	int lo = 0, hi = G.n - 1;
+	while (lo <= hi) {
+		int mid = (lo + hi) / 2;
+		if (a < G.r[mid].plo)
+			hi = mid - 1;
+		else if (a >= G.r[mid].phi)
+			lo = mid + 1;
+		else
+			return mid;
+	}
+	return -1;
+}
 
 static int find_range(uintptr_t a)
 {
@@ -123,6 +151,13 @@ static void on_segv(int sig, siginfo_t *si, void *uc)
 				;
 			return;
 		}
+	}
+	if (__atomic_load_n(&G.active, __ATOMIC_ACQUIRE) && guard_find(a) >= 0) {
+		uintptr_t pg = a & ~(uintptr_t)(PG - 1);
+		if (__atomic_fetch_add(&G.touches, 1, __ATOMIC_ACQ_REL) == 0)
+			G.first = a;
+		if (mprotect((void *)pg, PG, PROT_READ | PROT_WRITE) == 0)
+			return;
 	}
 	chain(sig, si, uc);
 }
@@ -246,4 +281,119 @@ int traffic_launch_end(uint64_t *bytes, int *approx)
 	release();
 	*bytes = b;
 	return rc;
+}
+
+/* ---- the guard ----------------------------------------------------------- */
+
+static void guard_open_all(void)
+{
+	__atomic_store_n(&G.active, 0, __ATOMIC_RELEASE);
+	for (int i = 0; i < G.n; i++)
+		if (G.r[i].phi > G.r[i].plo)
+			mprotect((void *)G.r[i].plo, G.r[i].phi - G.r[i].plo, PROT_READ | PROT_WRITE);
+	if (G.r)
+		munmap(G.r, G.r_bytes);
+	G.r = NULL;
+	G.n = 0;
+}
+
+static int by_plo(const void *a, const void *b)
+{
+	const uintptr_t *x = a, *y = b;
+	return x[0] < y[0] ? -1 : x[0] > y[0];
+}
+
+int traffic_guard_close(const struct traffic_alloc *al, int n)
+{
+	guard_open_all();
+	if (!T.installed || n <= 0)
+		return n <= 0 ? 0 : -1;
+	G.r_bytes = ((size_t)n * sizeof(*G.r) + PG - 1) / PG * PG;
+	void *m = mmap(NULL, G.r_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (m == MAP_FAILED)
+		return -1;
+	G.r = m;
+	for (int i = 0; i < n; i++) {
+		uintptr_t lo = (uintptr_t)al[i].p, hi = lo + al[i].bytes;
+		G.r[i].plo = (lo + PG - 1) / PG * PG;
+		G.r[i].phi = hi / PG * PG;
+		if (G.r[i].phi < G.r[i].plo)
+			G.r[i].phi = G.r[i].plo;
+	}
+	G.n = n;
+	qsort(G.r, (size_t)n, sizeof(*G.r), by_plo);
+	for (int i = 0; i < n; i++)
+		if (G.r[i].phi > G.r[i].plo &&
+		    mprotect((void *)G.r[i].plo, G.r[i].phi - G.r[i].plo, PROT_NONE) != 0) {
+			guard_open_all();
+			return -1;
+		}
+	__atomic_store_n(&G.active, 1, __ATOMIC_RELEASE);
+	return 0;
+}
+
+void traffic_guard_open(void)
+{
+	guard_open_all();
+}
+
+void traffic_guard_reset(void)
+{
+	G.touches = 0;
+	G.first = 0;
+}
+
+uint64_t traffic_guard_touches(uintptr_t *first)
+{
+	if (first)
+		*first = G.first;
+	return G.touches;
+}
+
+/* ---- the model (traffic.h) ------------------------------------------------ */
+
+/* The lower edge of histogram bucket b: 4 buckets per power of two. */
+static double bucket_lo(int b)
+{
+	return b < 4 ? (double)b : ldexp(1.0 + (b % 4) / 4.0, b / 4);
+}
+
+double model_tail_ticks(const struct pf_launch_stats *st)
+{
+	/* From the longest threads down, the first time t whose octave
+	 * [t, 2t) holds MODEL_PATH_SHARE of the summed time (a bucket's
+	 * threads at its lower edge): a group of threads alike in their
+	 * work.  The machine's hiccups spread a few threads over many
+	 * octaves, and hold little of any one. */
+	double want = MODEL_PATH_SHARE * (double)st->sum_ticks;
+	for (int b = PF_STATS_BUCKETS - 1; b >= 0; b--) {
+		if (!st->hist[b])
+			continue;
+		double held = 0;
+		for (int k = b; k < b + 4 && k < PF_STATS_BUCKETS; k++)
+			held += (double)st->hist[k] * bucket_lo(k);
+		if (held >= want)
+			return bucket_lo(b);
+	}
+	return 0;
+}
+
+double model_launch_ms(const struct model_launch *l, double *mem, double *path, double *par)
+{
+	double m = (double)l->bytes / MODEL_BYTES_PER_MS;
+	double resident_sm = (double)MODEL_BLOCKS_PER_SM * (double)(l->block_threads ? l->block_threads : 1);
+	if (resident_sm > MODEL_THREADS_PER_SM)
+		resident_sm = MODEL_THREADS_PER_SM;
+	double resident = resident_sm * MODEL_SMS;
+	double held = l->threads > 0 && (double)l->threads < resident ? (double)l->threads : resident;
+	double p = l->path_ns * MODEL_GPU_PER_CPU / 1e6;
+	double q = l->threads > 0 ? l->sum_ns * MODEL_GPU_PER_CPU / held / 1e6 : 0;
+	if (mem)
+		*mem = m;
+	if (path)
+		*path = p;
+	if (par)
+		*par = q;
+	double t = m > p ? m : p;
+	return MODEL_LAUNCH_MS + (t > q ? t : q);
 }

@@ -8,6 +8,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "passfs_abi.h"
+
 struct traffic_alloc {
 	void *p;
 	size_t bytes;
@@ -25,5 +27,56 @@ int traffic_installed(void);
  * end then.  end returns -1 when some page could not be given back. */
 int traffic_launch_begin(const struct traffic_alloc *al, int n);
 int traffic_launch_end(uint64_t *bytes, int *approx);
+
+/* The guard: between a pass's launches its host code has no business in
+ * device memory (on a GPU a host pointer to it faults).  close protects the
+ * whole pages of the n allocations (what the host then touches is counted
+ * and opened), open gives them back; touches counts since reset, with the
+ * first address.  close returns 0 or -1 (nothing could be protected). */
+int traffic_guard_close(const struct traffic_alloc *al, int n);
+void traffic_guard_open(void);
+void traffic_guard_reset(void);
+uint64_t traffic_guard_touches(uintptr_t *first);
+
+/* ---- the modeled H200 time of a launch ------------------------------------
+ *
+ * A launch costs MODEL_LAUNCH_MS plus the largest of:
+ *   memory:   the bytes of the pages it touched over MODEL_BYTES_PER_MS
+ *             (HBM3e's 4.8 TB/s peak at the ~90% a streaming kernel gets);
+ *   path:     its slowest group of CUDA threads (the longest time t whose
+ *             octave [t, 2t) holds MODEL_PATH_SHARE of the launch's summed
+ *             thread time: threads slowed by the machine - an interrupt, a
+ *             descheduled vCPU - are few and spread over many octaves)
+ *             times MODEL_GPU_PER_CPU:
+ *             a GPU runs one thread's dependent work that much slower than
+ *             a CPU core runs it (memory latency it cannot hide without
+ *             other threads), and no launch ends before its slowest thread;
+ *   parallel: its threads' summed time times MODEL_GPU_PER_CPU over the
+ *             threads the GPU holds at once (132 SMs x 2048, fewer with
+ *             small blocks: 32 blocks an SM), or over the launch's threads
+ *             when there are fewer: waves of resident threads.
+ * So a kernel with too few threads (one thread per row) pays its serial
+ * work, a memory-bound kernel with enough threads pays its bytes, and work
+ * spread over threads is paid once per wave.  Thread times come from the
+ * cpu backend's emulation (pf_launch_stats): they include the emulator's
+ * cost of a barrier (a fiber switch, ~10 ns), which a GPU does not pay. */
+#define MODEL_LAUNCH_MS 0.003
+#define MODEL_BYTES_PER_MS 4.3e9
+#define MODEL_SMS 132
+#define MODEL_THREADS_PER_SM 2048
+#define MODEL_BLOCKS_PER_SM 32
+#define MODEL_GPU_PER_CPU 20.0
+#define MODEL_PATH_SHARE 0.05
+
+struct model_launch {
+	uint64_t bytes;                 /* touched (traffic count) */
+	uint64_t block_threads;         /* threads a block */
+	uint64_t threads;               /* threads that ran (timed) */
+	double path_ns, sum_ns;         /* slowest-thread tail and the sum, CPU ns */
+};
+/* The tail value of a launch's thread times, in ticks. */
+double model_tail_ticks(const struct pf_launch_stats *st);
+/* One launch's modeled ms; *mem, *path, *par get its three terms. */
+double model_launch_ms(const struct model_launch *l, double *mem, double *path, double *par);
 
 #endif

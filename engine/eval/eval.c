@@ -64,7 +64,9 @@ static int batch_open(struct batch *b, const struct ejob *job, int first, int wa
 	struct ctx *c = &b->c;
 	*c = (struct ctx){.job = job, .first = first, .warmup = warmup, .trials = trials, .cold = job->opts.cold, .trial_times = job->opts.trial_times,
 			  .cuda = cuda, .auto_trials = job->opts.trials <= 0, .auto_warmup = job->opts.warmup == 0,
-			  .budget_ms = cuda ? 0 : TRIAL_BUDGET_MS};
+			  .by_model = !cuda && eval_cpu_speedup_modeled()};
+	c->budget_ms = cuda ? 0 : c->by_model ? TRIAL_BUDGET_MODELED_MS : TRIAL_BUDGET_MS;
+	c->budget_min = c->by_model ? BUDGET_MIN_TRIALS_MODELED : BUDGET_MIN_TRIALS;
 	b->ew = (struct worker){.pid = -1, .sock = -1, .out_fd = -1, .report_fd = -1};
 	b->pw = b->ew;
 	c->in.fd = c->eager_res.fd = c->pass_res.fd = -1;
@@ -408,6 +410,12 @@ static json_t *variant_json(const struct graph_variant *v, const struct vresult 
 			      vr->min_t == SCORE_T_NEVER ? json_null() : json_integer(vr->min_t));
 	if (vr->status == SCORE_OK || vr->status == SCORE_MISMATCH) {
 		json_object_set_new(j, "speedup", json_real(eval_round(vr->speedup, 4)));
+		if (vr->speedup_modeled) {
+			json_object_set_new(j, "speedup_source", json_string("modeled_h200"));
+			json_object_set_new(j, "measured_speedup", json_real(eval_round(vr->measured_speedup, 4)));
+		} else {
+			json_object_set_new(j, "speedup_source", json_string("measured"));
+		}
 		json_object_set_new(j, "eager_ms", json_real(eval_round(vr->eager_ms, 4)));
 		json_object_set_new(j, "pass_ms", json_real(eval_round(vr->pass_ms, 4)));
 		json_object_set_new(j, "eager_iqr_ratio", json_real(eval_round(vr->eager_iqr, 3)));
@@ -456,13 +464,24 @@ static json_t *variant_json(const struct graph_variant *v, const struct vresult 
 						      eval_round(vr->pass_model_ms, 6)));
 			json_object_set_new(j, "modeled_speedup",
 					    json_real(eval_round(vr->eager_model_ms / vr->pass_model_ms, 4)));
-			json_t *tr = json_pack("{s:{s:I, s:I}, s:{s:I, s:I}}", "eager", "launches",
-					       (json_int_t)vr->eager_traffic.launches, "bytes",
-					       (json_int_t)vr->eager_traffic.bytes, "pass", "launches",
-					       (json_int_t)vr->pass_traffic.launches, "bytes",
-					       (json_int_t)vr->pass_traffic.bytes);
+			json_object_set_new(j, "modeled_host_ms",
+					    json_pack("{s:f, s:f}", "eager", eval_round(vr->eager_host_ms, 6), "pass",
+						      eval_round(vr->pass_host_ms, 6)));
+			json_t *tr = json_object();
+			const struct gpu_traffic *side[2] = {&vr->eager_traffic, &vr->pass_traffic};
+			for (int k = 0; k < 2; k++) {
+				const struct gpu_traffic *g = side[k];
+				json_object_set_new(
+					tr, k ? "pass" : "eager",
+					json_pack("{s:I, s:I, s:I, s:f, s:f, s:f}", "launches", (json_int_t)g->launches,
+						  "bytes", (json_int_t)g->bytes, "threads", (json_int_t)g->threads,
+						  "memory_ms", eval_round(g->mem_ms, 6), "path_ms",
+						  eval_round(g->path_ms, 6), "parallel_ms", eval_round(g->par_ms, 6)));
+			}
 			if (vr->eager_traffic.approx || vr->pass_traffic.approx)
 				json_object_set_new(tr, "approx", json_true());
+			if (vr->eager_traffic.mismatch || vr->pass_traffic.mismatch)
+				json_object_set_new(tr, "mismatch", json_true());
 			json_object_set_new(j, "traffic", tr);
 		}
 		if (vr->implausible)

@@ -70,6 +70,14 @@
 #define COMPILE_TIMEOUT_S 120
 
 enum { CMD_CHECK = 1, CMD_TIME, CMD_VARIANT, CMD_MAP, CMD_MODULE, CMD_QUIT, CMD_COUNT };
+/* CMD_COUNT's steps (cmd.count), and its reply's payload */
+enum { COUNT_STEP_BYTES = 1, COUNT_STEP_TIMES = 2 };
+struct count_reply {
+	struct gpu_traffic tr;          /* the model so far (gpu/traffic.h) */
+	double host_ms;                 /* the least host time of the timed calls */
+	uint64_t guard_touches;         /* pass: device pages its host code touched */
+	uint64_t guard_first;           /* the first such address */
+};
 
 /* CMD_MODULE (a pass worker started before the compile, once): the
  * compiled pass follows (a uint64_t length, then module_pack's bytes).
@@ -113,13 +121,11 @@ struct reply {
  * BUDGET_MIN_TRIALS ran; one warm-up call per side when the first took
  * WARM_ENOUGH_MS or more (large variants: caches cannot hold them). */
 #define TRIAL_BUDGET_MS 1000.0
-/* The modeled H200 time of one call on the cpu backend (docs/result-format.md,
- * modeled_h200_ms): launches x MODEL_LAUNCH_MS plus the bytes the call's
- * kernels touched at MODEL_BYTES_PER_MS (HBM3e's 4.8 TB/s peak at the ~90%
- * a streaming kernel reaches). */
-#define MODEL_LAUNCH_MS 0.003
-#define MODEL_BYTES_PER_MS 4.3e9
 #define BUDGET_MIN_TRIALS 5
+/* ... and when the cpu backend scores the modeled speedup (the measured
+ * one is information then; the counted calls are verified runs too): */
+#define TRIAL_BUDGET_MODELED_MS 150.0
+#define BUDGET_MIN_TRIALS_MODELED 2
 #define WARM_ENOUGH_MS 100.0
 /* Timed trials verified value by value: every one up to this many, then a
  * random quarter and the last. */
@@ -205,6 +211,8 @@ struct ctx {
 	int auto_trials;                /* the default counts: stop early when tight, bounded by time */
 	int auto_warmup;                /* the default warm-up: one call when it is long */
 	double budget_ms;               /* auto_trials: timed calls' budget per variant, 0: none */
+	int budget_min;                 /* ... and the least timed calls */
+	int by_model;                   /* cpu backend scoring the modeled speedup (eval_cpu_speedup_modeled) */
 	int cold;
 	int trial_times;                /* keep every timed trial's ms in result.json */
 	int cuda;                       /* the cuda backend */
@@ -242,6 +250,15 @@ struct wstate {
 	/* eager worker: a plan per batch variant (one op-library compile) */
 	struct eager_plan **plans;
 	struct eager_plan *plan;
+	/* CMD_COUNT: eager's GPU-geometry plan, the counts so far, the
+	 * least host time of the timed calls, and the pass's host touches of
+	 * device memory (the guard) */
+	struct eager_plan *gpu_plan;
+	struct gpu_traffic tr;
+	double host_ms;
+	int guarded;
+	uint64_t guard_touches, guard_first;
+	double guard_ms;                /* the last call's guard setup and teardown */
 	int is_pass;
 	int trace;                      /* CUPTI records GPU time */
 	char trace_note[200];           /* why not, when not */
@@ -291,6 +308,8 @@ struct vresult {
 	double unexplained_ms;
 	int timing_retries;             /* timing runs repeated for instability */
 	double speedup_paired;          /* median of per-trial eager/pass ratios */
+	double measured_speedup;        /* the measured one, when speedup is the model's */
+	int speedup_modeled;            /* speedup is eager / pass modeled H200 time */
 	double speedup_of_medians;      /* eager_ms / pass_ms */
 	double speedup_lo, speedup_hi;  /* its 95% interval */
 	json_t *trial_ms;               /* with opts.trial_times: {eager: [...], pass: [...]} */
@@ -307,6 +326,7 @@ struct vresult {
 	int modeled;
 	struct gpu_traffic eager_traffic, pass_traffic;
 	double eager_model_ms, pass_model_ms;
+	double eager_host_ms, pass_host_ms;     /* their host time, in them */
 	char note[400];                 /* why a flag is set */
 	char msg[512];
 	char *log;

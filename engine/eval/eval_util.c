@@ -330,3 +330,9 @@ int eval_recv_all(int fd, void *p, size_t n)
 {
 	return base_read_full(fd, p, n) == (ssize_t)n ? 0 : -1;
 }
+
+int eval_cpu_speedup_modeled(void)
+{
+	const char *e = getenv("PASSFS_CPU_SPEEDUP");
+	return !(e != NULL && strcmp(e, "measured") == 0);
+}

@@ -160,7 +160,22 @@ static int w_call(struct wstate *w, int timed, double *ms, struct trial_gpu *gpu
 	int tracing = gpu && w->trace && gpu_trace_begin(w->dev, e2, sizeof(e2)) == 0;
 	double t0 = base_now_ms();
 	int rc;
-	if (w->is_pass)
+	w->guard_ms = 0;
+	if (w->is_pass && w->guarded) {
+		double g0 = base_now_ms();
+		int on = gpu_guard_begin(w->dev) == 0;
+		w->guard_ms = base_now_ms() - g0;
+		rc = pass_instance_call(w->pi, w->din, w->dout, err, errlen);
+		if (on) {
+			uintptr_t first = 0;
+			g0 = base_now_ms();
+			uint64_t n = gpu_guard_end(w->dev, &first);
+			w->guard_ms += base_now_ms() - g0;
+			if (n > 0 && w->guard_touches == 0)
+				w->guard_first = (uint64_t)first;
+			w->guard_touches += n;
+		}
+	} else if (w->is_pass)
 		rc = pass_instance_call(w->pi, w->din, w->dout, err, errlen);
 	else
 		rc = eager_run(w->plan, w->din, w->dout, err, errlen) ? W_ERR : PF_OK;
@@ -218,6 +233,10 @@ static int w_variant(struct wstate *w, int k, char *err, size_t errlen)
 	if (!w->is_pass && w->plan) {
 		eager_free(w->plan);    /* its scratch goes; the op library stays */
 		w->plan = NULL;
+	}
+	if (w->gpu_plan) {
+		eager_free(w->gpu_plan);
+		w->gpu_plan = NULL;
 	}
 	c->v = &c->job->task->variants[c->first + k];
 	c->lay = c->lays[k];
@@ -296,23 +315,64 @@ static void worker_loop(struct wstate *w, int sock, unsigned char *res)
 			continue;
 		}
 		case CMD_COUNT: {
-			/* One call on the public set with each launch's memory
-			 * traffic counted (cpu backend: pages touched, not
-			 * timed): for the modeled GPU time. */
+			/* A counted call for the modeled GPU time (cpu backend,
+			 * gpu/traffic.h) on fresh inputs like a timed trial's,
+			 * its results stored like one's (the parent verifies
+			 * them): cmd.count COUNT_STEP_BYTES counts each launch's
+			 * memory traffic, COUNT_STEP_TIMES (after it, repeated)
+			 * times each launch's CUDA threads.  Eager runs the
+			 * launches a GPU would run (block-per-row reductions, an
+			 * element a thread), not the cpu backend's plan; the
+			 * pass runs with device memory closed to its host code
+			 * outside its launches. */
 			double ms = 0;
-			struct gpu_traffic tr = {0};
-			if (w->n_in != w->c->v->n_inputs || w_load_set(w, 0, NULL, err, sizeof(err))) {
+			int bytes_step = cmd.count == COUNT_STEP_BYTES;
+			if (w->n_in != w->c->v->n_inputs || w_load_set(w, 0, cmd.rot, err, sizeof(err))) {
 				reply_send(sock, W_ERR, NULL, 0, NULL, 0, "%s", err[0] ? err : "bad input set");
 				continue;
 			}
-			if (gpu_traffic_begin(w->dev, err, sizeof(err))) {
-				reply_send(sock, W_ERR, NULL, 0, NULL, 0, "%s", err);
+			if (!w->is_pass && !eager_is_gpu_geometry(w->plan) && w->gpu_plan == NULL &&
+			    (w->gpu_plan = eager_prepare_gpu_geometry(w->dev, w->c->v, err, sizeof(err))) == NULL) {
+				reply_send(sock, W_ERR, NULL, 0, NULL, 0, "eager's GPU plan: %s", err);
 				continue;
 			}
-			rc = w_call(w, 0, &ms, NULL, err, sizeof(err));
-			gpu_traffic_end(w->dev, &tr);
+			if (bytes_step) {
+				memset(&w->tr, 0, sizeof(w->tr));
+				w->host_ms = -1;
+				w->guard_touches = 0;
+			}
+			rc = (bytes_step ? gpu_traffic_begin(w->dev, err, sizeof(err))
+					 : gpu_timing_begin(w->dev, err, sizeof(err)))
+				     ? W_ERR
+				     : PF_OK;
+			if (rc == PF_OK) {
+				struct eager_plan *own = w->plan;
+				if (w->gpu_plan)
+					w->plan = w->gpu_plan;
+				w->guarded = w->is_pass;
+				rc = w_call(w, 0, &ms, NULL, err, sizeof(err));
+				w->guarded = 0;
+				w->plan = own;
+				if (bytes_step) {
+					gpu_traffic_end(w->dev, &w->tr);
+				} else {
+					gpu_timing_end(w->dev, &w->tr);
+					/* the host's time: the call less its
+					 * launches and the guard's own work */
+					double host = ms - w->tr.launch_wall_ms - w->guard_ms;
+					if (host < 0)
+						host = 0;
+					if (w->host_ms < 0 || host < w->host_ms)
+						w->host_ms = host;
+				}
+			}
+			if (rc == PF_OK && w_store(w, res, TIMED_SLOT, 1)) {
+				rc = W_ERR;
+				snprintf(err, sizeof(err), "copying results back failed");
+			}
+			struct count_reply cr = {w->tr, w->host_ms < 0 ? 0 : w->host_ms, w->guard_touches, w->guard_first};
 			times[0] = ms;
-			reply_send(sock, rc, times, 1, &tr, sizeof(tr), "%s", err);
+			reply_send(sock, rc, times, 1, &cr, sizeof(cr), "%s", err);
 			continue;
 		}
 		case CMD_QUIT:

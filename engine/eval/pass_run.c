@@ -311,10 +311,11 @@ out:
 	return rc;
 }
 
-static int rt_run_blocks(pf_call *c, pf_dim3 grid, void (*fn)(void *ctx, pf_dim3 block_idx), void *ctx)
+static int rt_run_blocks(pf_call *c, pf_dim3 grid, pf_dim3 block, void (*fn)(void *ctx, pf_dim3 block_idx),
+			 void *ctx, struct pf_launch_stats *st)
 {
 	struct pass_instance *pi = self(c);
-	if (gpu_run_blocks(pi->dev, grid, fn, ctx))
+	if (gpu_run_blocks(pi->dev, grid, block, fn, ctx, st))
 		return rt_fail(c, PF_ERR_LAUNCH, "this backend does not run blocks on the host");
 	return PF_OK;
 }

@@ -42,7 +42,32 @@ typedef struct pf_call pf_call;
 #ifndef __CUDACC_RTC__
 #include <stddef.h>
 
-#define PF_ABI_VERSION 1
+#define PF_ABI_VERSION 2
+
+/* What a cpu-backend launch reports when the runtime asks (timing != 0,
+ * set before the blocks run): each CUDA thread's time on the CPU, in TSC
+ * ticks, the emulator's own switching excluded as far as it can be, and
+ * time its OS thread spent descheduled taken off.  The
+ * histogram's bucket of t ticks is pf_stats_bucket(t).  For the modeled GPU
+ * time (gpu/traffic.h); never for the score's measured time. */
+#define PF_STATS_BUCKETS 256
+struct pf_launch_stats {
+	int timing;
+	double tsc_per_ns;      /* set by the runtime with timing, */
+	long long (*away_ns)(void);     /* and the OS thread's wall less CPU ns so far, */
+	unsigned long long clock_ticks; /* and what reading the clock twice costs (taken off each thread) */
+	unsigned long long threads, sum_ticks, max_ticks;
+	unsigned long long hist[PF_STATS_BUCKETS];
+};
+/* 4 buckets per power of two: 4*floor(log2 t) + the next two bits. */
+static inline int pf_stats_bucket(unsigned long long t)
+{
+	if (t < 4)
+		return (int)t;
+	int e = 63 - __builtin_clzll(t);
+	int b = 4 * e + (int)((t >> (e - 2)) & 3);
+	return b < PF_STATS_BUCKETS ? b : PF_STATS_BUCKETS - 1;
+}
 
 /* What the worker provides.  Every function gets the call back. */
 struct pf_runtime {
@@ -58,10 +83,13 @@ struct pf_runtime {
 	 * in pf_kernel_table), with cuLaunchKernel-style argument pointers. */
 	int (*launch)(pf_call *c, const void *kernel, pf_dim3 grid, pf_dim3 block, size_t smem,
 		      void **args, int nargs, const size_t *arg_sizes);
-	/* cpu backend: run block_fn once per block of `grid`, spread over the
-	 * worker's threads; a block runs start to finish on one thread. */
-	int (*run_blocks)(pf_call *c, pf_dim3 grid, void (*block_fn)(void *ctx, pf_dim3 block_idx),
-			  void *ctx);
+	/* cpu backend: run block_fn once per block of `grid` (blocks of
+	 * `block` threads), spread over the worker's threads; a block runs
+	 * start to finish on one thread.  The runtime may set st->timing first,
+	 * and reads st after (st may be NULL: nothing is recorded). */
+	int (*run_blocks)(pf_call *c, pf_dim3 grid, pf_dim3 block,
+			  void (*block_fn)(void *ctx, pf_dim3 block_idx), void *ctx,
+			  struct pf_launch_stats *st);
 };
 
 struct pf_call {

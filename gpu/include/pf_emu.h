@@ -177,6 +177,7 @@
 #include <limits.h>
 #include <assert.h>
 #include <sys/mman.h>
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <limits>
@@ -1319,6 +1320,7 @@ struct launch_info {
 	unsigned nthreads;
 	int failed;
 	char msg[256];
+	pf_launch_stats stats;        /* filled when the runtime sets stats.timing */
 };
 
 struct sched;
@@ -1398,6 +1400,16 @@ struct sched {
 	fiber *bwait[PF_EMU_MAX_THREADS];
 	warp_state warps[PF_EMU_MAX_THREADS / 32];
 	fiber *fibers[PF_EMU_MAX_THREADS];    /* allocated on first use, kept */
+	/* Thread times (li->stats.timing): ticks of each thread of the block
+	 * so far, the start of the running fiber's stretch, and the block's
+	 * histogram (merged into li->stats when the block ends; `seen`
+	 * marks the buckets used). */
+	int timing;
+	unsigned long long tseg, tsum, tmax, tn;
+	unsigned long long tacc[PF_EMU_MAX_THREADS];
+	unsigned long long tsort[PF_EMU_MAX_THREADS];
+	unsigned long long thist[PF_STATS_BUCKETS];
+	unsigned long long tseen[PF_STATS_BUCKETS / 64];
 };
 
 PF_EMU_TLS sched *t_pool;      /* this OS thread's scheduler (kept) */
@@ -1450,6 +1462,9 @@ PF_EMU_INL void switch_to(sched *S, fiber *to, bool from_dies = false)
 {
 	fiber *from = S->cur;
 	S->cur = to;
+	if (__builtin_expect(S->timing, 0) && from != &S->main && from->tid < PF_EMU_MAX_THREADS)
+		/* the stretch just run belongs to the thread `from` runs */
+		S->tacc[from->tid] += __builtin_ia32_rdtsc() - S->tseg;
 #ifdef PF_EMU_ASAN
 	__sanitizer_start_switch_fiber(from_dies ? nullptr : &from->fake,
 				       to == &S->main ? S->asan_bottom : to->stk_lo,
@@ -1461,6 +1476,10 @@ PF_EMU_INL void switch_to(sched *S, fiber *to, bool from_dies = false)
 #ifdef PF_EMU_ASAN
 	__sanitizer_finish_switch_fiber(from->fake, nullptr, nullptr);
 #endif
+	/* `from` runs again: its thread's next stretch starts now (the
+	 * switching itself is the emulator's cost, not the thread's) */
+	if (__builtin_expect(S->timing, 0))
+		S->tseg = __builtin_ia32_rdtsc();
 }
 
 PF_EMU_INL void ready_push(sched *S, fiber *f)
@@ -1752,6 +1771,59 @@ inline sched *get_sched()
 	return S;
 }
 
+/* The block's thread times into its histogram.  Time the OS thread spent
+ * descheduled (its wall time less its CPU time, `away` ns) landed in some
+ * CUDA threads' times: it is taken off the longest ones, down to the
+ * block's median, longest first. */
+inline void timing_block(sched *S, long long away, double tsc_per_ns, unsigned long long clock_ticks)
+{
+	unsigned n = S->exited;
+	if (away > 20000 && n > 0 && tsc_per_ns > 0) {
+		memcpy(S->tsort, S->tacc, n * sizeof(unsigned long long));
+		std::sort(S->tsort, S->tsort + n);
+		unsigned long long med = S->tsort[n / 2], left = (unsigned long long)((double)away * tsc_per_ns);
+		for (unsigned i = n; i-- > 0 && left > 0 && S->tsort[i] > med;) {
+			unsigned long long cut = S->tsort[i] - med < left ? S->tsort[i] - med : left;
+			/* the thread with that time (the first found) */
+			for (unsigned t = 0; t < n; t++)
+				if (S->tacc[t] == S->tsort[i]) {
+					S->tacc[t] -= cut;
+					break;
+				}
+			left -= cut;
+		}
+	}
+	for (unsigned t = 0; t < n; t++) {
+		unsigned long long d = S->tacc[t] > clock_ticks ? S->tacc[t] - clock_ticks : 0;
+		int b = pf_stats_bucket(d);
+		if (!(S->tseen[b >> 6] >> (b & 63) & 1ull)) {
+			S->tseen[b >> 6] |= 1ull << (b & 63);
+			S->thist[b] = 0;
+		}
+		S->thist[b]++;
+		S->tsum += d;
+		S->tn++;
+		if (d > S->tmax)
+			S->tmax = d;
+	}
+}
+
+/* Adds the block's thread times to the launch's. */
+inline void timing_merge(sched *S, pf_launch_stats *st)
+{
+	__atomic_fetch_add(&st->threads, S->tn, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&st->sum_ticks, S->tsum, __ATOMIC_RELAXED);
+	unsigned long long m = __atomic_load_n(&st->max_ticks, __ATOMIC_RELAXED);
+	while (S->tmax > m && !__atomic_compare_exchange_n(&st->max_ticks, &m, S->tmax, true, __ATOMIC_RELAXED,
+							   __ATOMIC_RELAXED))
+		;
+	for (int w = 0; w < PF_STATS_BUCKETS / 64; w++)
+		for (unsigned long long bits = S->tseen[w]; bits; bits &= bits - 1) {
+			int b = w * 64 + __builtin_ctzll(bits);
+			__atomic_fetch_add(&st->hist[b], S->thist[b], __ATOMIC_RELAXED);
+		}
+}
+
 /* Runs the block's threads; returns when all have finished (or on error). */
 inline void run_block(launch_info *L, pf_dim3 b, void (*entry)(sched *), void *ctx)
 {
@@ -1798,6 +1870,13 @@ inline void run_block(launch_info *L, pf_dim3 b, void (*entry)(sched *), void *c
 		S->warps[w].valid = n >= 32 ? ~0u : (1u << n) - 1u;
 	}
 	S->cur = &S->main;
+	S->timing = L->stats.timing;
+	long long away0 = 0;
+	if (S->timing) {
+		S->tsum = S->tmax = S->tn = 0;
+		memset(S->tseen, 0, sizeof S->tseen);
+		away0 = L->stats.away_ns ? L->stats.away_ns() : 0;
+	}
 	fiber *f0 = new_fiber(S);
 	if (!f0) {
 		report(L, "out of memory for fiber stacks");
@@ -1806,6 +1885,11 @@ inline void run_block(launch_info *L, pf_dim3 b, void (*entry)(sched *), void *c
 	switch_to(S, f0);
 	if (S->failed)
 		report(L, S->err);
+	if (S->timing) {
+		long long away = L->stats.away_ns ? L->stats.away_ns() - away0 : 0;
+		timing_block(S, away, L->stats.tsc_per_ns, L->stats.clock_ticks);
+		timing_merge(S, &L->stats);
+	}
 }
 
 /* The body of every fiber: run unstarted threads until none is left. */
@@ -1832,7 +1916,17 @@ template <class K> void fiber_main(sched *S)
 		}
 		f->tid = t;
 		f->idx = id;
-		k->call();
+		if (__builtin_expect(S->timing, 0)) {
+			unsigned long long now = __builtin_ia32_rdtsc();
+			S->tacc[t] = 0;
+			S->tseg = now;
+			k->call();
+			now = __builtin_ia32_rdtsc();
+			S->tacc[t] += now - S->tseg;
+			S->tseg = now;
+		} else {
+			k->call();
+		}
 		S->exited++;
 		S->warps[t >> 5].exited |= 1u << (t & 31);
 		if (S->warp_pending)
@@ -2186,9 +2280,9 @@ inline int launch(pf_call *c, void (*kernel)(P...), pf_dim3 grid, pf_dim3 block,
 		return cuda_launch(c, kernel, grid, block, smem, vals, std::index_sequence_for<P...>{});
 	}
 	typedef closure<P...> K;
-	K k{launch_info{grid, block, smem, block.x * block.y * block.z, 0, {0}}, kernel,
+	K k{launch_info{grid, block, smem, block.x * block.y * block.z, 0, {0}, {}}, kernel,
 	    std::tuple<P...>(arg_cast<P>(std::forward<A>(a))...)};
-	int rc = c->rt->run_blocks(c, grid, &block_entry<K>, &k);
+	int rc = c->rt->run_blocks(c, grid, block, &block_entry<K>, &k, &k.li.stats);
 	if (__atomic_load_n(&k.li.failed, __ATOMIC_SEQ_CST))
 		return c->rt->fail(c, PF_ERR_LAUNCH, k.li.msg);
 	return rc;

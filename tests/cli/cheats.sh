@@ -118,6 +118,8 @@ if [ "$BACKEND" = cpu ]; then
 		"'Segmentation fault' in r['message'] and 0 < int(v0['log_tail'].split('alloc flood: ')[1].split()[0]) < 64"
 	check c11_reads_reference $C/c11_reads_reference.c rejected "'poison' in r['message']"
 	check c15_inherited_fd $C/c15_inherited_fd.c rejected "'poison' in r['message']"
+	check c16_host_compute $C/c16_host_compute.c rejected \
+		"'host code touched device memory outside its kernels' in r['message'] and 'counted run 1 of' in r['message']"
 	# Flagged on every variant (each worker's quickest trial compared: all
 	# of about 40 runs, idle and under load) and scored on the parent's own
 	# round-trip estimate, so the tamper gains nothing: it scores like an

@@ -66,7 +66,7 @@ static int rec_fail(pf_call *, int code, const char *msg)
 	return code;
 }
 
-static int no_blocks(pf_call *, pf_dim3, void (*)(void *, pf_dim3), void *)
+static int no_blocks(pf_call *, pf_dim3, pf_dim3, void (*)(void *, pf_dim3), void *, pf_launch_stats *)
 {
 	seen.fails += 100;      /* the cuda path must never run blocks on the host */
 	return PF_ERR_LAUNCH;

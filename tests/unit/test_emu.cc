@@ -67,7 +67,8 @@ static void *rb_worker(void *p)
 	return nullptr;
 }
 
-static int fake_run_blocks(pf_call *c, pf_dim3 g, void (*fn)(void *, pf_dim3), void *ctx)
+static int fake_run_blocks(pf_call *c, pf_dim3 g, pf_dim3, void (*fn)(void *, pf_dim3), void *ctx,
+			   pf_launch_stats *)
 {
 	fake_call *f = (fake_call *)c;
 	rb_job j = {g, fn, ctx, 0, (unsigned long long)g.x * g.y * g.z};

@@ -457,10 +457,11 @@ static int t_launch(pf_call *c, const void *k, pf_dim3 g, pf_dim3 b, size_t smem
 	return t_fail(c, PF_ERR_LAUNCH, "no device launcher in this test");
 }
 
-static int t_run_blocks(pf_call *c, pf_dim3 grid, void (*fn)(void *, pf_dim3), void *ctx)
+static int t_run_blocks(pf_call *c, pf_dim3 grid, pf_dim3 block, void (*fn)(void *, pf_dim3), void *ctx,
+			struct pf_launch_stats *st)
 {
 	struct test_call *t = c->priv;
-	return gpu_run_blocks(t->dev, grid, fn, ctx);
+	return gpu_run_blocks(t->dev, grid, block, fn, ctx, st);
 }
 
 static const struct pf_runtime test_rt = {

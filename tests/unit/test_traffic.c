@@ -5,6 +5,7 @@
  * a real fault outside the counted buffers still killing the process with
  * SIGSEGV (or going to AddressSanitizer's handler, in a sanitizer build). */
 #define _GNU_SOURCE
+#include <math.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
@@ -136,6 +137,67 @@ int main(void)
 		CHECK(WIFSIGNALED(st) && WTERMSIG(st) == SIGSEGV);
 #endif
 	}
+
+	/* the guard: host touches of closed allocations are counted (the
+	 * first address kept) and go on; reopened, nothing more is counted */
+	traffic_guard_reset();
+	CHECK(traffic_guard_close(al, 2) == 0);
+	a[3 * PG + 5] = 7;              /* a write */
+	volatile unsigned char r0 = b[0];       /* a read */
+	(void)r0;
+	a[3 * PG + 6] = 8;              /* the same page again: open now */
+	uintptr_t first = 0;
+	CHECK(traffic_guard_touches(&first) == 2 && first == (uintptr_t)&a[3 * PG + 5]);
+	traffic_guard_open();
+	a[9 * PG] = 1;
+	CHECK(traffic_guard_touches(NULL) == 2 && a[3 * PG + 5] == 7 && a[3 * PG + 6] == 8);
+	/* a counted launch between guarded stretches is not a host touch */
+	traffic_guard_reset();
+	CHECK(traffic_guard_close(al, 2) == 0);
+	traffic_guard_open();
+	CHECK(traffic_launch_begin(al, 2) == 0);
+	a[PG] = 2;
+	CHECK(traffic_launch_end(&bytes, &approx) == 0 && bytes == PG);
+	CHECK(traffic_guard_close(al, 2) == 0);
+	traffic_guard_open();
+	CHECK(traffic_guard_touches(NULL) == 0);
+
+	/* the model: a group of threads alike sets the path, a few threads
+	 * slowed by the machine over many octaves do not */
+	struct pf_launch_stats st;
+	memset(&st, 0, sizeof st);
+	st.threads = 100000;
+	st.hist[pf_stats_bucket(100)] = 100000;         /* 100 ticks each */
+	st.sum_ticks = 100000ull * 100;
+	st.max_ticks = 100;
+	double path = model_tail_ticks(&st);
+	CHECK(path > 80 && path <= 100);
+	for (int k = 0; k < 6; k++) {                   /* 2% of the time, over 6 octaves */
+		unsigned long long t = 20000ull << k;
+		int nb = pf_stats_bucket(t);
+		st.hist[nb] += 1;
+		st.sum_ticks += t;
+	}
+	path = model_tail_ticks(&st);
+	CHECK(path > 80 && path <= 100);
+	st.hist[pf_stats_bucket(50000)] += 20;          /* a group holding 10%: the path */
+	st.sum_ticks += 20 * 50000ull;
+	path = model_tail_ticks(&st);
+	CHECK(path >= 32768 && path <= 50000);
+	/* a launch: 3 us + the largest term */
+	struct model_launch ml = {.bytes = 43000000, .block_threads = 256, .threads = 1 << 20, .path_ns = 10,
+				  .sum_ns = 1e6};
+	double mem, pth, par, tm = model_launch_ms(&ml, &mem, &pth, &par);
+	CHECK(fabs(mem - 0.01) < 1e-9 && fabs(tm - (MODEL_LAUNCH_MS + 0.01)) < 1e-9);
+	CHECK(fabs(pth - 10 * MODEL_GPU_PER_CPU / 1e6) < 1e-12);
+	CHECK(fabs(par - 1e6 * MODEL_GPU_PER_CPU / (MODEL_SMS * 2048.0) / 1e6) < 1e-12);
+	ml.threads = 1024;              /* too few threads: the work is paid per thread */
+	tm = model_launch_ms(&ml, &mem, &pth, &par);
+	CHECK(fabs(par - 1e6 * MODEL_GPU_PER_CPU / 1024.0 / 1e6) < 1e-12 && fabs(tm - (MODEL_LAUNCH_MS + par)) < 1e-9);
+	ml.block_threads = 32;          /* small blocks: 32 a SM */
+	ml.threads = 1 << 20;
+	tm = model_launch_ms(&ml, &mem, &pth, &par);
+	CHECK(fabs(par - 1e6 * MODEL_GPU_PER_CPU / (MODEL_SMS * 1024.0) / 1e6) < 1e-12);
 
 	free(a);
 	free(b);

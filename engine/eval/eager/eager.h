@@ -38,6 +38,16 @@ struct eager_plan;
  * compiler log's first lines are in the message). */
 struct eager_plan *eager_prepare(struct gpu_dev *d, const struct graph_variant *v, char *err,
 				 size_t errlen);
+/* The same with the GPU's launch geometry whatever the backend (block-per-
+ * row reductions, an element a thread): on the cpu backend, what the
+ * modeled GPU time of eager is counted on (gpu/traffic.h). */
+struct eager_plan *eager_prepare_gpu_geometry(struct gpu_dev *d, const struct graph_variant *v, char *err,
+					      size_t errlen);
+int eager_is_gpu_geometry(const struct eager_plan *p);
+/* A key naming eager's modeled GPU time of v (gpu/traffic.h): the variant,
+ * model_id (the model's constants), the op library and its compiler.
+ * 0, or -1 (the library's source cannot be read). */
+int eager_model_key(const struct graph_variant *v, const char *model_id, char key[65]);
 
 /* Plans every variant of t with one compile of the op library for all of
  * them (cheaper than one per variant).  On success plans[i] is variant i's

@@ -268,7 +268,8 @@ int op_avg_pool2d(struct build *b);
 int view_unfold(struct build *b);
 size_t pack_arena(struct eager_plan *p);
 void plan_release(struct eager_plan *p);
-struct eager_plan *plan_variant(struct gpu_dev *d, const struct graph_variant *v, int use_blas, int use_dnn, char *err, size_t errlen);
+struct eager_plan *plan_variant(struct gpu_dev *d, const struct graph_variant *v, int use_blas, int use_dnn,
+				int gpu_geometry, char *err, size_t errlen);
 extern const struct pf_runtime eager_runtime;
 
 #endif

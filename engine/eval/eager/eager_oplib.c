@@ -73,10 +73,11 @@ static int rt_fail(pf_call *c, int code, const char *msg)
 	return code;
 }
 
-static int rt_run_blocks(pf_call *c, pf_dim3 grid, void (*fn)(void *ctx, pf_dim3 idx), void *ctx)
+static int rt_run_blocks(pf_call *c, pf_dim3 grid, pf_dim3 block, void (*fn)(void *ctx, pf_dim3 idx), void *ctx,
+			 struct pf_launch_stats *st)
 {
 	struct eager_call *ec = c->priv;
-	return gpu_run_blocks(ec->dev, grid, fn, ctx);
+	return gpu_run_blocks(ec->dev, grid, block, fn, ctx, st);
 }
 
 const struct pf_runtime eager_runtime = {
@@ -224,6 +225,26 @@ static void cache_prune(const char *dir)
 			unlink(path);
 	}
 	closedir(d);
+}
+
+int eager_model_key(const struct graph_variant *v, const char *model_id, char key[65])
+{
+	char err[200], *src = oplib_source(err, sizeof(err)), *text = NULL, lib[65];
+	size_t len = 0;         /* (the buffer's size: the text ends at its NUL) */
+	char *none[] = {NULL};
+	int rc = -1;
+	if (src != NULL && cache_key(src, none, 0, lib) == 0 && graph_render_variant(v, &text, &len, "") == 0) {
+		struct strbuf buf = {0};
+		if (strbuf_printf(&buf, "passfs eager model\n%s\n%s\n", model_id, lib) == 0 &&
+		    strbuf_puts(&buf, text) == 0) {
+			sha256_hex(buf.p, buf.len, key);
+			rc = 0;
+		}
+		strbuf_free(&buf);
+	}
+	free(text);
+	free(src);
+	return rc;
 }
 
 /* Loads (or compiles and caches) the op library for the sorted names. */
@@ -417,8 +438,8 @@ static void note_add(char *note, size_t len, const char *what)
  * (when a library cannot be loaded or set up, plans again without it and
  * notes why: those ops then run on the op library's kernels), lays out each
  * plan's arena, and compiles the kernels for all of them at once. */
-static int prepare_plans(struct gpu_dev *d, const struct graph_variant *vs, int np, struct eager_plan **plans,
-			 char *err, size_t errlen)
+static int prepare_plans(struct gpu_dev *d, const struct graph_variant *vs, int np, int gpu_geometry,
+			 struct eager_plan **plans, char *err, size_t errlen)
 {
 	int use_blas = libs_wanted(d), use_dnn = use_blas, n_blas = 0, n_dnn = 0;
 	struct blas_handle *blas = NULL;
@@ -430,7 +451,7 @@ static int prepare_plans(struct gpu_dev *d, const struct graph_variant *vs, int 
 		again = 0;
 		n_blas = n_dnn = 0;
 		for (int i = 0; i < np; i++) {
-			if ((plans[i] = plan_variant(d, &vs[i], use_blas, use_dnn, err, errlen)) == NULL)
+			if ((plans[i] = plan_variant(d, &vs[i], use_blas, use_dnn, gpu_geometry, err, errlen)) == NULL)
 				goto fail;
 			n_blas += plans[i]->n_blas;
 			n_dnn += plans[i]->n_dnn;
@@ -484,11 +505,23 @@ fail:
 struct eager_plan *eager_prepare(struct gpu_dev *d, const struct graph_variant *v, char *err, size_t errlen)
 {
 	struct eager_plan *p = NULL;
-	return prepare_plans(d, v, 1, &p, err, errlen) ? NULL : p;
+	return prepare_plans(d, v, 1, 0, &p, err, errlen) ? NULL : p;
+}
+
+struct eager_plan *eager_prepare_gpu_geometry(struct gpu_dev *d, const struct graph_variant *v, char *err,
+					      size_t errlen)
+{
+	struct eager_plan *p = NULL;
+	return prepare_plans(d, v, 1, 1, &p, err, errlen) ? NULL : p;
+}
+
+int eager_is_gpu_geometry(const struct eager_plan *p)
+{
+	return !p->is_cpu;
 }
 
 int eager_prepare_task(struct gpu_dev *d, const struct graph_task *t, struct eager_plan **plans, char *err,
 		       size_t errlen)
 {
-	return prepare_plans(d, t->variants, t->n_variants, plans, err, errlen);
+	return prepare_plans(d, t->variants, t->n_variants, 0, plans, err, errlen);
 }

@@ -619,7 +619,7 @@ void eager_free(struct eager_plan *p)
  * once cuDNN's workspaces are known); use_blas / use_dnn: GEMMs /
  * convolutions that fit become cuBLAS / cuDNN calls. */
 struct eager_plan *plan_variant(struct gpu_dev *d, const struct graph_variant *v, int use_blas, int use_dnn,
-				       char *err, size_t errlen)
+				int gpu_geometry, char *err, size_t errlen)
 {
 	struct eager_plan *p = calloc(1, sizeof(*p));
 	struct build b = {p, v, NULL, NULL, err, errlen};
@@ -638,7 +638,7 @@ struct eager_plan *plan_variant(struct gpu_dev *d, const struct graph_variant *v
 	 * too (slower there: barriers become fiber switches), so tests without
 	 * a GPU exercise the kernels a GPU runs. */
 	const char *geo = getenv("PASSFS_EAGER_GEOMETRY");
-	p->is_cpu = gpu_backend_of(d) == GPU_BACKEND_CPU && !(geo && strcmp(geo, "gpu") == 0);
+	p->is_cpu = gpu_backend_of(d) == GPU_BACKEND_CPU && !gpu_geometry && !(geo && strcmp(geo, "gpu") == 0);
 	p->n_inputs = v->n_inputs;
 	p->n_outputs = v->n_outputs;
 	for (int i = 0; i < v->n_inputs; i++) {
