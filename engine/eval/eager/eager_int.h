@@ -118,6 +118,8 @@ struct shared_mod {
 struct eager_plan {
 	struct gpu_dev *dev;
 	int is_cpu;             /* launch geometry for the cpu backend (see spread()) */
+	int for_model;          /* the GPU's geometry, planned to be counted for the modeled
+				 * GPU time (eager_prepare_gpu_geometry; see spread()) */
 	char *variant;
 	int n_inputs, n_outputs;
 	size_t *out_bytes;

@@ -226,6 +226,12 @@ void spread(struct build *b, int64_t total, unsigned block, pf_dim3 *grid, long 
 	if (b->p->is_cpu) {
 		p = total / ((int64_t)block * 64);
 		p = p < 1 ? 1 : p > 4096 ? 4096 : p;
+	} else if (b->p->for_model && total >= (int64_t)block * 4 * 132 * 8) {
+		/* counted for the model: 4 elements a thread, as PyTorch's
+		 * vectorised elementwise kernels take them (and a quarter of
+		 * the emulated threads), while there are threads to fill a
+		 * GPU */
+		p = 4;
 	}
 	*per = p;
 	*grid = (pf_dim3){grid_for(total, (int64_t)block * p, 1 << 22), 1, 1};
@@ -639,6 +645,7 @@ struct eager_plan *plan_variant(struct gpu_dev *d, const struct graph_variant *v
 	 * a GPU exercise the kernels a GPU runs. */
 	const char *geo = getenv("PASSFS_EAGER_GEOMETRY");
 	p->is_cpu = gpu_backend_of(d) == GPU_BACKEND_CPU && !gpu_geometry && !(geo && strcmp(geo, "gpu") == 0);
+	p->for_model = gpu_geometry;
 	p->n_inputs = v->n_inputs;
 	p->n_outputs = v->n_outputs;
 	for (int i = 0; i < v->n_inputs; i++) {
