@@ -1,7 +1,8 @@
 /* test_eval_util.c - what the evaluator compares with (eval_compare: the level
  * an output is close from, in one sweep checked against score_close at every
  * level, and its worst element) and the input generator's
- * std floor (no float input of more than one element is ever constant). */
+ * std floor (no float input of more than one element is ever constant), its
+ * bytes with any number of threads, and its distribution. */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -329,6 +330,128 @@ static void test_equal_stretches(void)
 	CHECK(c.poison_at == 3000 && c.min_t == SCORE_T_NEVER);
 }
 
+/* A variant whose inputs span several of the generator's 65536-element
+ * runs (and a ragged last one), in each float dtype and int64 and bool. */
+static struct graph_task *gen_task(void)
+{
+	static const char text[] =
+		"{\"id\": \"gen\", \"summary\": \"s\", \"variants\": [{\"name\": \"v\", \"inputs\": ["
+		"{\"name\": \"a\", \"shape\": [1000003], \"dtype\": \"float32\", \"mean\": 2.0, \"std\": 5.0},"
+		"{\"name\": \"b\", \"shape\": [300001], \"dtype\": \"float16\", \"mean\": 0.0, \"std\": 5.0},"
+		"{\"name\": \"c\", \"shape\": [300001], \"dtype\": \"bfloat16\", \"mean\": -1.0, \"std\": 5.0},"
+		"{\"name\": \"d\", \"shape\": [200001], \"dtype\": \"int64\", \"min\": -3, \"max\": 3},"
+		"{\"name\": \"e\", \"shape\": [200001], \"dtype\": \"bool\"}],"
+		"\"nodes\": [{\"name\": \"t0\", \"op\": \"add\", \"inputs\": [\"a\", \"a\"]}],"
+		"\"outputs\": [\"t0\", \"b\", \"c\", \"d\", \"e\"]}]}";
+	struct graph_task *t;
+	char err[256];
+	if (graph_load_buffer("gen", text, strlen(text), &t, err, sizeof err)) {
+		CHECK_MSG(0, err);
+		return NULL;
+	}
+	return t;
+}
+
+/* Inputs are generated in runs of 65536 elements, each from its own stream,
+ * shared out among threads: the bytes are the same with 1, 2, 3 or 8
+ * threads, on the public seed and another. */
+static void test_generation_threads(void)
+{
+	struct graph_task *t = gen_task();
+	if (t == NULL)
+		return;
+	const struct graph_variant *v = &t->variants[0];
+	static const int threads[] = {1, 2, 3, 8};
+	uint64_t seeds[2] = {INPUTS_PUBLIC_SEED, 0x5eed};
+	char err[256];
+	for (int s = 0; s < 2; s++) {
+		void *ref[5];
+		inputs_set_threads(1);
+		CHECK(inputs_generate(v, seeds[s], ref, err, sizeof err) == 0);
+		for (int k = 1; k < 4; k++) {
+			void *got[5];
+			inputs_set_threads(threads[k]);
+			CHECK(inputs_generate(v, seeds[s], got, err, sizeof err) == 0);
+			for (int i = 0; i < v->n_inputs; i++) {
+				size_t bytes = (size_t)graph_shape_numel(&v->values[i].shape) *
+					       graph_dtype_size(v->values[i].dtype);
+				char msg[96];
+				snprintf(msg, sizeof msg, "input %d: %d threads differ from 1", i, threads[k]);
+				CHECK_MSG(memcmp(ref[i], got[i], bytes) == 0, msg);
+			}
+			inputs_free(got, 5);
+		}
+		/* inputs_fill into given buffers: the same bytes as well */
+		void *into[5];
+		for (int i = 0; i < v->n_inputs; i++)
+			into[i] = calloc((size_t)graph_shape_numel(&v->values[i].shape), graph_dtype_size(v->values[i].dtype));
+		inputs_set_threads(2);
+		inputs_fill(v, seeds[s], into);
+		for (int i = 0; i < v->n_inputs; i++) {
+			size_t bytes = (size_t)graph_shape_numel(&v->values[i].shape) * graph_dtype_size(v->values[i].dtype);
+			CHECK(memcmp(ref[i], into[i], bytes) == 0);
+		}
+		inputs_free(into, 5);
+		inputs_free(ref, 5);
+	}
+	inputs_set_threads(0);
+	graph_task_free(t);
+}
+
+/* The float draws are randn * std * 0.2 + mean: over 1M (float32) and 300k
+ * (16-bit) draws the mean, the standard deviation, the fourth moment and
+ * the share beyond 1, 2 and 3 sigma are the normal distribution's, within a
+ * few standard errors; ints cover [min, max] evenly, bools are half true. */
+static void test_generation_moments(void)
+{
+	struct graph_task *t = gen_task();
+	if (t == NULL)
+		return;
+	const struct graph_variant *v = &t->variants[0];
+	void *b[5];
+	char err[256];
+	CHECK(inputs_generate(v, INPUTS_PUBLIC_SEED, b, err, sizeof err) == 0);
+	static const double means[3] = {2.0, 0.0, -1.0};
+	for (int i = 0; i < 3; i++) {
+		size_t n = (size_t)graph_shape_numel(&v->values[i].shape);
+		double s = 0, s2 = 0, s4 = 0, beyond[3] = {0, 0, 0};
+		for (size_t k = 0; k < n; k++) {
+			double x = i == 0 ? ((float *)b[0])[k]
+				 : i == 1 ? inputs_f16_to_f32(((uint16_t *)b[1])[k]) : inputs_bf16_to_f32(((uint16_t *)b[2])[k]);
+			double z = x - means[i];        /* std 5 * 0.2: sigma 1 */
+			s += z;
+			s2 += z * z;
+			s4 += z * z * z * z;
+			for (int q = 0; q < 3; q++)
+				beyond[q] += fabs(z) > q + 1;
+		}
+		double m = s / n, var = s2 / n - m * m, kurt = s4 / n / (var * var);
+		/* bfloat16 keeps 8 bits: sigma-scale rounding moves the tails a little */
+		double tol = i == 2 ? 3e-3 : 1e-3;
+		static const double p[3] = {0.3173105, 0.0455003, 0.0026998};
+		char msg[200];
+		snprintf(msg, sizeof msg, "input %d: mean %g sd %g kurtosis %g, beyond 1/2/3 sigma %g %g %g", i, m, sqrt(var),
+			 kurt, beyond[0] / n, beyond[1] / n, beyond[2] / n);
+		CHECK_MSG(fabs(m) < 5.0 / sqrt((double)n) && fabs(sqrt(var) - 1) < 0.01 && fabs(kurt - 3) < 0.05, msg);
+		for (int q = 0; q < 3; q++)
+			CHECK_MSG(fabs(beyond[q] / n - p[q]) < tol + 5 * sqrt(p[q] / n), msg);
+	}
+	size_t n = (size_t)graph_shape_numel(&v->values[3].shape), count[7] = {0}, trues = 0, ok = 1;
+	for (size_t k = 0; k < n; k++) {
+		int64_t x = ((int64_t *)b[3])[k];
+		ok &= x >= -3 && x <= 3;
+		if (x >= -3 && x <= 3)
+			count[x + 3]++;
+		trues += ((uint8_t *)b[4])[k];
+	}
+	CHECK(ok);
+	for (int q = 0; q < 7; q++)
+		CHECK(fabs((double)count[q] / n - 1.0 / 7) < 0.005);
+	CHECK(fabs((double)trues / n - 0.5) < 0.005);
+	inputs_free(b, 5);
+	graph_task_free(t);
+}
+
 int main(void)
 {
 	test_min_t();
@@ -337,6 +460,8 @@ int main(void)
 	test_blind();
 	test_std_floor();
 	test_generated_spread();
+	test_generation_threads();
+	test_generation_moments();
 	test_equal_stretches();
 	printf("test_eval_util: %d passed, %d failed\n", n_pass, n_fail);
 	return n_fail ? 1 : 0;
