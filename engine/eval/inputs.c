@@ -157,7 +157,9 @@ static void zig_init(void)
 	}
 }
 
-static double normal_slow(struct rng *r, int idx, uint64_t rabs, double x, int neg)
+/* The 1% of draws past the layer's box: the tail, or the wedge's exp()
+ * test; NAN when rejected (draw again). */
+static double normal_slow(struct rng *r, int idx, double x, int neg)
 {
 	if (idx == 0) {                 /* the tail past ZIG_R */
 		for (;;) {
@@ -166,28 +168,44 @@ static double normal_slow(struct rng *r, int idx, uint64_t rabs, double x, int n
 				return neg ? -(ZIG_R + xx) : ZIG_R + xx;
 		}
 	}
-	(void)rabs;
 	if ((zig_f[idx - 1] - zig_f[idx]) * uniform(r) + zig_f[idx] < exp(-0.5 * x * x))
 		return x;
-	return NAN;                     /* rejected: draw again */
+	return NAN;
 }
 
-static inline double normal(struct rng *r)
+/* m standard normals into out[], the stream's state in registers on the
+ * fast path (xoshiro256** as next_u64). */
+static void normals(struct rng *r, double *out, size_t m)
 {
-	for (;;) {
-		uint64_t u = next_u64(r);
-		int idx = (int)(u & 0xff);
-		int neg = (int)((u >> 8) & 1);
-		uint64_t rabs = u >> 12;        /* 52 bits */
-		double x = (double)rabs * zig_w[idx];
-		if (neg)
-			x = -x;
-		if (rabs < zig_k[idx])
-			return x;
-		double y = normal_slow(r, idx, rabs, x, neg);
-		if (y == y)
-			return y;
+	uint64_t s0 = r->s[0], s1 = r->s[1], s2 = r->s[2], s3 = r->s[3];
+	for (size_t i = 0; i < m; i++) {
+		for (;;) {
+			uint64_t u = rotl(s1 * 5, 7) * 9, t = s1 << 17;
+			s2 ^= s0;
+			s3 ^= s1;
+			s1 ^= s2;
+			s0 ^= s3;
+			s2 ^= t;
+			s3 = rotl(s3, 45);
+			int idx = (int)(u & 0xff), neg = (int)((u >> 8) & 1);
+			uint64_t rabs = u >> 12;        /* 52 bits */
+			double x = (double)rabs * zig_w[idx];
+			if (neg)
+				x = -x;
+			if (rabs < zig_k[idx]) {
+				out[i] = x;
+				break;
+			}
+			r->s[0] = s0, r->s[1] = s1, r->s[2] = s2, r->s[3] = s3;
+			double y = normal_slow(r, idx, x, neg);
+			s0 = r->s[0], s1 = r->s[1], s2 = r->s[2], s3 = r->s[3];
+			if (y == y) {
+				out[i] = y;
+				break;
+			}
+		}
 	}
+	r->s[0] = s0, r->s[1] = s1, r->s[2] = s2, r->s[3] = s3;
 }
 
 /* Uniform integer in [lo, hi] (hi >= lo), without modulo bias. */
@@ -315,8 +333,9 @@ static void generate_chunk(const struct gen_job *j, size_t chunk)
 	double v[BLOCK];
 	for (size_t b = lo; b < hi; b += BLOCK) {
 		size_t m = hi - b < BLOCK ? hi - b : BLOCK;
+		normals(&r, v, m);
 		for (size_t i = 0; i < m; i++)
-			v[i] = normal(&r) * std * 0.2 + mean;
+			v[i] = v[i] * std * 0.2 + mean;
 		for (size_t i = 0; i < m; i++) {
 			double x = v[i];
 			if (g->has_min && x < g->min)
