@@ -2,7 +2,8 @@
  * an output is close from, in one sweep checked against score_close at every
  * level, and its worst element) and the input generator's
  * std floor (no float input of more than one element is ever constant), its
- * bytes with any number of threads, and its distribution. */
+ * bytes with any number of threads, and its distribution; and that the
+ * sweeps split among threads answer as one sweep does. */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -452,6 +453,131 @@ static void test_generation_moments(void)
 	graph_task_free(t);
 }
 
+/* Large buffers are swept by several threads in parts (eval_set_threads):
+ * every answer - the level, the errors, the first element failing
+ * everywhere, the worst element with ties to the first, the first poison,
+ * the constant's level, byte equality - is the one thread's, with
+ * differences placed in different parts, on part edges and in ties. */
+/* equal, NaN to NaN included */
+static int same_d(double a, double b)
+{
+	return a == b || (isnan(a) && isnan(b));
+}
+
+static void cmp_equal(const struct eval_cmp *a, const struct eval_cmp *b, const char *what)
+{
+	char msg[200];
+	snprintf(msg, sizeof msg, "%s: min_t %d/%d worst %lld/%lld excess %g/%g first_bad %lld/%lld poison %lld/%lld", what,
+		 a->min_t, b->min_t, a->worst_at, b->worst_at, a->worst_excess, b->worst_excess, a->first_bad, b->first_bad,
+		 a->poison_at, b->poison_at);
+	int same = a->min_t == b->min_t && a->poison_at == b->poison_at && a->worst_at == b->worst_at;
+	if (same && a->poison_at < 0)
+		same = a->first_bad == b->first_bad && a->max_abs == b->max_abs && a->max_rel == b->max_rel &&
+		       (a->worst_at < 0 || (a->worst_excess == b->worst_excess && same_d(a->worst_pass, b->worst_pass) &&
+					    same_d(a->worst_eager, b->worst_eager))) &&
+		       (a->first_bad < 0 || (same_d(a->bad_pass, b->bad_pass) && same_d(a->bad_eager, b->bad_eager)));
+	CHECK_MSG(same, msg);
+}
+
+static void test_parallel_sweeps(void)
+{
+	enum { N = (1 << 20) + 12345 };
+	float *e = malloc(sizeof(float) * N), *p = malloc(sizeof(float) * N);
+	uint16_t *eb = malloc(2 * N), *pb = malloc(2 * N);
+	int64_t *ei = malloc(8 * N), *pi = malloc(8 * N);
+	if (!e || !p || !eb || !pb || !ei || !pi) {
+		CHECK_MSG(0, "out of memory");
+		return;
+	}
+	unsigned long long seed = 99;
+	static const int threads[] = {2, 3, 8};
+	for (int sc = 0; sc < 8; sc++) {
+		for (int i = 0; i < N; i++) {
+			e[i] = p[i] = (float)((lcg_unit(&seed) - 0.5) * 8.0);
+			ei[i] = pi[i] = i % 1000;
+		}
+		/* the scenario's differences: none (0), small ones in several
+		 * parts (1), on the edges of 2- and 3-part splits (2), a tie
+		 * in two parts (3), a NaN late and a small one early (4), the
+		 * poison late (5) and in two parts (6), an outlier at the end (7) */
+		size_t at[4] = {10, N / 2 + 7, (size_t)N / 3, N - 5};
+		uint32_t poison = 0x7fa5a5a5u;
+		switch (sc) {
+		case 1:
+			for (int k = 0; k < 4; k++)
+				p[at[k]] = e[at[k]] * (float)(1 + pow(10.0, -6.0 + k));
+			pi[at[1]] += 1;
+			break;
+		case 2:
+			p[N / 2] += 1e-3f, p[N / 2 - 1] += 1e-3f, p[N / 3] += 2e-3f, p[2 * (N / 3)] += 2e-3f;
+			pi[N / 3] += 1, pi[N / 2] += 1;
+			break;
+		case 3:
+			e[5] = e[N - 9] = 1.0f;
+			p[5] = p[N - 9] = 1.001f;
+			break;
+		case 4:
+			p[100] += 1e-4f;
+			p[N - 100] = NAN;
+			break;
+		case 5:
+			memcpy(&p[N - 3], &poison, 4);
+			p[7] += 1.0f;
+			break;
+		case 6:
+			memcpy(&p[N - 3], &poison, 4);
+			memcpy(&p[N / 3 + 1], &poison, 4);
+			break;
+		case 7:
+			p[N - 1] = e[N - 1] + 50.0f;
+			break;
+		}
+		for (int i = 0; i < N; i++) {
+			eb[i] = inputs_f32_to_bf16(e[i]);
+			pb[i] = inputs_f32_to_bf16(p[i]);
+		}
+		if (sc == 5 || sc == 6)
+			pb[N - 3] = 0x7fa5u;
+		struct eval_cmp r1, rb1, ri1, rn;
+		eval_set_threads(1);
+		eval_compare(DT_F32, p, e, N, &r1);
+		eval_compare(DT_BF16, pb, eb, N, &rb1);
+		eval_compare(DT_I64, pi, ei, N, &ri1);
+		long long fp = eval_find_poison(DT_F32, p, N), fpb = eval_find_poison(DT_BF16, pb, N);
+		int bt = eval_blind_t(DT_F32, e, N), btb = eval_blind_t(DT_BF16, eb, N);
+		int same = eval_same_bytes(p, e, sizeof(float) * N);
+		for (int k = 0; k < 3; k++) {
+			char what[64];
+			eval_set_threads(threads[k]);
+			snprintf(what, sizeof what, "scenario %d, %d threads, float32", sc, threads[k]);
+			eval_compare(DT_F32, p, e, N, &rn);
+			cmp_equal(&r1, &rn, what);
+			snprintf(what, sizeof what, "scenario %d, %d threads, bfloat16", sc, threads[k]);
+			eval_compare(DT_BF16, pb, eb, N, &rn);
+			cmp_equal(&rb1, &rn, what);
+			snprintf(what, sizeof what, "scenario %d, %d threads, int64", sc, threads[k]);
+			eval_compare(DT_I64, pi, ei, N, &rn);
+			cmp_equal(&ri1, &rn, what);
+			CHECK(eval_find_poison(DT_F32, p, N) == fp && eval_find_poison(DT_BF16, pb, N) == fpb);
+			CHECK(eval_blind_t(DT_F32, e, N) == bt && eval_blind_t(DT_BF16, eb, N) == btb);
+			CHECK(eval_same_bytes(p, e, sizeof(float) * N) == same);
+		}
+		/* what the scenarios were meant to show */
+		if (sc == 0)
+			CHECK(r1.min_t == SCORE_T_MIN && same && fp < 0);
+		if (sc == 3)
+			CHECK(r1.worst_at == 5);
+		if (sc == 4)
+			CHECK(r1.min_t == SCORE_T_NEVER && r1.first_bad == N - 100);
+		if (sc == 5 || sc == 6)
+			CHECK(r1.poison_at == (sc == 5 ? N - 3 : N / 3 + 1) && fp == r1.poison_at && fpb == N - 3);
+		if (sc == 7)
+			CHECK(r1.worst_at == N - 1);
+	}
+	eval_set_threads(0);
+	free(e), free(p), free(eb), free(pb), free(ei), free(pi);
+}
+
 int main(void)
 {
 	test_min_t();
@@ -463,6 +589,7 @@ int main(void)
 	test_generation_threads();
 	test_generation_moments();
 	test_equal_stretches();
+	test_parallel_sweeps();
 	printf("test_eval_util: %d passed, %d failed\n", n_pass, n_fail);
 	return n_fail ? 1 : 0;
 }
