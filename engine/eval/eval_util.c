@@ -81,7 +81,7 @@ static long long find_poison_range(enum graph_dtype dt, const void *buf, size_t 
 }
 
 /* Element i as a double, and whether it is the poison pattern. */
-static double load(enum graph_dtype dt, const void *p, size_t i, int *poison)
+static inline __attribute__((always_inline)) double load(enum graph_dtype dt, const void *p, size_t i, int *poison)
 {
 	*poison = 0;
 	switch (dt) {
@@ -96,12 +96,15 @@ static double load(enum graph_dtype dt, const void *p, size_t i, int *poison)
 	case DT_F16: {
 		uint16_t h = ((const uint16_t *)p)[i];
 		*poison = h == POISON_F16;
-		return inputs_f16_to_f32(h);
+		return inputs_f16_to_f32_inline(h);
 	}
 	case DT_BF16: {
 		uint16_t h = ((const uint16_t *)p)[i];
 		*poison = h == POISON_BF16;
-		return inputs_bf16_to_f32(h);
+		uint32_t u = (uint32_t)h << 16;
+		float f;
+		memcpy(&f, &u, 4);
+		return f;
 	}
 	case DT_F64: {
 		uint64_t b;
@@ -129,14 +132,16 @@ static double load(enum graph_dtype dt, const void *p, size_t i, int *poison)
 }
 
 /* Does (pass, eager) pass at level idx (t = SCORE_T_MIN + idx)? */
-static int within(double pv, double ev, const double *atol, const double *rtol, int idx)
+static inline __attribute__((always_inline)) int within(double pv, double ev, const double *atol, const double *rtol,
+								 int idx)
 {
-	return score_close(pv, ev, atol[idx], rtol[idx]);
+	return score_close_inline(pv, ev, atol[idx], rtol[idx]);
 }
 
 /* How far (pass, eager) is outside the tolerance of level idx: the ratio of
  * the difference to the allowed difference (<= 1 where it passes). */
-static double excess(double pv, double ev, const double *atol, const double *rtol, int idx)
+static inline __attribute__((always_inline)) double excess(double pv, double ev, const double *atol, const double *rtol,
+								   int idx)
 {
 	if (isnan(ev) || isnan(pv) || isinf(ev) || isinf(pv))
 		return within(pv, ev, atol, rtol, idx) ? 0 : INFINITY;
@@ -145,7 +150,8 @@ static double excess(double pv, double ev, const double *atol, const double *rto
 	return allowed > 0 ? d / allowed : d > 0 ? INFINITY : 0;
 }
 
-static void compare_range(enum graph_dtype dt, const void *pass, const void *eager, size_t n, struct eval_cmp *out)
+static inline __attribute__((always_inline)) void compare_body(enum graph_dtype dt, const void *pass, const void *eager,
+								      size_t n, struct eval_cmp *out)
 {
 	double atol[SCORE_N_T], rtol[SCORE_N_T];
 	int exact = !graph_dtype_is_float(dt);
@@ -228,6 +234,18 @@ static void compare_range(enum graph_dtype dt, const void *pass, const void *eag
 		}
 	}
 	out->min_t = level >= SCORE_N_T ? SCORE_T_NEVER : SCORE_T_MIN + level;
+}
+
+/* The sweep, compiled once per float dtype (the element loads and the
+ * tolerance rule inline), once for the rest. */
+static void compare_range(enum graph_dtype dt, const void *pass, const void *eager, size_t n, struct eval_cmp *out)
+{
+	switch (dt) {
+	case DT_F32: compare_body(DT_F32, pass, eager, n, out); break;
+	case DT_F16: compare_body(DT_F16, pass, eager, n, out); break;
+	case DT_BF16: compare_body(DT_BF16, pass, eager, n, out); break;
+	default: compare_body(dt, pass, eager, n, out); break;
+	}
 }
 
 /* ---- the parent's sweeps on both CPUs ----------------------------------- */
@@ -451,14 +469,14 @@ struct blind_par {
 	int nonfinite[PAR_MAX], level[PAR_MAX];
 };
 
-static void blind_range_part(void *arg, size_t lo, size_t hi, int p)
+static inline __attribute__((always_inline)) void blind_range_body(enum graph_dtype dt, struct blind_par *bp, size_t lo,
+									  size_t hi, int p)
 {
-	struct blind_par *bp = arg;
 	double l = INFINITY, h = -INFINITY;
 	bp->nonfinite[p] = 0;
 	for (size_t i = lo; i < hi; i++) {
 		int pp;
-		double ev = load(bp->dt, bp->eager, i, &pp);
+		double ev = load(dt, bp->eager, i, &pp);
 		if (!isfinite(ev)) {
 			bp->nonfinite[p] = 1;
 			break;
@@ -470,17 +488,39 @@ static void blind_range_part(void *arg, size_t lo, size_t hi, int p)
 	bp->hi[p] = h;
 }
 
-static void blind_level_part(void *arg, size_t lo, size_t hi, int p)
+static void blind_range_part(void *arg, size_t lo, size_t hi, int p)
 {
 	struct blind_par *bp = arg;
+	switch (bp->dt) {
+	case DT_F32: blind_range_body(DT_F32, bp, lo, hi, p); break;
+	case DT_F16: blind_range_body(DT_F16, bp, lo, hi, p); break;
+	case DT_BF16: blind_range_body(DT_BF16, bp, lo, hi, p); break;
+	default: blind_range_body(bp->dt, bp, lo, hi, p); break;
+	}
+}
+
+static inline __attribute__((always_inline)) void blind_level_body(enum graph_dtype dt, struct blind_par *bp, size_t lo,
+									  size_t hi, int p)
+{
 	int level = 0;
 	for (size_t i = lo; i < hi && level < bp->best; i++) {
 		int pp;
-		double ev = load(bp->dt, bp->eager, i, &pp);
+		double ev = load(dt, bp->eager, i, &pp);
 		while (level < bp->best && !within(bp->c, ev, bp->atol, bp->rtol, level))
 			level++;
 	}
 	bp->level[p] = level;
+}
+
+static void blind_level_part(void *arg, size_t lo, size_t hi, int p)
+{
+	struct blind_par *bp = arg;
+	switch (bp->dt) {
+	case DT_F32: blind_level_body(DT_F32, bp, lo, hi, p); break;
+	case DT_F16: blind_level_body(DT_F16, bp, lo, hi, p); break;
+	case DT_BF16: blind_level_body(DT_BF16, bp, lo, hi, p); break;
+	default: blind_level_body(bp->dt, bp, lo, hi, p); break;
+	}
 }
 
 int eval_blind_t(enum graph_dtype dt, const void *eager, size_t n)

@@ -63,14 +63,7 @@ uint16_t inputs_f32_to_bf16(float f)
 
 float inputs_f16_to_f32(uint16_t h)
 {
-	uint32_t sign = (uint32_t)(h & 0x8000) << 16, exp = (h >> 10) & 0x1f, man = h & 0x3ff;
-	if (exp == 0x1f)
-		return u2f(sign | 0x7f800000u | (man << 13));
-	if (exp == 0) {
-		float v = ldexpf((float)man, -24);
-		return sign ? -v : v;
-	}
-	return u2f(sign | ((exp + 112) << 23) | (man << 13));
+	return inputs_f16_to_f32_inline(h);
 }
 
 float inputs_bf16_to_f32(uint16_t b)

@@ -75,4 +75,22 @@ uint16_t inputs_f32_to_bf16(float f);
 float inputs_f16_to_f32(uint16_t h);
 float inputs_bf16_to_f32(uint16_t b);
 
+/* inputs_f16_to_f32 itself, for loops over every element (exact: float16
+ * values are all float32 values). */
+static inline float inputs_f16_to_f32_inline(uint16_t h)
+{
+	uint32_t sign = (uint32_t)(h & 0x8000) << 16, exp = (h >> 10) & 0x1f, man = h & 0x3ff, u;
+	float f;
+	if (exp == 0x1f) {
+		u = sign | 0x7f800000u | (man << 13);
+	} else if (exp == 0) {
+		f = (float)man * 0x1.0p-24f;    /* subnormal or zero: exact */
+		return sign ? -f : f;
+	} else {
+		u = sign | ((exp + 112) << 23) | (man << 13);
+	}
+	__builtin_memcpy(&f, &u, 4);
+	return f;
+}
+
 #endif
