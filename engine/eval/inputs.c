@@ -182,9 +182,14 @@ static void normals(struct rng *r, double *out, size_t m)
 			s3 = rotl(s3, 45);
 			int idx = (int)(u & 0xff), neg = (int)((u >> 8) & 1);
 			uint64_t rabs = u >> 12;        /* 52 bits */
-			double x = (double)rabs * zig_w[idx];
-			if (neg)
-				x = -x;
+			/* 52 bits: a signed conversion, one instruction; the sign
+			 * by its bit, not a branch (a coin flip mispredicts half
+			 * the time, and cost three times the rest of the draw) */
+			double x = (double)(int64_t)rabs * zig_w[idx];
+			uint64_t xb;
+			memcpy(&xb, &x, 8);
+			xb ^= (uint64_t)neg << 63;
+			memcpy(&x, &xb, 8);
 			if (rabs < zig_k[idx]) {
 				out[i] = x;
 				break;
@@ -323,25 +328,21 @@ static void generate_chunk(const struct gen_job *j, size_t chunk)
 	}
 	double std = inputs_std(g, dt, j->n, NULL), mean = g->has_mean ? g->mean : 0.0;
 	pthread_once(&zig_once, zig_init);
+	double lo_b = g->has_min ? g->min : -INFINITY, hi_b = g->has_max ? g->max : INFINITY;
 	double v[BLOCK];
 	for (size_t b = lo; b < hi; b += BLOCK) {
 		size_t m = hi - b < BLOCK ? hi - b : BLOCK;
 		normals(&r, v, m);
-		for (size_t i = 0; i < m; i++)
-			v[i] = v[i] * std * 0.2 + mean;
+		/* randn * std * 0.2 + mean, clamped to [min, max] where given
+		 * (a missing bound: none), non-finite to 0, then to [-100, 100];
+		 * branch-free, so the loop vectorises */
 		for (size_t i = 0; i < m; i++) {
-			double x = v[i];
-			if (g->has_min && x < g->min)
-				x = g->min;
-			if (g->has_max && x > g->max)
-				x = g->max;
-			if (!isfinite(x))
-				x = 0.0;
-			if (x < -100.0)
-				x = -100.0;
-			if (x > 100.0)
-				x = 100.0;
-			v[i] = x;
+			double x = v[i] * std * 0.2 + mean;
+			x = x < lo_b ? lo_b : x;
+			x = x > hi_b ? hi_b : x;
+			x = __builtin_isfinite(x) ? x : 0.0;
+			x = x < -100.0 ? -100.0 : x;
+			v[i] = x > 100.0 ? 100.0 : x;
 		}
 		switch (dt) {
 		case DT_F32:
