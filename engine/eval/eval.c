@@ -40,31 +40,8 @@ static size_t batch_input_bytes(void)
 	return v > 0 && *end == '\0' ? (size_t)v : BATCH_INPUT_BYTES;
 }
 
-/* The result memfds' pages, allocated up front on a thread of their own
- * (batch_open), while the pass compiles: a worker's first store into a
- * page that does not exist yet costs about twice a store into one that
- * does (the page is allocated, cleared and mapped in one fault, one page
- * at a time), and each worker stores its whole layout on its first large
- * variant, on the evaluation's critical path.  A failure only leaves the
- * pages to the faults. */
-static void *batch_prefault(void *arg)
-{
-	struct batch *b = arg;
-	(void)!fallocate(b->c.eager_res.fd, 0, 0, (off_t)b->c.eager_res.size);
-	(void)!fallocate(b->c.pass_res.fd, 0, 0, (off_t)b->c.pass_res.size);
-	return NULL;
-}
-
-static void batch_prefault_join(struct batch *b)
-{
-	if (b->prefaulting)
-		pthread_join(b->prefault, NULL);
-	b->prefaulting = 0;
-}
-
 static void batch_close(struct batch *b)
 {
-	batch_prefault_join(b);
 	worker_stop(&b->pw, 0, NULL, 0);
 	worker_stop(&b->ew, b->started ? 0 : 1, NULL, 0);
 	free(b->pw.log);
@@ -125,7 +102,6 @@ static int batch_open(struct batch *b, const struct ejob *job, int first, int wa
 			 strerror(errno));
 		return -1;
 	}
-	b->prefaulting = pthread_create(&b->prefault, NULL, batch_prefault, b) == 0;
 	if (worker_start(c, 0, 0, &b->ew, err, errlen))
 		return -1;
 	b->started = 1;
@@ -145,7 +121,6 @@ static int batch_open(struct batch *b, const struct ejob *job, int first, int wa
 static int batch_fill(struct batch *b, uint64_t secret, struct eval_shared *es, char *err, size_t errlen)
 {
 	struct ctx *c = &b->c;
-	batch_prefault_join(b);         /* generation takes every CPU */
 	for (int k = 0; k < c->count; k++) {
 		const struct graph_variant *v = &c->job->task->variants[c->first + k];
 		for (int s = 0; s < N_SETS; s++) {

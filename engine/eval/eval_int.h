@@ -16,7 +16,6 @@
 #include <ftw.h>
 #include <math.h>
 #include <poll.h>
-#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -357,8 +356,6 @@ struct batch {
 	struct worker ew, pw;
 	struct layout *lays;
 	int started;                    /* the eager worker was forked */
-	pthread_t prefault;             /* allocating the result memfds' pages (batch_open) */
-	int prefaulting;
 };
 
 /* What the device-code scan said (integrity_scan_ptx; rc 2: it did not run). */
