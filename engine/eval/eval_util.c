@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,7 +45,7 @@ void eval_fill_poison(void *buf, enum graph_dtype dt, size_t n)
 	}
 }
 
-long long eval_find_poison(enum graph_dtype dt, const void *buf, size_t n)
+static long long find_poison_range(enum graph_dtype dt, const void *buf, size_t n)
 {
 	switch (dt) {
 	case DT_F32:
@@ -80,7 +81,7 @@ long long eval_find_poison(enum graph_dtype dt, const void *buf, size_t n)
 }
 
 /* Element i as a double, and whether it is the poison pattern. */
-static double load(enum graph_dtype dt, const void *p, size_t i, int *poison)
+static inline __attribute__((always_inline)) double load(enum graph_dtype dt, const void *p, size_t i, int *poison)
 {
 	*poison = 0;
 	switch (dt) {
@@ -95,12 +96,15 @@ static double load(enum graph_dtype dt, const void *p, size_t i, int *poison)
 	case DT_F16: {
 		uint16_t h = ((const uint16_t *)p)[i];
 		*poison = h == POISON_F16;
-		return inputs_f16_to_f32(h);
+		return inputs_f16_to_f32_inline(h);
 	}
 	case DT_BF16: {
 		uint16_t h = ((const uint16_t *)p)[i];
 		*poison = h == POISON_BF16;
-		return inputs_bf16_to_f32(h);
+		uint32_t u = (uint32_t)h << 16;
+		float f;
+		memcpy(&f, &u, 4);
+		return f;
 	}
 	case DT_F64: {
 		uint64_t b;
@@ -128,14 +132,16 @@ static double load(enum graph_dtype dt, const void *p, size_t i, int *poison)
 }
 
 /* Does (pass, eager) pass at level idx (t = SCORE_T_MIN + idx)? */
-static int within(double pv, double ev, const double *atol, const double *rtol, int idx)
+static inline __attribute__((always_inline)) int within(double pv, double ev, const double *atol, const double *rtol,
+								 int idx)
 {
-	return score_close(pv, ev, atol[idx], rtol[idx]);
+	return score_close_inline(pv, ev, atol[idx], rtol[idx]);
 }
 
 /* How far (pass, eager) is outside the tolerance of level idx: the ratio of
  * the difference to the allowed difference (<= 1 where it passes). */
-static double excess(double pv, double ev, const double *atol, const double *rtol, int idx)
+static inline __attribute__((always_inline)) double excess(double pv, double ev, const double *atol, const double *rtol,
+								   int idx)
 {
 	if (isnan(ev) || isnan(pv) || isinf(ev) || isinf(pv))
 		return within(pv, ev, atol, rtol, idx) ? 0 : INFINITY;
@@ -144,7 +150,8 @@ static double excess(double pv, double ev, const double *atol, const double *rto
 	return allowed > 0 ? d / allowed : d > 0 ? INFINITY : 0;
 }
 
-void eval_compare(enum graph_dtype dt, const void *pass, const void *eager, size_t n, struct eval_cmp *out)
+static inline __attribute__((always_inline)) void compare_body(enum graph_dtype dt, const void *pass, const void *eager,
+								      size_t n, struct eval_cmp *out)
 {
 	double atol[SCORE_N_T], rtol[SCORE_N_T];
 	int exact = !graph_dtype_is_float(dt);
@@ -165,7 +172,7 @@ void eval_compare(enum graph_dtype dt, const void *pass, const void *eager, size
 		int pp, ep;
 		if (esz && i % run == 0 && i + run <= n && out->worst_excess >= 0 &&
 		    memcmp((const char *)pass + i * esz, (const char *)eager + i * esz, run * esz) == 0 &&
-		    eval_find_poison(dt, (const char *)pass + i * esz, run) < 0) {
+		    find_poison_range(dt, (const char *)pass + i * esz, run) < 0) {
 			i += run - 1;
 			continue;
 		}
@@ -229,6 +236,293 @@ void eval_compare(enum graph_dtype dt, const void *pass, const void *eager, size
 	out->min_t = level >= SCORE_N_T ? SCORE_T_NEVER : SCORE_T_MIN + level;
 }
 
+/* The sweep, compiled once per float dtype (the element loads and the
+ * tolerance rule inline), once for the rest. */
+static void compare_range(enum graph_dtype dt, const void *pass, const void *eager, size_t n, struct eval_cmp *out)
+{
+	switch (dt) {
+	case DT_F32: compare_body(DT_F32, pass, eager, n, out); break;
+	case DT_F16: compare_body(DT_F16, pass, eager, n, out); break;
+	case DT_BF16: compare_body(DT_BF16, pass, eager, n, out); break;
+	default: compare_body(dt, pass, eager, n, out); break;
+	}
+}
+
+/* ---- the parent's sweeps on both CPUs ----------------------------------- */
+
+/* The compares, poison scans and input checks run in the evaluating process
+ * while both workers wait for it: large buffers are split in parts that
+ * threads sweep side by side, and the parts' answers merged into exactly
+ * the one-sweep answer (tests/unit/test_eval_util.c checks both ways). */
+#define PAR_MIN ((size_t)1 << 18)      /* elements per part at least */
+#define PAR_MAX 8
+
+static int par_cpus;                    /* eval_set_threads: 0 = one per CPU */
+
+void eval_set_threads(int n)
+{
+	par_cpus = n < 0 ? 0 : n;
+}
+
+static int par_parts(size_t n)
+{
+	long cpus = par_cpus > 0 ? par_cpus : sysconf(_SC_NPROCESSORS_ONLN);
+	int p = cpus < 1 ? 1 : cpus > PAR_MAX ? PAR_MAX : (int)cpus;
+	size_t most = n / PAR_MIN;
+	if (most < (size_t)p)
+		p = most < 1 ? 1 : (int)most;
+	return p;
+}
+
+struct par_job {
+	void (*fn)(void *arg, size_t lo, size_t hi, int part);
+	void *arg;
+	size_t n;
+	int parts;
+};
+
+struct par_arg {
+	const struct par_job *j;
+	int part;
+};
+
+static void par_one(const struct par_job *j, int p)
+{
+	size_t lo = j->n / (size_t)j->parts * (size_t)p, hi = p == j->parts - 1 ? j->n : j->n / (size_t)j->parts * (size_t)(p + 1);
+	j->fn(j->arg, lo, hi, p);
+}
+
+static void *par_thread(void *a)
+{
+	struct par_arg *pa = a;
+	par_one(pa->j, pa->part);
+	return NULL;
+}
+
+/* fn over parts of [0, n), part 0 on the caller's thread (and any part
+ * whose thread could not start). */
+static void par_for(size_t n, int parts, void (*fn)(void *, size_t, size_t, int), void *arg)
+{
+	struct par_job j = {fn, arg, n, parts};
+	struct par_arg pa[PAR_MAX];
+	pthread_t th[PAR_MAX];
+	int started[PAR_MAX] = {0};
+	for (int p = 1; p < parts; p++) {
+		pa[p] = (struct par_arg){&j, p};
+		started[p] = pthread_create(&th[p], NULL, par_thread, &pa[p]) == 0;
+	}
+	par_one(&j, 0);
+	for (int p = 1; p < parts; p++) {
+		if (started[p])
+			pthread_join(th[p], NULL);
+		else
+			par_one(&j, p);
+	}
+}
+
+struct poison_par {
+	enum graph_dtype dt;
+	const char *buf;
+	size_t esz;
+	long long at[PAR_MAX];
+};
+
+static void poison_part(void *arg, size_t lo, size_t hi, int p)
+{
+	struct poison_par *pp = arg;
+	long long at = find_poison_range(pp->dt, pp->buf + lo * pp->esz, hi - lo);
+	pp->at[p] = at >= 0 ? at + (long long)lo : -1;
+}
+
+long long eval_find_poison(enum graph_dtype dt, const void *buf, size_t n)
+{
+	int parts = par_parts(n);
+	if (parts == 1 || graph_dtype_size(dt) == 0)
+		return find_poison_range(dt, buf, n);
+	struct poison_par pp = {dt, buf, graph_dtype_size(dt), {0}};
+	par_for(n, parts, poison_part, &pp);
+	for (int p = 0; p < parts; p++)
+		if (pp.at[p] >= 0)
+			return pp.at[p];
+	return -1;
+}
+
+struct cmp_par {
+	enum graph_dtype dt;
+	const char *pass, *eager;
+	size_t esz;
+	struct eval_cmp res[PAR_MAX];
+};
+
+static void cmp_part(void *arg, size_t lo, size_t hi, int p)
+{
+	struct cmp_par *cp = arg;
+	struct eval_cmp *r = &cp->res[p];
+	compare_range(cp->dt, cp->pass + lo * cp->esz, cp->eager + lo * cp->esz, hi - lo, r);
+	if (r->poison_at >= 0)
+		r->poison_at += (long long)lo;
+	if (r->first_bad >= 0)
+		r->first_bad += (long long)lo;
+	if (r->worst_at >= 0)
+		r->worst_at += (long long)lo;
+}
+
+static int level_of(const struct eval_cmp *r)
+{
+	return r->min_t == SCORE_T_NEVER ? SCORE_N_T : r->min_t - SCORE_T_MIN;
+}
+
+/* The parts' answers as one sweep's: the largest level; the first part's
+ * first element failing everywhere; the worst element among the parts at
+ * that level (the others pass the level below it, so none of theirs is
+ * worse there), the first on ties, as the sweep keeps the first. */
+void eval_compare(enum graph_dtype dt, const void *pass, const void *eager, size_t n, struct eval_cmp *out)
+{
+	int parts = par_parts(n);
+	size_t esz = graph_dtype_size(dt);
+	if (parts == 1 || esz == 0) {
+		compare_range(dt, pass, eager, n, out);
+		return;
+	}
+	struct cmp_par *cp = malloc(sizeof(*cp));
+	if (cp == NULL) {
+		compare_range(dt, pass, eager, n, out);
+		return;
+	}
+	cp->dt = dt;
+	cp->pass = pass;
+	cp->eager = eager;
+	cp->esz = esz;
+	par_for(n, parts, cmp_part, cp);
+	int level = 0, best = -1;
+	*out = cp->res[0];
+	out->first_bad = -1;
+	for (int p = 0; p < parts; p++) {
+		const struct eval_cmp *r = &cp->res[p];
+		if (r->max_abs > out->max_abs)
+			out->max_abs = r->max_abs;
+		if (r->max_rel > out->max_rel)
+			out->max_rel = r->max_rel;
+		if (r->poison_at >= 0) {
+			/* the sweep stops at the first poison */
+			out->poison_at = r->poison_at;
+			out->min_t = SCORE_T_NEVER;
+			out->worst_at = -1;
+			free(cp);
+			return;
+		}
+		if (level_of(r) > level)
+			level = level_of(r);
+	}
+	for (int p = 0; p < parts; p++) {
+		const struct eval_cmp *r = &cp->res[p];
+		if (level_of(r) != level)
+			continue;
+		if (out->first_bad < 0 && r->first_bad >= 0) {
+			out->first_bad = r->first_bad;
+			out->bad_pass = r->bad_pass;
+			out->bad_eager = r->bad_eager;
+		}
+		if (best < 0 || r->worst_excess > cp->res[best].worst_excess)
+			best = p;
+	}
+	out->worst_at = cp->res[best].worst_at;
+	out->worst_pass = cp->res[best].worst_pass;
+	out->worst_eager = cp->res[best].worst_eager;
+	out->worst_excess = cp->res[best].worst_excess;
+	out->min_t = level >= SCORE_N_T ? SCORE_T_NEVER : SCORE_T_MIN + level;
+	free(cp);
+}
+
+struct same_par {
+	const char *a, *b;
+	int differ[PAR_MAX];
+};
+
+static void same_part(void *arg, size_t lo, size_t hi, int p)
+{
+	struct same_par *sp = arg;
+	sp->differ[p] = memcmp(sp->a + lo, sp->b + lo, hi - lo) != 0;
+}
+
+int eval_same_bytes(const void *a, const void *b, size_t n)
+{
+	int parts = par_parts(n / 4);
+	if (parts == 1)
+		return memcmp(a, b, n) == 0;
+	struct same_par sp = {a, b, {0}};
+	par_for(n, parts, same_part, &sp);
+	for (int p = 0; p < parts; p++)
+		if (sp.differ[p])
+			return 0;
+	return 1;
+}
+
+struct blind_par {
+	enum graph_dtype dt;
+	const char *eager;
+	size_t esz;
+	const double *atol, *rtol;
+	double c;                       /* the constant (the level pass) */
+	int best;
+	double lo[PAR_MAX], hi[PAR_MAX];
+	int nonfinite[PAR_MAX], level[PAR_MAX];
+};
+
+static inline __attribute__((always_inline)) void blind_range_body(enum graph_dtype dt, struct blind_par *bp, size_t lo,
+									  size_t hi, int p)
+{
+	double l = INFINITY, h = -INFINITY;
+	bp->nonfinite[p] = 0;
+	for (size_t i = lo; i < hi; i++) {
+		int pp;
+		double ev = load(dt, bp->eager, i, &pp);
+		if (!isfinite(ev)) {
+			bp->nonfinite[p] = 1;
+			break;
+		}
+		l = ev < l ? ev : l;
+		h = ev > h ? ev : h;
+	}
+	bp->lo[p] = l;
+	bp->hi[p] = h;
+}
+
+static void blind_range_part(void *arg, size_t lo, size_t hi, int p)
+{
+	struct blind_par *bp = arg;
+	switch (bp->dt) {
+	case DT_F32: blind_range_body(DT_F32, bp, lo, hi, p); break;
+	case DT_F16: blind_range_body(DT_F16, bp, lo, hi, p); break;
+	case DT_BF16: blind_range_body(DT_BF16, bp, lo, hi, p); break;
+	default: blind_range_body(bp->dt, bp, lo, hi, p); break;
+	}
+}
+
+static inline __attribute__((always_inline)) void blind_level_body(enum graph_dtype dt, struct blind_par *bp, size_t lo,
+									  size_t hi, int p)
+{
+	int level = 0;
+	for (size_t i = lo; i < hi && level < bp->best; i++) {
+		int pp;
+		double ev = load(dt, bp->eager, i, &pp);
+		while (level < bp->best && !within(bp->c, ev, bp->atol, bp->rtol, level))
+			level++;
+	}
+	bp->level[p] = level;
+}
+
+static void blind_level_part(void *arg, size_t lo, size_t hi, int p)
+{
+	struct blind_par *bp = arg;
+	switch (bp->dt) {
+	case DT_F32: blind_level_body(DT_F32, bp, lo, hi, p); break;
+	case DT_F16: blind_level_body(DT_F16, bp, lo, hi, p); break;
+	case DT_BF16: blind_level_body(DT_BF16, bp, lo, hi, p); break;
+	default: blind_level_body(bp->dt, bp, lo, hi, p); break;
+	}
+}
+
 int eval_blind_t(enum graph_dtype dt, const void *eager, size_t n)
 {
 	if (!graph_dtype_is_float(dt) || n < 2)
@@ -237,28 +531,39 @@ int eval_blind_t(enum graph_dtype dt, const void *eager, size_t n)
 	enum score_dtype sd = eval_score_dtype(dt);
 	for (int k = 0; k < SCORE_N_T; k++)
 		score_tolerance(sd, SCORE_T_MIN + k, &atol[k], &rtol[k]);
-	for (size_t i = 0; i < n; i++) {
-		int pp;
-		double ev = load(dt, eager, i, &pp);
-		if (!isfinite(ev))
-			return SCORE_T_NEVER;
-		lo = ev < lo ? ev : lo;
-		hi = ev > hi ? ev : hi;
+	int parts = par_parts(n);
+	struct blind_par *bp = malloc(sizeof(*bp));
+	if (bp == NULL)
+		parts = 1;
+	struct blind_par one;
+	if (bp == NULL)
+		bp = &one;
+	*bp = (struct blind_par){.dt = dt, .eager = eager, .esz = graph_dtype_size(dt), .atol = atol, .rtol = rtol};
+	par_for(n, parts, blind_range_part, bp);
+	int out = SCORE_T_NEVER;
+	for (int p = 0; p < parts; p++) {
+		if (bp->nonfinite[p])
+			goto done;
+		lo = bp->lo[p] < lo ? bp->lo[p] : lo;
+		hi = bp->hi[p] > hi ? bp->hi[p] : hi;
 	}
 	double consts[2] = {0.0, (lo + hi) / 2};
 	int best = SCORE_N_T;
 	for (int c = 0; c < 2; c++) {
+		bp->c = consts[c];
+		bp->best = best;
+		par_for(n, parts, blind_level_part, bp);
 		int level = 0;
-		for (size_t i = 0; i < n && level < best; i++) {
-			int pp;
-			double ev = load(dt, eager, i, &pp);
-			while (level < best && !within(consts[c], ev, atol, rtol, level))
-				level++;
-		}
+		for (int p = 0; p < parts; p++)
+			level = bp->level[p] > level ? bp->level[p] : level;
 		if (level < best)
 			best = level;
 	}
-	return best >= SCORE_N_T ? SCORE_T_NEVER : SCORE_T_MIN + best;
+	out = best >= SCORE_N_T ? SCORE_T_NEVER : SCORE_T_MIN + best;
+done:
+	if (bp != &one)
+		free(bp);
+	return out;
 }
 
 const char *eval_verdict_name(enum score_status st, int min_t)

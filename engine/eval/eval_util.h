@@ -52,6 +52,14 @@ void eval_compare(enum graph_dtype dt, const void *pass, const void *eager, size
  * integer and bool dtypes and n < 2 (nothing to tell apart). */
 int eval_blind_t(enum graph_dtype dt, const void *eager, size_t n);
 
+/* Whether n bytes at a and b are the same (memcmp == 0). */
+int eval_same_bytes(const void *a, const void *b, size_t n);
+
+/* How many threads eval_compare, eval_find_poison, eval_blind_t and
+ * eval_same_bytes may split a large buffer among: n, or 0 (the default) for
+ * one per online CPU (at most 8).  Their answers do not depend on it. */
+void eval_set_threads(int n);
+
 /* "ok", "mismatch", ... for a variant (status ok with min_t never is "mismatch"). */
 const char *eval_verdict_name(enum score_status st, int min_t);
 /* The more serious of two verdicts (for a task's overall verdict). */

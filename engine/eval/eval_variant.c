@@ -133,7 +133,7 @@ static int check_inputs_unchanged(struct ctx *c, int slot, int set, const uint64
 		const unsigned char *src = c->in.base + c->lay.in_off[set][i];
 		size_t bytes = c->lay.in_bytes[i], esz = graph_dtype_size(c->v->values[i].dtype);
 		size_t n = esz ? bytes / esz : 0, r = rot && n ? (size_t)(rot[i] % n) : 0;
-		if (memcmp(after, src + r * esz, (n - r) * esz) != 0 || memcmp(after + (n - r) * esz, src, r * esz) != 0) {
+		if (!eval_same_bytes(after, src + r * esz, (n - r) * esz) || !eval_same_bytes(after + (n - r) * esz, src, r * esz)) {
 			snprintf(where, wlen, "the pass wrote into its input %d ('%s'); inputs are read-only", i,
 				 c->v->values[i].name);
 			return 0;

@@ -13,9 +13,10 @@
  *
  * The generator is deterministic and independent per input: each run of 65536
  * elements of input i draws from its own xoshiro256** stream, seeded through
- * splitmix64 from (seed, i, run), normals by Box-Muller in double.  The same
+ * splitmix64 from (seed, i, run), normals by Marsaglia and Tsang's ziggurat
+ * (256 layers, 52-bit uniforms; exact in distribution).  The same
  * (variant, seed) gives the same bytes on every machine and with any number
- * of threads (large inputs are generated on all CPUs).
+ * of threads (large inputs are generated on all CPUs, inputs_set_threads).
  * 123 is the public seed (PassNet's); evaluations add a secret one.
  *
  * The std floor (docs/eager.md): PassNet's weight_meta.py prints std
@@ -46,6 +47,14 @@
 int inputs_generate(const struct graph_variant *v, uint64_t seed, void **host_bufs,
 		    char *err, size_t errlen);
 
+/* The same, into caller-provided buffers (bufs[i] holds numel * dtype size
+ * bytes of input i): no allocation, cannot fail. */
+void inputs_fill(const struct graph_variant *v, uint64_t seed, void *const *bufs);
+
+/* How many threads generation may use: n, or 0 (the default) for one per
+ * online CPU (at most 16).  The bytes do not depend on it. */
+void inputs_set_threads(int n);
+
 #define INPUTS_STD_PRINTED 0.0005  /* smallest std weight_meta prints as non-zero */
 #define INPUTS_STD_ULPS 4          /* draws must span this many of the dtype's spacings */
 #define INPUTS_STD_FLOOR 0.1
@@ -65,5 +74,23 @@ uint16_t inputs_f32_to_f16(float f);
 uint16_t inputs_f32_to_bf16(float f);
 float inputs_f16_to_f32(uint16_t h);
 float inputs_bf16_to_f32(uint16_t b);
+
+/* inputs_f16_to_f32 itself, for loops over every element (exact: float16
+ * values are all float32 values). */
+static inline float inputs_f16_to_f32_inline(uint16_t h)
+{
+	uint32_t sign = (uint32_t)(h & 0x8000) << 16, exp = (h >> 10) & 0x1f, man = h & 0x3ff, u;
+	float f;
+	if (exp == 0x1f) {
+		u = sign | 0x7f800000u | (man << 13);
+	} else if (exp == 0) {
+		f = (float)man * 0x1.0p-24f;    /* subnormal or zero: exact */
+		return sign ? -f : f;
+	} else {
+		u = sign | ((exp + 112) << 23) | (man << 13);
+	}
+	__builtin_memcpy(&f, &u, 4);
+	return f;
+}
 
 #endif

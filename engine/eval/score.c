@@ -144,14 +144,7 @@ int score_tolerance(enum score_dtype dt, int t, double *atol, double *rtol)
 
 int score_close(double pass, double eager, double atol, double rtol)
 {
-	/* NaN and Inf must match exactly, finite values by tolerance. */
-	if (isnan(eager))
-		return isnan(pass);
-	if (isinf(eager))
-		return pass == eager;
-	if (!isfinite(pass))
-		return 0;
-	return fabs(pass - eager) <= atol + rtol * fabs(eager);
+	return score_close_inline(pass, eager, atol, rtol);
 }
 
 /* ---- scores ------------------------------------------------------------ */

@@ -67,6 +67,20 @@ int score_tolerance(enum score_dtype dt, int t, double *atol, double *rtol);
  * the monotonicity stated at score_tolerance) applies it. */
 int score_close(double pass, double eager, double atol, double rtol);
 
+/* score_close itself, for sweeps that apply it to every element (score.c's
+ * score_close is this). */
+static inline int score_close_inline(double pass, double eager, double atol, double rtol)
+{
+	/* NaN and Inf must match exactly, finite values by tolerance. */
+	if (__builtin_isnan(eager))
+		return __builtin_isnan(pass);
+	if (__builtin_isinf(eager))
+		return pass == eager;
+	if (!__builtin_isfinite(pass))
+		return 0;
+	return __builtin_fabs(pass - eager) <= atol + rtol * __builtin_fabs(eager);
+}
+
 /* ---- records and scores ------------------------------------------------ */
 
 /* What happened to a pass on one variant.  The names are result.json's

@@ -333,6 +333,22 @@ static void test_inputs(void)
 	CHECK(inputs_f32_to_f16(1.0f + 1.0f / 2048) == 0x3c00, "f16 ties to even");
 	CHECK(inputs_f32_to_bf16(1.0f + 1.0f / 256) == 0x3f80, "bf16 ties to even");
 	CHECK(inputs_f16_to_f32(0x0001) == ldexpf(1, -24), "f16 subnormal");
+	/* every float16 pattern: the exact value (NaNs keep sign and payload) */
+	int all = 1;
+	for (uint32_t h = 0; h < 0x10000; h++) {
+		uint32_t e5 = (h >> 10) & 0x1f, man = h & 0x3ff;
+		float want = e5 == 0 ? ldexpf((float)man, -24) : e5 == 0x1f ? (man ? NAN : INFINITY)
+									 : ldexpf((float)(man | 0x400), (int)e5 - 25);
+		want = h & 0x8000 ? -want : want;
+		float got = inputs_f16_to_f32((uint16_t)h);
+		uint32_t gb;
+		memcpy(&gb, &got, 4);
+		if (isnan(want))
+			all &= isnan(got) && (gb >> 31) == (h >> 15) && ((gb >> 13) & 0x3ff) == man;
+		else
+			all &= memcmp(&got, &want, 4) == 0;
+	}
+	CHECK(all, "f16 to f32: every pattern exact");
 	inputs_free(h1, 5);
 	inputs_free(h2, 5);
 	inputs_free(h3, 5);

@@ -1,7 +1,9 @@
 /* test_eval_util.c - what the evaluator compares with (eval_compare: the level
  * an output is close from, in one sweep checked against score_close at every
  * level, and its worst element) and the input generator's
- * std floor (no float input of more than one element is ever constant). */
+ * std floor (no float input of more than one element is ever constant), its
+ * bytes with any number of threads, and its distribution; and that the
+ * sweeps split among threads answer as one sweep does. */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -329,6 +331,253 @@ static void test_equal_stretches(void)
 	CHECK(c.poison_at == 3000 && c.min_t == SCORE_T_NEVER);
 }
 
+/* A variant whose inputs span several of the generator's 65536-element
+ * runs (and a ragged last one), in each float dtype and int64 and bool. */
+static struct graph_task *gen_task(void)
+{
+	static const char text[] =
+		"{\"id\": \"gen\", \"summary\": \"s\", \"variants\": [{\"name\": \"v\", \"inputs\": ["
+		"{\"name\": \"a\", \"shape\": [1000003], \"dtype\": \"float32\", \"mean\": 2.0, \"std\": 5.0},"
+		"{\"name\": \"b\", \"shape\": [300001], \"dtype\": \"float16\", \"mean\": 0.0, \"std\": 5.0},"
+		"{\"name\": \"c\", \"shape\": [300001], \"dtype\": \"bfloat16\", \"mean\": -1.0, \"std\": 5.0},"
+		"{\"name\": \"d\", \"shape\": [200001], \"dtype\": \"int64\", \"min\": -3, \"max\": 3},"
+		"{\"name\": \"e\", \"shape\": [200001], \"dtype\": \"bool\"}],"
+		"\"nodes\": [{\"name\": \"t0\", \"op\": \"add\", \"inputs\": [\"a\", \"a\"]}],"
+		"\"outputs\": [\"t0\", \"b\", \"c\", \"d\", \"e\"]}]}";
+	struct graph_task *t;
+	char err[256];
+	if (graph_load_buffer("gen", text, strlen(text), &t, err, sizeof err)) {
+		CHECK_MSG(0, err);
+		return NULL;
+	}
+	return t;
+}
+
+/* Inputs are generated in runs of 65536 elements, each from its own stream,
+ * shared out among threads: the bytes are the same with 1, 2, 3 or 8
+ * threads, on the public seed and another. */
+static void test_generation_threads(void)
+{
+	struct graph_task *t = gen_task();
+	if (t == NULL)
+		return;
+	const struct graph_variant *v = &t->variants[0];
+	static const int threads[] = {1, 2, 3, 8};
+	uint64_t seeds[2] = {INPUTS_PUBLIC_SEED, 0x5eed};
+	char err[256];
+	for (int s = 0; s < 2; s++) {
+		void *ref[5];
+		inputs_set_threads(1);
+		CHECK(inputs_generate(v, seeds[s], ref, err, sizeof err) == 0);
+		for (int k = 1; k < 4; k++) {
+			void *got[5];
+			inputs_set_threads(threads[k]);
+			CHECK(inputs_generate(v, seeds[s], got, err, sizeof err) == 0);
+			for (int i = 0; i < v->n_inputs; i++) {
+				size_t bytes = (size_t)graph_shape_numel(&v->values[i].shape) *
+					       graph_dtype_size(v->values[i].dtype);
+				char msg[96];
+				snprintf(msg, sizeof msg, "input %d: %d threads differ from 1", i, threads[k]);
+				CHECK_MSG(memcmp(ref[i], got[i], bytes) == 0, msg);
+			}
+			inputs_free(got, 5);
+		}
+		/* inputs_fill into given buffers: the same bytes as well */
+		void *into[5];
+		for (int i = 0; i < v->n_inputs; i++)
+			into[i] = calloc((size_t)graph_shape_numel(&v->values[i].shape), graph_dtype_size(v->values[i].dtype));
+		inputs_set_threads(2);
+		inputs_fill(v, seeds[s], into);
+		for (int i = 0; i < v->n_inputs; i++) {
+			size_t bytes = (size_t)graph_shape_numel(&v->values[i].shape) * graph_dtype_size(v->values[i].dtype);
+			CHECK(memcmp(ref[i], into[i], bytes) == 0);
+		}
+		inputs_free(into, 5);
+		inputs_free(ref, 5);
+	}
+	inputs_set_threads(0);
+	graph_task_free(t);
+}
+
+/* The float draws are randn * std * 0.2 + mean: over 1M (float32) and 300k
+ * (16-bit) draws the mean, the standard deviation, the fourth moment and
+ * the share beyond 1, 2 and 3 sigma are the normal distribution's, within a
+ * few standard errors; ints cover [min, max] evenly, bools are half true. */
+static void test_generation_moments(void)
+{
+	struct graph_task *t = gen_task();
+	if (t == NULL)
+		return;
+	const struct graph_variant *v = &t->variants[0];
+	void *b[5];
+	char err[256];
+	CHECK(inputs_generate(v, INPUTS_PUBLIC_SEED, b, err, sizeof err) == 0);
+	static const double means[3] = {2.0, 0.0, -1.0};
+	for (int i = 0; i < 3; i++) {
+		size_t n = (size_t)graph_shape_numel(&v->values[i].shape);
+		double s = 0, s2 = 0, s4 = 0, beyond[3] = {0, 0, 0};
+		for (size_t k = 0; k < n; k++) {
+			double x = i == 0 ? ((float *)b[0])[k]
+				 : i == 1 ? inputs_f16_to_f32(((uint16_t *)b[1])[k]) : inputs_bf16_to_f32(((uint16_t *)b[2])[k]);
+			double z = x - means[i];        /* std 5 * 0.2: sigma 1 */
+			s += z;
+			s2 += z * z;
+			s4 += z * z * z * z;
+			for (int q = 0; q < 3; q++)
+				beyond[q] += fabs(z) > q + 1;
+		}
+		double m = s / n, var = s2 / n - m * m, kurt = s4 / n / (var * var);
+		/* bfloat16 keeps 8 bits: sigma-scale rounding moves the tails a little */
+		double tol = i == 2 ? 3e-3 : 1e-3;
+		static const double p[3] = {0.3173105, 0.0455003, 0.0026998};
+		char msg[200];
+		snprintf(msg, sizeof msg, "input %d: mean %g sd %g kurtosis %g, beyond 1/2/3 sigma %g %g %g", i, m, sqrt(var),
+			 kurt, beyond[0] / n, beyond[1] / n, beyond[2] / n);
+		CHECK_MSG(fabs(m) < 5.0 / sqrt((double)n) && fabs(sqrt(var) - 1) < 0.01 && fabs(kurt - 3) < 0.05, msg);
+		for (int q = 0; q < 3; q++)
+			CHECK_MSG(fabs(beyond[q] / n - p[q]) < tol + 5 * sqrt(p[q] / n), msg);
+	}
+	size_t n = (size_t)graph_shape_numel(&v->values[3].shape), count[7] = {0}, trues = 0, ok = 1;
+	for (size_t k = 0; k < n; k++) {
+		int64_t x = ((int64_t *)b[3])[k];
+		ok &= x >= -3 && x <= 3;
+		if (x >= -3 && x <= 3)
+			count[x + 3]++;
+		trues += ((uint8_t *)b[4])[k];
+	}
+	CHECK(ok);
+	for (int q = 0; q < 7; q++)
+		CHECK(fabs((double)count[q] / n - 1.0 / 7) < 0.005);
+	CHECK(fabs((double)trues / n - 0.5) < 0.005);
+	inputs_free(b, 5);
+	graph_task_free(t);
+}
+
+/* Large buffers are swept by several threads in parts (eval_set_threads):
+ * every answer - the level, the errors, the first element failing
+ * everywhere, the worst element with ties to the first, the first poison,
+ * the constant's level, byte equality - is the one thread's, with
+ * differences placed in different parts, on part edges and in ties. */
+/* equal, NaN to NaN included */
+static int same_d(double a, double b)
+{
+	return a == b || (isnan(a) && isnan(b));
+}
+
+static void cmp_equal(const struct eval_cmp *a, const struct eval_cmp *b, const char *what)
+{
+	char msg[200];
+	snprintf(msg, sizeof msg, "%s: min_t %d/%d worst %lld/%lld excess %g/%g first_bad %lld/%lld poison %lld/%lld", what,
+		 a->min_t, b->min_t, a->worst_at, b->worst_at, a->worst_excess, b->worst_excess, a->first_bad, b->first_bad,
+		 a->poison_at, b->poison_at);
+	int same = a->min_t == b->min_t && a->poison_at == b->poison_at && a->worst_at == b->worst_at;
+	if (same && a->poison_at < 0)
+		same = a->first_bad == b->first_bad && a->max_abs == b->max_abs && a->max_rel == b->max_rel &&
+		       (a->worst_at < 0 || (a->worst_excess == b->worst_excess && same_d(a->worst_pass, b->worst_pass) &&
+					    same_d(a->worst_eager, b->worst_eager))) &&
+		       (a->first_bad < 0 || (same_d(a->bad_pass, b->bad_pass) && same_d(a->bad_eager, b->bad_eager)));
+	CHECK_MSG(same, msg);
+}
+
+static void test_parallel_sweeps(void)
+{
+	enum { N = (1 << 20) + 12345 };
+	float *e = malloc(sizeof(float) * N), *p = malloc(sizeof(float) * N);
+	uint16_t *eb = malloc(2 * N), *pb = malloc(2 * N);
+	int64_t *ei = malloc(8 * N), *pi = malloc(8 * N);
+	if (!e || !p || !eb || !pb || !ei || !pi) {
+		CHECK_MSG(0, "out of memory");
+		return;
+	}
+	unsigned long long seed = 99;
+	static const int threads[] = {2, 3, 8};
+	for (int sc = 0; sc < 8; sc++) {
+		for (int i = 0; i < N; i++) {
+			e[i] = p[i] = (float)((lcg_unit(&seed) - 0.5) * 8.0);
+			ei[i] = pi[i] = i % 1000;
+		}
+		/* the scenario's differences: none (0), small ones in several
+		 * parts (1), on the edges of 2- and 3-part splits (2), a tie
+		 * in two parts (3), a NaN late and a small one early (4), the
+		 * poison late (5) and in two parts (6), an outlier at the end (7) */
+		size_t at[4] = {10, N / 2 + 7, (size_t)N / 3, N - 5};
+		uint32_t poison = 0x7fa5a5a5u;
+		switch (sc) {
+		case 1:
+			for (int k = 0; k < 4; k++)
+				p[at[k]] = e[at[k]] * (float)(1 + pow(10.0, -6.0 + k));
+			pi[at[1]] += 1;
+			break;
+		case 2:
+			p[N / 2] += 1e-3f, p[N / 2 - 1] += 1e-3f, p[N / 3] += 2e-3f, p[2 * (N / 3)] += 2e-3f;
+			pi[N / 3] += 1, pi[N / 2] += 1;
+			break;
+		case 3:
+			e[5] = e[N - 9] = 1.0f;
+			p[5] = p[N - 9] = 1.001f;
+			break;
+		case 4:
+			p[100] += 1e-4f;
+			p[N - 100] = NAN;
+			break;
+		case 5:
+			memcpy(&p[N - 3], &poison, 4);
+			p[7] += 1.0f;
+			break;
+		case 6:
+			memcpy(&p[N - 3], &poison, 4);
+			memcpy(&p[N / 3 + 1], &poison, 4);
+			break;
+		case 7:
+			p[N - 1] = e[N - 1] + 50.0f;
+			break;
+		}
+		for (int i = 0; i < N; i++) {
+			eb[i] = inputs_f32_to_bf16(e[i]);
+			pb[i] = inputs_f32_to_bf16(p[i]);
+		}
+		if (sc == 5 || sc == 6)
+			pb[N - 3] = 0x7fa5u;
+		struct eval_cmp r1, rb1, ri1, rn;
+		eval_set_threads(1);
+		eval_compare(DT_F32, p, e, N, &r1);
+		eval_compare(DT_BF16, pb, eb, N, &rb1);
+		eval_compare(DT_I64, pi, ei, N, &ri1);
+		long long fp = eval_find_poison(DT_F32, p, N), fpb = eval_find_poison(DT_BF16, pb, N);
+		int bt = eval_blind_t(DT_F32, e, N), btb = eval_blind_t(DT_BF16, eb, N);
+		int same = eval_same_bytes(p, e, sizeof(float) * N);
+		for (int k = 0; k < 3; k++) {
+			char what[64];
+			eval_set_threads(threads[k]);
+			snprintf(what, sizeof what, "scenario %d, %d threads, float32", sc, threads[k]);
+			eval_compare(DT_F32, p, e, N, &rn);
+			cmp_equal(&r1, &rn, what);
+			snprintf(what, sizeof what, "scenario %d, %d threads, bfloat16", sc, threads[k]);
+			eval_compare(DT_BF16, pb, eb, N, &rn);
+			cmp_equal(&rb1, &rn, what);
+			snprintf(what, sizeof what, "scenario %d, %d threads, int64", sc, threads[k]);
+			eval_compare(DT_I64, pi, ei, N, &rn);
+			cmp_equal(&ri1, &rn, what);
+			CHECK(eval_find_poison(DT_F32, p, N) == fp && eval_find_poison(DT_BF16, pb, N) == fpb);
+			CHECK(eval_blind_t(DT_F32, e, N) == bt && eval_blind_t(DT_BF16, eb, N) == btb);
+			CHECK(eval_same_bytes(p, e, sizeof(float) * N) == same);
+		}
+		/* what the scenarios were meant to show */
+		if (sc == 0)
+			CHECK(r1.min_t == SCORE_T_MIN && same && fp < 0);
+		if (sc == 3)
+			CHECK(r1.worst_at == 5);
+		if (sc == 4)
+			CHECK(r1.min_t == SCORE_T_NEVER && r1.first_bad == N - 100);
+		if (sc == 5 || sc == 6)
+			CHECK(r1.poison_at == (sc == 5 ? N - 3 : N / 3 + 1) && fp == r1.poison_at && fpb == N - 3);
+		if (sc == 7)
+			CHECK(r1.worst_at == N - 1);
+	}
+	eval_set_threads(0);
+	free(e), free(p), free(eb), free(pb), free(ei), free(pi);
+}
+
 int main(void)
 {
 	test_min_t();
@@ -337,7 +586,10 @@ int main(void)
 	test_blind();
 	test_std_floor();
 	test_generated_spread();
+	test_generation_threads();
+	test_generation_moments();
 	test_equal_stretches();
+	test_parallel_sweeps();
 	printf("test_eval_util: %d passed, %d failed\n", n_pass, n_fail);
 	return n_fail ? 1 : 0;
 }
