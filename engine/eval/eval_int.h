@@ -125,7 +125,7 @@ struct reply {
 /* ... and when the cpu backend scores the modeled speedup (the measured
  * one is information then; the counted calls are verified runs too): */
 #define TRIAL_BUDGET_MODELED_MS 150.0
-#define BUDGET_MIN_TRIALS_MODELED 2
+#define BUDGET_MIN_TRIALS_MODELED 1
 #define WARM_ENOUGH_MS 100.0
 /* Timed trials verified value by value: every one up to this many, then a
  * random quarter and the last. */
