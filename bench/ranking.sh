@@ -30,13 +30,7 @@ if [ ${#pairs[@]} -eq 0 ]; then
 fi
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-tasks_of() { # a task id -> its tasks directory
-	for d in tasks tests/cheats/tasks tests/passes/tasks tests/truth/tasks; do
-		[ -f "$d/$1/graph.json" ] && { echo "$d"; return; }
-	done
-	echo "bench/ranking.sh: no task $1" >&2
-	exit 2
-}
+source bench/lib.sh
 printf "%-30s %-38s %8s %9s %9s %7s  %s\n" TASK PASS SCORE MODELED "CPU x" "EVAL s" VERDICTS
 for tp in "${pairs[@]}"; do
 	task=${tp%%:*} pass=${tp#*:}

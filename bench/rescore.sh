@@ -31,13 +31,7 @@ tmp=$(mktemp -d)
 loader=
 cleanup() { [ -n "$loader" ] && kill "$loader" 2>/dev/null; wait 2>/dev/null; rm -rf "$tmp"; }
 trap cleanup EXIT
-tasks_of() { # a task id -> its tasks directory
-	for d in tasks tests/cheats/tasks tests/passes/tasks tests/truth/tasks; do
-		[ -f "$d/$1/graph.json" ] && { echo "$d"; return; }
-	done
-	echo "bench/rescore.sh: no task $1" >&2
-	exit 2
-}
+source bench/lib.sh
 if [ $load -eq 1 ]; then
 	(while :; do "$passfs" eval --tasks tests/passes/tasks --task tiny_bias_gelu --pass tests/passes/ok_fused.c \
 		--json >/dev/null 2>&1; done) &

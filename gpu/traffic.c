@@ -70,36 +70,23 @@ static struct {
  * so that the program goes on. */
 static struct {
 	volatile int active;
-	struct { uintptr_t plo, phi; } *r;     /* sorted; mmap'd */
+	struct trange *r;       /* sorted by plo, only plo and phi set; mmap'd */
 	int n;
 	size_t r_bytes;
 	volatile uint64_t touches;
 	volatile uintptr_t first;
 } G;
 
-static int guard_find(uintptr_t a)
-{
-	int lo = 0, hi = G.n - 1;
-	while (lo <= hi) {
-		int mid = (lo + hi) / 2;
-		if (a < G.r[mid].plo)
-			hi = mid - 1;
-		else if (a >= G.r[mid].phi)
-			lo = mid + 1;
-		else
-			return mid;
-	}
-	return -1;
-}
 
-static int find_range(uintptr_t a)
+/* The range of r[0..n) (sorted by plo) whose [plo, phi) holds a, or -1. */
+static int find_range(const struct trange *r, int n, uintptr_t a)
 {
-	int lo = 0, hi = T.n - 1;
+	int lo = 0, hi = n - 1;
 	while (lo <= hi) {
 		int mid = (lo + hi) / 2;
-		if (a < T.r[mid].plo)
+		if (a < r[mid].plo)
 			hi = mid - 1;
-		else if (a >= T.r[mid].phi)
+		else if (a >= r[mid].phi)
 			lo = mid + 1;
 		else
 			return mid;
@@ -126,7 +113,7 @@ static void on_segv(int sig, siginfo_t *si, void *uc)
 {
 	uintptr_t a = (uintptr_t)si->si_addr;
 	if (__atomic_load_n(&T.active, __ATOMIC_ACQUIRE)) {
-		int k = find_range(a);
+		int k = find_range(T.r, T.n, a);
 		if (k >= 0) {
 			struct trange *r = &T.r[k];
 			size_t pi = (a - r->plo) / r->unit;
@@ -152,7 +139,7 @@ static void on_segv(int sig, siginfo_t *si, void *uc)
 			return;
 		}
 	}
-	if (__atomic_load_n(&G.active, __ATOMIC_ACQUIRE) && guard_find(a) >= 0) {
+	if (__atomic_load_n(&G.active, __ATOMIC_ACQUIRE) && find_range(G.r, G.n, a) >= 0) {
 		uintptr_t pg = a & ~(uintptr_t)(PG - 1);
 		if (__atomic_fetch_add(&G.touches, 1, __ATOMIC_ACQ_REL) == 0)
 			G.first = a;
@@ -297,12 +284,6 @@ static void guard_open_all(void)
 	G.n = 0;
 }
 
-static int by_plo(const void *a, const void *b)
-{
-	const uintptr_t *x = a, *y = b;
-	return x[0] < y[0] ? -1 : x[0] > y[0];
-}
-
 int traffic_guard_close(const struct traffic_alloc *al, int n)
 {
 	guard_open_all();
@@ -315,13 +296,14 @@ int traffic_guard_close(const struct traffic_alloc *al, int n)
 	G.r = m;
 	for (int i = 0; i < n; i++) {
 		uintptr_t lo = (uintptr_t)al[i].p, hi = lo + al[i].bytes;
+		G.r[i].lo = lo;
 		G.r[i].plo = (lo + PG - 1) / PG * PG;
 		G.r[i].phi = hi / PG * PG;
 		if (G.r[i].phi < G.r[i].plo)
 			G.r[i].phi = G.r[i].plo;
 	}
 	G.n = n;
-	qsort(G.r, (size_t)n, sizeof(*G.r), by_plo);
+	qsort(G.r, (size_t)n, sizeof(*G.r), by_lo);
 	for (int i = 0; i < n; i++)
 		if (G.r[i].phi > G.r[i].plo &&
 		    mprotect((void *)G.r[i].plo, G.r[i].phi - G.r[i].plo, PROT_NONE) != 0) {

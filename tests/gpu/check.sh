@@ -44,10 +44,13 @@
 #   9 truth      tests/cli/reward_truth.sh with BACKEND=cuda (5 bf16 runs), and
 #                the launch forms (templated helper, #undef'd macro, kernel
 #                table: kernels found by their exported symbols) verdict ok
-#  10 fusion     the fused passes of bench/passes on three elementwise tasks:
-#                the GPU's measured speedup beside the cpu backend's modeled
-#                H200 speedup for the same pass (docs/backends.md, "The modeled
-#                H200 time"; the values docs/benchmarks.md quotes)
+#  10 fusion     the fused passes of bench/passes on three elementwise tasks,
+#                and the block-per-row and thread-per-row RMSNorm passes on
+#                t5_rmsnorm: the GPU's measured score beside the cpu backend's
+#                modeled one for the same pass (docs/backends.md, "The modeled
+#                H200 time"; the values docs/benchmarks.md quotes): the model's
+#                calibration, and whether it ranks the two RMSNorm passes as
+#                the GPU does
 #  11 anchor     tests/gpu/anchor.py: passfs eager vs PyTorch eager and
 #                torch.compile on 8 tasks (outputs compared, 25 + 100 trials)
 # Then a summary, and the anchor's table; with OUT set, both go to
@@ -378,23 +381,30 @@ s_truth() {
 }
 
 s_fusion() {
-	local t rc=0
-	# the modeled H200 speedups the cpu backend gives these passes
-	# (docs/benchmarks.md, "Fusion on the cpu backend")
-	declare -A modeled=([gpt2_bias_gelu_tanh]=2.000 [detr_frozen_batchnorm_relu]=3.808 [llama_swiglu]=1.765)
-	printf '%-30s %-8s %10s %10s  %s\n' task verdict measured modeled "per variant (measured)"
-	for t in gpt2_bias_gelu_tanh detr_frozen_batchnorm_relu llama_swiglu; do
-		"$PASSFS" eval --task "$t" --pass "bench/passes/$t.c" --backend cuda --json >"$LOGS/fusion-$t.json" 2>/dev/null ||
+	local tp t p rc=0
+	# the cpu backend's scores (modeled H200 speedup) for these passes
+	# (docs/benchmarks.md, "Ranking like a GPU")
+	declare -A modeled=([gpt2_bias_gelu_tanh:bench/passes/gpt2_bias_gelu_tanh.c]=1.79
+		[detr_frozen_batchnorm_relu:bench/passes/detr_frozen_batchnorm_relu.c]=4.68
+		[llama_swiglu:bench/passes/llama_swiglu.c]=1.75
+		[t5_rmsnorm:bench/passes/t5_rmsnorm.c]=4.2
+		[t5_rmsnorm:tests/passes/rmsnorm_row_per_thread.c]=1.5)
+	printf '%-30s %-38s %-8s %10s %10s  %s\n' task pass verdict measured modeled "per variant (measured)"
+	for tp in gpt2_bias_gelu_tanh:bench/passes/gpt2_bias_gelu_tanh.c \
+		detr_frozen_batchnorm_relu:bench/passes/detr_frozen_batchnorm_relu.c llama_swiglu:bench/passes/llama_swiglu.c \
+		t5_rmsnorm:bench/passes/t5_rmsnorm.c t5_rmsnorm:tests/passes/rmsnorm_row_per_thread.c; do
+		t=${tp%%:*} p=${tp#*:}
+		"$PASSFS" eval --task "$t" --pass "$p" --backend cuda --json >"$LOGS/fusion-$t-${p##*/}.json" 2>/dev/null ||
 			rc=1
-		/usr/bin/python3 - "$LOGS/fusion-$t.json" "$t" "${modeled[$t]}" <<'PY' || rc=1
+		/usr/bin/python3 - "$LOGS/fusion-$t-${p##*/}.json" "$t" "$p" "${modeled[$tp]}" <<'PY' || rc=1
 import json, sys
 try:
     r = json.load(open(sys.argv[1]))
 except Exception:
-    print("%-30s no result" % sys.argv[2])
+    print("%-30s %-38s no result" % (sys.argv[2], sys.argv[3][-38:]))
     sys.exit(1)
 per = " ".join("%s" % v.get("speedup") for v in r["variants"])
-print("%-30s %-8s %10.3f %10s  %s" % (sys.argv[2], r["verdict"], r.get("score") or 0, sys.argv[3], per))
+print("%-30s %-38s %-8s %10.3f %10s  %s" % (sys.argv[2], sys.argv[3][-38:], r["verdict"], r.get("score") or 0, sys.argv[4], per))
 sys.exit(0 if r["verdict"] == "ok" and r["backend"] == "cuda" else 1)
 PY
 	done
