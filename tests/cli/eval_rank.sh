@@ -9,7 +9,7 @@
 # the measured speedup stays beside it (ranking the other way).  With
 # PASSFS_CPU_SPEEDUP=measured the measured one is scored.
 source "$(dirname "$0")/../lib/cli.sh"
-T=tests/passes/tasks
+T=tests/passes/rank-tasks   # (a tasks directory of its own: other tests count tests/passes/tasks)
 # a cache of our own: eager's model is counted here, not read from a run before
 export PASSFS_CACHE_DIR="$tmp/cache"
 run() { # NAME PASS [env...]
