@@ -188,10 +188,11 @@ static void eval_trial_counts(const struct ejob *job, enum gpu_backend be, int *
 	 * fewer trials (documented in docs/result-format.md). */
 	*warmup = be == GPU_BACKEND_CUDA ? 25 : 2;
 	*trials = be == GPU_BACKEND_CUDA ? 100 : 10;
-	/* scored by the model, the cpu's measured times are information: a
-	 * warm-up call is enough (the timed calls stop at the budget) */
+	/* scored by the model, the cpu's measured times are information: no
+	 * warm-up call (the checks ran each side twice already; the timed
+	 * calls stop at the budget) */
 	if (be != GPU_BACKEND_CUDA && eval_cpu_speedup_modeled())
-		*warmup = 1;
+		*warmup = 0;
 	if (job->opts.warmup)
 		*warmup = job->opts.warmup < 0 ? 0 : job->opts.warmup;
 	if (job->opts.trials > 0)
