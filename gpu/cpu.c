@@ -326,6 +326,7 @@ static int cpu_run_blocks(struct gpu_dev *d, pf_dim3 grid, pf_dim3 block, void (
 		st->tsc_per_ns = tsc_per_ns();
 		st->away_ns = away_ns;
 		st->clock_ticks = clock_ticks();
+		st->resume_ticks = (unsigned long long)(MODEL_RESUME_NS * st->tsc_per_ns);
 	}
 	pool_run(c->pool, (uint64_t)grid.x * grid.y * grid.z, grid_item, &j);
 	if (counted) {

@@ -334,28 +334,24 @@ uint64_t traffic_guard_touches(uintptr_t *first)
 
 /* ---- the model (traffic.h) ------------------------------------------------ */
 
-/* The lower edge of histogram bucket b: 4 buckets per power of two. */
-static double bucket_lo(int b)
-{
-	return b < 4 ? (double)b : ldexp(1.0 + (b % 4) / 4.0, b / 4);
-}
-
 double model_tail_ticks(const struct pf_launch_stats *st)
 {
-	/* From the longest threads down, the first time t whose octave
-	 * [t, 2t) holds MODEL_PATH_SHARE of the summed time (a bucket's
-	 * threads at its lower edge): a group of threads alike in their
-	 * work.  The machine's hiccups spread a few threads over many
-	 * octaves, and hold little of any one. */
+	/* From the longest threads down, the first octave of thread times
+	 * (4 buckets) that holds MODEL_PATH_SHARE of the summed time: a
+	 * group of threads alike in their work; its threads' mean time.  The
+	 * machine's hiccups spread a few threads over many octaves, and hold
+	 * little of any one. */
 	double want = MODEL_PATH_SHARE * (double)st->sum_ticks;
 	for (int b = PF_STATS_BUCKETS - 1; b >= 0; b--) {
 		if (!st->hist[b])
 			continue;
-		double held = 0;
-		for (int k = b; k < b + 4 && k < PF_STATS_BUCKETS; k++)
-			held += (double)st->hist[k] * bucket_lo(k);
-		if (held >= want)
-			return bucket_lo(b);
+		double held = 0, n = 0;
+		for (int k = b; k < b + 4 && k < PF_STATS_BUCKETS; k++) {
+			held += (double)st->hist_ticks[k];
+			n += (double)st->hist[k];
+		}
+		if (held >= want && n > 0)
+			return held / n;
 	}
 	return 0;
 }

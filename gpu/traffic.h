@@ -1,7 +1,9 @@
 /* traffic.h - the device memory a cpu-backend launch touched, counted page
- * by page with a SIGSEGV handler (traffic.c has the method and its limits).
- * For the modeled GPU time of an evaluation (docs/result-format.md,
- * "modeled_h200_ms"); never for the score. */
+ * by page with a SIGSEGV handler (traffic.c has the method and its limits);
+ * the guard that closes device memory to a pass's host code; and the model
+ * of an H200 made of them and of the launches' thread times: the modeled GPU
+ * time of an evaluation (docs/result-format.md, "modeled_h200_ms"), which the
+ * cpu backend scores (docs/scoring.md, "Which speedup is scored"). */
 #ifndef PASSFS_TRAFFIC_H
 #define PASSFS_TRAFFIC_H
 
@@ -67,6 +69,10 @@ uint64_t traffic_guard_touches(uintptr_t *first);
 #define MODEL_BLOCKS_PER_SM 32
 #define MODEL_GPU_PER_CPU 20.0
 #define MODEL_PATH_SHARE 0.05
+/* What the emulation charges a CUDA thread each time it is switched back
+ * in after a barrier or a warp operation (its stack and registers back into
+ * the cache), taken off its time: a GPU's warps pay no such thing. */
+#define MODEL_RESUME_NS 10.0
 
 struct model_launch {
 	uint64_t bytes;                 /* touched (traffic count) */

@@ -346,7 +346,8 @@ static int eval_finish(const struct ejob *job, const struct graph_task *t, struc
 	}
 	timing_json(*result, job, es, backend);
 	/* The modeled H200 speedup over the variants that have one
-	 * (geometric mean; information, not the score) */
+	 * (geometric mean; on the cpu backend the variants' scored speedups
+	 * are theirs) */
 	double lsum = 0;
 	int nm = 0;
 	for (int i = 0; i < t->n_variants; i++)

@@ -49,15 +49,18 @@ typedef struct pf_call pf_call;
  * ticks, the emulator's own switching excluded as far as it can be, and
  * time its OS thread spent descheduled taken off.  The
  * histogram's bucket of t ticks is pf_stats_bucket(t).  For the modeled GPU
- * time (gpu/traffic.h); never for the score's measured time. */
+ * time (gpu/traffic.h), which the cpu backend scores; never read by the timed
+ * trials. */
 #define PF_STATS_BUCKETS 256
 struct pf_launch_stats {
 	int timing;
 	double tsc_per_ns;      /* set by the runtime with timing, */
 	long long (*away_ns)(void);     /* and the OS thread's wall less CPU ns so far, */
-	unsigned long long clock_ticks; /* and what reading the clock twice costs (taken off each thread) */
+	unsigned long long clock_ticks; /* and what reading the clock twice costs (taken off each thread), */
+	unsigned long long resume_ticks; /* and what a thread pays after being switched back in (likewise, each time) */
 	unsigned long long threads, sum_ticks, max_ticks;
 	unsigned long long hist[PF_STATS_BUCKETS];
+	unsigned long long hist_ticks[PF_STATS_BUCKETS];        /* the bucket's threads' ticks */
 };
 /* 4 buckets per power of two: 4*floor(log2 t) + the next two bits. */
 static inline int pf_stats_bucket(unsigned long long t)

@@ -1408,7 +1408,9 @@ struct sched {
 	unsigned long long tseg, tsum, tmax, tn;
 	unsigned long long tacc[PF_EMU_MAX_THREADS];
 	unsigned long long tsort[PF_EMU_MAX_THREADS];
+	unsigned tres[PF_EMU_MAX_THREADS];     /* times each thread was switched back in */
 	unsigned long long thist[PF_STATS_BUCKETS];
+	unsigned long long thist_ticks[PF_STATS_BUCKETS];
 	unsigned long long tseen[PF_STATS_BUCKETS / 64];
 };
 
@@ -1478,8 +1480,11 @@ PF_EMU_INL void switch_to(sched *S, fiber *to, bool from_dies = false)
 #endif
 	/* `from` runs again: its thread's next stretch starts now (the
 	 * switching itself is the emulator's cost, not the thread's) */
-	if (__builtin_expect(S->timing, 0))
+	if (__builtin_expect(S->timing, 0)) {
 		S->tseg = __builtin_ia32_rdtsc();
+		if (from != &S->main && from->tid < PF_EMU_MAX_THREADS)
+			S->tres[from->tid]++;
+	}
 }
 
 PF_EMU_INL void ready_push(sched *S, fiber *f)
@@ -1775,7 +1780,8 @@ inline sched *get_sched()
  * descheduled (its wall time less its CPU time, `away` ns) landed in some
  * CUDA threads' times: it is taken off the longest ones, down to the
  * block's median, longest first. */
-inline void timing_block(sched *S, long long away, double tsc_per_ns, unsigned long long clock_ticks)
+inline void timing_block(sched *S, long long away, double tsc_per_ns, unsigned long long clock_ticks,
+			 unsigned long long resume_ticks)
 {
 	unsigned n = S->exited;
 	if (away > 20000 && n > 0 && tsc_per_ns > 0) {
@@ -1794,13 +1800,19 @@ inline void timing_block(sched *S, long long away, double tsc_per_ns, unsigned l
 		}
 	}
 	for (unsigned t = 0; t < n; t++) {
-		unsigned long long d = S->tacc[t] > clock_ticks ? S->tacc[t] - clock_ticks : 0;
+		/* less the clock's cost, and what a thread pays on being
+		 * switched back in (its stack and registers back in the cache:
+		 * the emulator's cost of a barrier or a shuffle, not a GPU's) */
+		unsigned long long off = clock_ticks + (unsigned long long)S->tres[t] * resume_ticks;
+		unsigned long long d = S->tacc[t] > off ? S->tacc[t] - off : 0;
 		int b = pf_stats_bucket(d);
 		if (!(S->tseen[b >> 6] >> (b & 63) & 1ull)) {
 			S->tseen[b >> 6] |= 1ull << (b & 63);
 			S->thist[b] = 0;
+			S->thist_ticks[b] = 0;
 		}
 		S->thist[b]++;
+		S->thist_ticks[b] += d;
 		S->tsum += d;
 		S->tn++;
 		if (d > S->tmax)
@@ -1821,6 +1833,7 @@ inline void timing_merge(sched *S, pf_launch_stats *st)
 		for (unsigned long long bits = S->tseen[w]; bits; bits &= bits - 1) {
 			int b = w * 64 + __builtin_ctzll(bits);
 			__atomic_fetch_add(&st->hist[b], S->thist[b], __ATOMIC_RELAXED);
+			__atomic_fetch_add(&st->hist_ticks[b], S->thist_ticks[b], __ATOMIC_RELAXED);
 		}
 }
 
@@ -1887,7 +1900,7 @@ inline void run_block(launch_info *L, pf_dim3 b, void (*entry)(sched *), void *c
 		report(L, S->err);
 	if (S->timing) {
 		long long away = L->stats.away_ns ? L->stats.away_ns() - away0 : 0;
-		timing_block(S, away, L->stats.tsc_per_ns, L->stats.clock_ticks);
+		timing_block(S, away, L->stats.tsc_per_ns, L->stats.clock_ticks, L->stats.resume_ticks);
 		timing_merge(S, &L->stats);
 	}
 }
@@ -1919,6 +1932,7 @@ template <class K> void fiber_main(sched *S)
 		if (__builtin_expect(S->timing, 0)) {
 			unsigned long long now = __builtin_ia32_rdtsc();
 			S->tacc[t] = 0;
+			S->tres[t] = 0;
 			S->tseg = now;
 			k->call();
 			now = __builtin_ia32_rdtsc();
