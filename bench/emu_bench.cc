@@ -12,6 +12,7 @@
  *       -I gpu/include bench/emu_bench.cc -o build/emu_bench -ldl
  *   ./build/emu_bench build/emu_bench_kernels.so
  */
+#define PASSFS_RUNTIME /* this file is a runtime: it implements run_blocks */
 #include "passfs.h"
 
 #ifdef EMU_BENCH_KERNELS

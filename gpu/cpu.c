@@ -69,7 +69,7 @@ struct cpu_dev {
 	unsigned char flush_byte;
 	int counting;           /* COUNT_BYTES or COUNT_TIMES: each launch is counted */
 	int guard;              /* gpu_guard_begin: device memory closed between launches */
-	double launch_wall_ms;  /* the timed call's launches so far */
+	double launch_cpu_ms;   /* the calling thread's CPU time in the timed call's launches so far */
 	struct gpu_traffic traffic;
 	/* Each counted launch of the traffic count, then of the timed call
 	 * (n_timed of them so far): for the model (traffic.h). */
@@ -310,7 +310,7 @@ static int cpu_run_blocks(struct gpu_dev *d, pf_dim3 grid, pf_dim3 block, void (
 	struct grid_job j = {grid, block_fn, ctx};
 	int counted = 0, n = 0;
 	struct timespec w0, w1;
-	clock_gettime(CLOCK_MONOTONIC, &w0);    /* the guard's work is the launch's, not the host's */
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &w0);    /* the guard's work is the launch's, not the host's */
 	if (c->guard)
 		traffic_guard_open();
 	if (c->counting == COUNT_BYTES) {
@@ -345,9 +345,11 @@ static int cpu_run_blocks(struct gpu_dev *d, pf_dim3 grid, pf_dim3 block, void (
 		}
 	}
 	if (c->counting == COUNT_TIMES) {
-		/* launch k of the timed call is launch k of the count */
+		/* launch k of the timed call is launch k of the count, and
+		 * every one of its threads was timed */
 		if (c->n_timed < c->n_recs && st != NULL && st->timing &&
-		    c->recs[c->n_timed].block_threads == (uint64_t)block.x * block.y * block.z) {
+		    c->recs[c->n_timed].block_threads == (uint64_t)block.x * block.y * block.z &&
+		    st->threads == (uint64_t)grid.x * grid.y * grid.z * block.x * block.y * block.z) {
 			/* each timed call again: the least of its times (a
 			 * machine's hiccups hit one call's launch, not all) */
 			struct model_launch *r = &c->recs[c->n_timed];
@@ -368,8 +370,8 @@ static int cpu_run_blocks(struct gpu_dev *d, pf_dim3 grid, pf_dim3 block, void (
 			c->guard = 0;   /* (guard_end then reports no touches) */
 		free(al);
 	}
-	clock_gettime(CLOCK_MONOTONIC, &w1);
-	c->launch_wall_ms += (double)(w1.tv_sec - w0.tv_sec) * 1e3 + (double)(w1.tv_nsec - w0.tv_nsec) / 1e6;
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &w1);
+	c->launch_cpu_ms += (double)(w1.tv_sec - w0.tv_sec) * 1e3 + (double)(w1.tv_nsec - w0.tv_nsec) / 1e6;
 	return 0;
 }
 
@@ -423,7 +425,7 @@ static int cpu_timing_begin(struct gpu_dev *d, char *err, size_t errlen)
 	(void)errlen;
 	tsc_per_ns();
 	c->n_timed = 0;
-	c->launch_wall_ms = 0;
+	c->launch_cpu_ms = 0;
 	c->counting = COUNT_TIMES;
 	return 0;
 }
@@ -451,7 +453,7 @@ static int cpu_timing_end(struct gpu_dev *d, struct gpu_traffic *out)
 		c->traffic.par_ms += q;
 		c->traffic.threads += c->recs[i].threads;
 	}
-	c->traffic.launch_wall_ms = c->launch_wall_ms;
+	c->traffic.launch_cpu_ms = c->launch_cpu_ms;
 	*out = c->traffic;
 	return 0;
 }

@@ -185,7 +185,8 @@ struct gpu_traffic {
 	uint64_t threads;       /* CUDA threads over the launches */
 	double model_ms;        /* launches x launch cost + per launch the largest of the three below */
 	double mem_ms, path_ms, par_ms;
-	double launch_wall_ms;  /* the last timed call's launches, wall ms (its host time is the rest) */
+	double launch_cpu_ms;   /* the last timed call's launches, the calling thread's CPU ms
+				 * (its host time is the rest of the call's CPU time) */
 };
 int gpu_traffic_install(void);
 int gpu_traffic_begin(struct gpu_dev *d, char *err, size_t errlen);
@@ -193,8 +194,12 @@ int gpu_traffic_end(struct gpu_dev *d, struct gpu_traffic *out);
 /* The same call again after gpu_traffic_end, launch for launch: each
  * launch's CUDA threads timed, then the model over both.  end fills
  * *out's model fields (keeping what traffic_end put there).  Timed again,
- * each launch keeps the least of its times: MODEL_TIMED_CALLS calls. */
+ * each launch keeps the least of its times: MODEL_TIMED_CALLS calls, or
+ * MODEL_TIMED_CALLS_SHORT when the first timed call took less than
+ * MODEL_SHORT_CALL_MS (cheap, and where one interrupt is a large share). */
 #define MODEL_TIMED_CALLS 3
+#define MODEL_TIMED_CALLS_SHORT 8
+#define MODEL_SHORT_CALL_MS 10.0
 int gpu_timing_begin(struct gpu_dev *d, char *err, size_t errlen);
 /* cpu backend: between begin and end the host code may not touch device
  * memory outside its launches (on a GPU that faults): end returns how many

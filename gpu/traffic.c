@@ -276,8 +276,16 @@ static void guard_open_all(void)
 {
 	__atomic_store_n(&G.active, 0, __ATOMIC_RELEASE);
 	for (int i = 0; i < G.n; i++)
-		if (G.r[i].phi > G.r[i].plo)
-			mprotect((void *)G.r[i].plo, G.r[i].phi - G.r[i].plo, PROT_READ | PROT_WRITE);
+		if (G.r[i].phi > G.r[i].plo &&
+		    mprotect((void *)G.r[i].plo, G.r[i].phi - G.r[i].plo, PROT_READ | PROT_WRITE) == 0)
+			/* Each page written once now (its own value back): a page
+			 * given back its write access may take a fault on its first
+			 * write, which would land in the time of the kernel thread
+			 * that makes it. */
+			for (uintptr_t pg = G.r[i].plo; pg < G.r[i].phi; pg += PG) {
+				volatile unsigned char *b = (volatile unsigned char *)pg;
+				*b = *b;
+			}
 	if (G.r)
 		munmap(G.r, G.r_bytes);
 	G.r = NULL;

@@ -258,7 +258,8 @@ struct wstate {
 	double host_ms;
 	int guarded;
 	uint64_t guard_touches, guard_first;
-	double guard_ms;                /* the last call's guard setup and teardown */
+	double guard_ms;                /* the last call's guard setup and teardown, CPU ms */
+	double call_cpu_ms;             /* the last call's CPU time in this thread */
 	int is_pass;
 	int trace;                      /* CUPTI records GPU time */
 	char trace_note[200];           /* why not, when not */

@@ -248,5 +248,17 @@ static inline int pf_launch(pf_call *c, void (*kernel)(P...), pf_emu::launch_dim
 
 #define PASS_REPLACEMENT extern "C" int pf_pass_replacement
 
+/* The runtime's side of a launch is not the pass's: the per-thread timings
+ * the cpu backend's modeled GPU time (what it scores) is made of travel
+ * through these, and a pass calling the runtime's run_blocks with blocks or
+ * a record of its own could report what it liked.  Poisoned after their
+ * last use here, so a pass naming them fails to compile.  (Runtimes and
+ * tests that include this header define PASSFS_RUNTIME first; a pass cannot,
+ * as the header comes before its first line.) */
+#ifndef PASSFS_RUNTIME
+#pragma GCC poison run_blocks pf_launch_stats launch_info timing_block timing_merge away_ns resume_ticks
+#pragma GCC poison clock_ticks tsc_per_ns hist_ticks sum_ticks max_ticks
+#endif
+
 #endif /* host */
 #endif /* PASSFS_H */

@@ -5,6 +5,7 @@
  * address, which the worker maps through the kernel table (engine/eval/pass_run.c).
  * A runtime that records the launch stands in for the worker. */
 #pragma GCC diagnostic ignored "-Wunknown-pragmas"
+#define PASSFS_RUNTIME /* this file is a runtime: it implements run_blocks */
 #include <passfs.h>
 
 #include <stdio.h>

@@ -1,6 +1,7 @@
 /* test_emu.cc - the CUDA emulation layer (gpu/include/pf_emu.h): kernels run
  * through pf_launch on a fake worker runtime (serial, and 3 pthreads running
  * blocks concurrently), checked against plain C references. */
+#define PASSFS_RUNTIME /* this file is a runtime: it implements run_blocks */
 #include "passfs.h"
 
 #include <pthread.h>
