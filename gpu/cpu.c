@@ -353,7 +353,7 @@ static int cpu_run_blocks(struct gpu_dev *d, pf_dim3 grid, pf_dim3 block, void (
 			/* each timed call again: the least of its times (a
 			 * machine's hiccups hit one call's launch, not all) */
 			struct model_launch *r = &c->recs[c->n_timed];
-			double f = tsc_per_ns(), sum = (double)st->sum_ticks / f, path = model_tail_ticks(st) / f;
+			double f = tsc_per_ns(), sum = (double)st->sum_ticks / f, path = model_tail_ticks(st, f) / f;
 			r->threads = st->threads;
 			if (r->sum_ns < 0 || sum < r->sum_ns)
 				r->sum_ns = sum;

@@ -199,6 +199,7 @@ int gpu_traffic_end(struct gpu_dev *d, struct gpu_traffic *out);
  * MODEL_SHORT_CALL_MS (cheap, and where one interrupt is a large share). */
 #define MODEL_TIMED_CALLS 3
 #define MODEL_TIMED_CALLS_SHORT 8
+#define MODEL_TIMED_CALLS_EAGER 5       /* eager's model, counted once and kept */
 #define MODEL_SHORT_CALL_MS 10.0
 int gpu_timing_begin(struct gpu_dev *d, char *err, size_t errlen);
 /* cpu backend: between begin and end the host code may not touch device

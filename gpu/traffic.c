@@ -342,7 +342,7 @@ uint64_t traffic_guard_touches(uintptr_t *first)
 
 /* ---- the model (traffic.h) ------------------------------------------------ */
 
-double model_tail_ticks(const struct pf_launch_stats *st)
+double model_tail_ticks(const struct pf_launch_stats *st, double ticks_per_ns)
 {
 	/* From the longest threads down, the first octave of thread times
 	 * (4 buckets) that holds MODEL_PATH_SHARE of the summed time: a
@@ -350,6 +350,11 @@ double model_tail_ticks(const struct pf_launch_stats *st)
 	 * machine's hiccups spread a few threads over many octaves, and hold
 	 * little of any one. */
 	double want = MODEL_PATH_SHARE * (double)st->sum_ticks;
+	/* A group is more threads than the machine's hiccups leave in a
+	 * launch (about one a millisecond of thread time), unless its threads
+	 * are longer than a hiccup can make one. */
+	double hiccups = 2 + (double)st->sum_ticks / (ticks_per_ns * 1e6);
+	double ceiling = MODEL_HICCUP_NS * ticks_per_ns;
 	for (int b = PF_STATS_BUCKETS - 1; b >= 0; b--) {
 		if (!st->hist[b])
 			continue;
@@ -358,7 +363,7 @@ double model_tail_ticks(const struct pf_launch_stats *st)
 			held += (double)st->hist_ticks[k];
 			n += (double)st->hist[k];
 		}
-		if (held >= want && n > 0)
+		if (held >= want && n > 0 && (n >= hiccups || held / n >= ceiling))
 			return held / n;
 	}
 	return 0;

@@ -45,11 +45,12 @@ uint64_t traffic_guard_touches(uintptr_t *first);
  * A launch costs MODEL_LAUNCH_MS plus the largest of:
  *   memory:   the bytes of the pages it touched over MODEL_BYTES_PER_MS
  *             (HBM3e's 4.8 TB/s peak at the ~90% a streaming kernel gets);
- *   path:     its slowest group of CUDA threads (the longest time t whose
- *             octave [t, 2t) holds MODEL_PATH_SHARE of the launch's summed
- *             thread time: threads slowed by the machine - an interrupt, a
- *             descheduled vCPU - are few and spread over many octaves)
- *             times MODEL_GPU_PER_CPU:
+ *   path:     its slowest group of CUDA threads (the mean time of the
+ *             slowest octave of threads that holds MODEL_PATH_SHARE of the
+ *             launch's summed thread time and has more threads than the
+ *             machine's hiccups - an interrupt, a virtual CPU's exit, about
+ *             one a millisecond - leave, unless they are longer than a
+ *             hiccup, MODEL_HICCUP_NS) times MODEL_GPU_PER_CPU:
  *             a GPU runs one thread's dependent work that much slower than
  *             a CPU core runs it (memory latency it cannot hide without
  *             other threads), and no launch ends before its slowest thread;
@@ -69,6 +70,10 @@ uint64_t traffic_guard_touches(uintptr_t *first);
 #define MODEL_BLOCKS_PER_SM 32
 #define MODEL_GPU_PER_CPU 20.0
 #define MODEL_PATH_SHARE 0.05
+/* The longest a machine's hiccup (an interrupt, a virtual CPU's exit) makes
+ * one thread: a group of fewer threads than hiccups counts as a path only
+ * when its threads are longer than this. */
+#define MODEL_HICCUP_NS 200000.0
 /* What the emulation charges a CUDA thread each time it is switched back
  * in after a barrier or a warp operation (its stack and registers back into
  * the cache), taken off its time: a GPU's warps pay no such thing. */
@@ -80,8 +85,8 @@ struct model_launch {
 	uint64_t threads;               /* threads that ran (timed) */
 	double path_ns, sum_ns;         /* slowest-thread tail and the sum, CPU ns */
 };
-/* The tail value of a launch's thread times, in ticks. */
-double model_tail_ticks(const struct pf_launch_stats *st);
+/* The path of a launch's thread times, in ticks (ticks_per_ns: the TSC's). */
+double model_tail_ticks(const struct pf_launch_stats *st, double ticks_per_ns);
 /* One launch's modeled ms; *mem, *path, *par get its three terms. */
 double model_launch_ms(const struct model_launch *l, double *mem, double *path, double *par);
 

@@ -421,7 +421,7 @@ static int verify_run(struct ctx *c, struct vresult *vr, const char *what, const
 
 /* What names the model's constants in eager's cache key: change it with
  * them (a cached eager model is then measured again). */
-#define MODEL_ID "h200 model 2: launch 0.003 ms, 4.3e9 B/ms, 132 SMs x 2048, 32 blocks/SM, x20, share 0.05 an octave, 3 calls, clock off, eager 4 a thread, host or device, resume 10 ns, group mean, host less launches, host by CPU time, 8 short calls"
+#define MODEL_ID "h200 model 2: launch 0.003 ms, 4.3e9 B/ms, 132 SMs x 2048, 32 blocks/SM, x20, share 0.05 an octave, 3 calls, clock off, eager 4 a thread, host or device, resume 10 ns, group mean, host less launches, host by CPU time, 8 short calls, hiccups"
 
 /* Eager's model of a variant does not depend on the pass: it is kept in
  * the cache (gpu_cache_dir "model", a line of numbers per variant, keyed
@@ -491,8 +491,9 @@ static int model_variant(struct ctx *c, struct worker *ew, struct worker *pw, st
 		if (st != STEP_OK || r.status != PF_OK || ew->payload_len != (int)sizeof(er))
 			break;
 		memcpy(&er, ew->payload, sizeof(er));
-		if (step == 1 && t1[0] < MODEL_SHORT_CALL_MS)
-			last = MODEL_TIMED_CALLS_SHORT;
+		/* eager's model is kept: more calls than the pass's */
+		if (step == 1)
+			last = t1[0] < MODEL_SHORT_CALL_MS ? MODEL_TIMED_CALLS_SHORT : MODEL_TIMED_CALLS_EAGER;
 		if (step == last) {
 			have_eager = 1;
 			eager_model_store(cpath, &er);

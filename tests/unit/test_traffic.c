@@ -171,7 +171,7 @@ int main(void)
 	st.hist_ticks[pf_stats_bucket(100)] = 100000ull * 100;
 	st.sum_ticks = 100000ull * 100;
 	st.max_ticks = 100;
-	double path = model_tail_ticks(&st);
+	double path = model_tail_ticks(&st, 1.0);
 	CHECK(path == 100);
 	for (int k = 0; k < 6; k++) {                   /* 1.9% of the time, over 6 octaves */
 		unsigned long long tk = 3000ull << k;
@@ -180,13 +180,30 @@ int main(void)
 		st.hist_ticks[nb] += tk;
 		st.sum_ticks += tk;
 	}
-	path = model_tail_ticks(&st);
+	path = model_tail_ticks(&st, 1.0);
 	CHECK(path == 100);
 	st.hist[pf_stats_bucket(50000)] += 20;          /* a group holding 9%: the path, its mean */
 	st.hist_ticks[pf_stats_bucket(50000)] += 20 * 50000ull;
 	st.sum_ticks += 20 * 50000ull;
-	path = model_tail_ticks(&st);
+	path = model_tail_ticks(&st, 1.0);
 	CHECK(path >= 50000 && path <= 52500);          /* (with the hiccup of 48000 or 96000 in its octave) */
+	/* a launch of 1000 short threads and one long one holding 30%: one
+	 * hiccup, not a path; as long as no hiccup makes one, a path */
+	struct pf_launch_stats s2;
+	memset(&s2, 0, sizeof s2);
+	s2.threads = 1001;
+	s2.hist[pf_stats_bucket(100)] = 1000;
+	s2.hist_ticks[pf_stats_bucket(100)] = 100000;
+	s2.hist[pf_stats_bucket(43000)] = 1;
+	s2.hist_ticks[pf_stats_bucket(43000)] = 43000;
+	s2.sum_ticks = 143000;
+	CHECK(model_tail_ticks(&s2, 1.0) == 100);
+	s2.hist[pf_stats_bucket(43000)] = 0;
+	s2.hist_ticks[pf_stats_bucket(43000)] = 0;
+	s2.hist[pf_stats_bucket(300000)] = 1;
+	s2.hist_ticks[pf_stats_bucket(300000)] = 300000;
+	s2.sum_ticks = 400000;
+	CHECK(model_tail_ticks(&s2, 1.0) == 300000);
 	/* a launch: 3 us + the largest term */
 	struct model_launch ml = {.bytes = 43000000, .block_threads = 256, .threads = 1 << 20, .path_ns = 10,
 				  .sum_ns = 1e6};
