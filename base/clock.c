@@ -3,9 +3,19 @@
 
 #include <time.h>
 
-double base_now_ms(void)
+static double read_ms(clockid_t id)
 {
 	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(id, &ts);
 	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+double base_now_ms(void)
+{
+	return read_ms(CLOCK_MONOTONIC);
+}
+
+double base_thread_cpu_ms(void)
+{
+	return read_ms(CLOCK_THREAD_CPUTIME_ID);
 }

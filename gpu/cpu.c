@@ -9,6 +9,7 @@
  * calls the trampoline with a pf_call whose runtime runs the blocks on the
  * pool and records the first failure message. */
 #include "backend.h"
+#include "clock.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -17,7 +18,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 #include <sys/mman.h>
 
@@ -243,21 +243,19 @@ static struct traffic_alloc *live_allocs(struct cpu_dev *c, int *n)
 	return al;
 }
 
-/* TSC ticks per ns, measured once against the monotonic clock. */
+/* TSC ticks per ns, measured once against the monotonic clock (5 ms). */
 static double tsc_per_ns(void)
 {
 	static double r;
 	if (r > 0)
 		return r;
-	struct timespec a, b;
-	clock_gettime(CLOCK_MONOTONIC, &a);
+	double a = base_now_ms(), b;
 	uint64_t t0 = __builtin_ia32_rdtsc();
 	do
-		clock_gettime(CLOCK_MONOTONIC, &b);
-	while ((b.tv_sec - a.tv_sec) * 1000000000LL + (b.tv_nsec - a.tv_nsec) < 5000000);
+		b = base_now_ms();
+	while (b - a < 5.0);
 	uint64_t t1 = __builtin_ia32_rdtsc();
-	double ns = (double)((b.tv_sec - a.tv_sec) * 1000000000LL + (b.tv_nsec - a.tv_nsec));
-	r = (double)(t1 - t0) / ns;
+	r = (double)(t1 - t0) / ((b - a) * 1e6);
 	if (!(r > 0))
 		r = 1;
 	return r;
@@ -282,10 +280,7 @@ static unsigned long long clock_ticks(void)
 /* The calling thread's wall time less its CPU time, ns (pf_launch_stats). */
 static long long away_ns(void)
 {
-	struct timespec w, c;
-	clock_gettime(CLOCK_MONOTONIC, &w);
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c);
-	return (w.tv_sec - c.tv_sec) * 1000000000LL + (w.tv_nsec - c.tv_nsec);
+	return (long long)((base_now_ms() - base_thread_cpu_ms()) * 1e6);
 }
 
 static struct model_launch *new_rec(struct cpu_dev *c)
@@ -309,8 +304,7 @@ static int cpu_run_blocks(struct gpu_dev *d, pf_dim3 grid, pf_dim3 block, void (
 	struct cpu_dev *c = cpu_of(d);
 	struct grid_job j = {grid, block_fn, ctx};
 	int counted = 0, n = 0;
-	struct timespec w0, w1;
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &w0);    /* the guard's work is the launch's, not the host's */
+	double cpu0 = base_thread_cpu_ms();     /* the guard's work is the launch's, not the host's */
 	if (c->guard)
 		traffic_guard_open();
 	if (c->counting == COUNT_BYTES) {
@@ -370,8 +364,7 @@ static int cpu_run_blocks(struct gpu_dev *d, pf_dim3 grid, pf_dim3 block, void (
 			c->guard = 0;   /* (guard_end then reports no touches) */
 		free(al);
 	}
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &w1);
-	c->launch_cpu_ms += (double)(w1.tv_sec - w0.tv_sec) * 1e3 + (double)(w1.tv_nsec - w0.tv_nsec) / 1e6;
+	c->launch_cpu_ms += base_thread_cpu_ms() - cpu0;
 	return 0;
 }
 
@@ -440,7 +433,7 @@ static int cpu_timing_end(struct gpu_dev *d, struct gpu_traffic *out)
 		if (c->recs[i].sum_ns < 0)
 			c->recs[i].sum_ns = c->recs[i].path_ns = 0;
 	c->traffic.timed = 1;
-	c->traffic.model_ms = c->traffic.mem_ms = c->traffic.path_ms = c->traffic.par_ms = 0;
+	c->traffic.mem_ms = c->traffic.path_ms = c->traffic.par_ms = 0;
 	c->traffic.threads = 0;
 	/* launches the count could not see (no memory to protect) are paid
 	 * their launch cost alone */

@@ -133,14 +133,6 @@ static int w_load_set(struct wstate *w, int set, const uint64_t *rot, char *err,
 	return 0;
 }
 
-/* The calling thread's CPU time, ms. */
-static double thread_cpu_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
-
 /* One call of eager or of the pass, outputs poisoned first.  Returns PF_OK
  * or an error code with err set; *ms is the end-to-end time (sync, clock,
  * call, sync, clock).  A timed call flushes the L2 first under --cold; a
@@ -169,17 +161,17 @@ static int w_call(struct wstate *w, int timed, double *ms, struct trial_gpu *gpu
 	double t0 = base_now_ms();
 	int rc;
 	w->guard_ms = 0;
-	double cpu0 = thread_cpu_ms();
+	double cpu0 = base_thread_cpu_ms();
 	if (w->is_pass && w->guarded) {
-		double g0 = thread_cpu_ms();
+		double g0 = base_thread_cpu_ms();
 		int on = gpu_guard_begin(w->dev) == 0;
-		w->guard_ms = thread_cpu_ms() - g0;
+		w->guard_ms = base_thread_cpu_ms() - g0;
 		rc = pass_instance_call(w->pi, w->din, w->dout, err, errlen);
 		if (on) {
 			uintptr_t first = 0;
-			g0 = thread_cpu_ms();
+			g0 = base_thread_cpu_ms();
 			uint64_t n = gpu_guard_end(w->dev, &first);
-			w->guard_ms += thread_cpu_ms() - g0;
+			w->guard_ms += base_thread_cpu_ms() - g0;
 			if (n > 0 && w->guard_touches == 0)
 				w->guard_first = (uint64_t)first;
 			w->guard_touches += n;
@@ -188,7 +180,7 @@ static int w_call(struct wstate *w, int timed, double *ms, struct trial_gpu *gpu
 		rc = pass_instance_call(w->pi, w->din, w->dout, err, errlen);
 	else
 		rc = eager_run(w->plan, w->din, w->dout, err, errlen) ? W_ERR : PF_OK;
-	w->call_cpu_ms = thread_cpu_ms() - cpu0;
+	w->call_cpu_ms = base_thread_cpu_ms() - cpu0;
 	if (rc == PF_OK && gpu_sync(w->dev, e2, sizeof(e2))) {
 		snprintf(err, errlen, "%s", e2);
 		rc = PF_ERR_LAUNCH;

@@ -356,6 +356,17 @@ static void test_clock(void)
 		prev = t;
 	}
 	CHECK(back == 0);
+	/* the thread's CPU clock: still while it sleeps, moving while it works */
+	double c0 = base_thread_cpu_ms();
+	nanosleep(&ts, NULL);
+	double c1 = base_thread_cpu_ms();
+	CHECK(c1 >= c0 && c1 < c0 + 10.0);
+	volatile double x = 0;
+	double w0 = base_now_ms();
+	while (base_now_ms() < w0 + 30.0)
+		x += 1.0;
+	double c2 = base_thread_cpu_ms();
+	CHECK(c2 >= c1 + 5.0);
 }
 
 int main(void)
