@@ -378,6 +378,17 @@ int eval_timing_unstable(const struct vresult *vr)
 	return log(vr->speedup_hi / vr->speedup_lo) / 2 > log(1.10);
 }
 
+/* A fresh rotation of the public inputs for one run (a timed trial, a
+ * counted call): each drawn input rotated by a random offset; literal data
+ * is part of the task, not a draw. */
+static void fresh_rotation(const struct ctx *c, uint64_t *rng, uint64_t *rot)
+{
+	for (int i = 0; i < c->v->n_inputs; i++) {
+		long long n = graph_shape_numel(&c->v->values[i].shape);
+		rot[i] = c->v->gen[i].data == NULL && n > 1 ? rng_next(rng) % (uint64_t)n : 0;
+	}
+}
+
 /* Verifies a run stored in TIMED_SLOT on inputs rotated by rot (a timed
  * trial, a counted call): the inputs unchanged, then every output against
  * eager's on the same inputs, by the secret set's rule (right from OK_T on
@@ -503,10 +514,7 @@ static int model_variant(struct ctx *c, struct worker *ew, struct worker *pw, st
 	int check_min_t = vr->close_t;
 	for (int step = 0, last = MODEL_TIMED_CALLS; step <= last; step++) {
 		struct cmd cm = {.op = CMD_TIME, .set = 0, .count = 1};
-		for (int i = 0; i < c->v->n_inputs; i++) {
-			long long n = graph_shape_numel(&c->v->values[i].shape);
-			cm.rot[i] = c->v->gen[i].data == NULL && n > 1 ? rng_next(&rng) % (uint64_t)n : 0;
-		}
+		fresh_rotation(c, &rng, cm.rot);
 		/* eager's outputs on these inputs, to verify the pass's */
 		int st = worker_step(ew, 600, &cm, &r, t1);
 		if (st != STEP_OK || r.status != PF_OK)
@@ -591,11 +599,7 @@ static int time_variant(struct ctx *c, struct worker *ew, struct worker *pw, str
 	for (int k = 0; k < timed_n + c->traced_trials; k++) {
 		int total = timed_n + c->traced_trials;
 		struct cmd cm = {.op = CMD_TIME, .set = 0, .count = 1, .trace = k >= timed_n};
-		for (int i = 0; i < c->v->n_inputs; i++) {
-			long long n = graph_shape_numel(&c->v->values[i].shape);
-			/* literal data is part of the task, not a draw */
-			cm.rot[i] = c->v->gen[i].data == NULL && n > 1 ? rng_next(&rng) % (uint64_t)n : 0;
-		}
+		fresh_rotation(c, &rng, cm.rot);
 		double t0 = base_now_ms();
 		step = worker_step(ew, 600, &cm, &r, t1);
 		we[k] = base_now_ms() - t0;
