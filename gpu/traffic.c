@@ -70,7 +70,7 @@ static struct {
  * so that the program goes on. */
 static struct {
 	volatile int active;
-	struct trange *r;       /* sorted by plo, only plo and phi set; mmap'd */
+	struct trange *r;       /* sorted by plo, in pages (ranges_new); mmap'd */
 	int n;
 	size_t r_bytes;
 	volatile uint64_t touches;
@@ -186,33 +186,44 @@ static int by_lo(const void *a, const void *b)
 	return x->lo < y->lo ? -1 : x->lo > y->lo;
 }
 
+/* The ranges of the n allocations, sorted, in memory from mmap (*bytes of
+ * it), or NULL: each allocation's whole units (BIG_UNIT from BIG_FROM bytes
+ * when big_units, else pages). */
+static struct trange *ranges_new(const struct traffic_alloc *al, int n, int big_units, size_t *bytes)
+{
+	*bytes = ((size_t)n * sizeof(struct trange) + PG - 1) / PG * PG;
+	void *m = mmap(NULL, *bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (m == MAP_FAILED)
+		return NULL;
+	struct trange *rs = m;
+	for (int i = 0; i < n; i++) {
+		uintptr_t lo = (uintptr_t)al[i].p, hi = lo + al[i].bytes;
+		struct trange *r = &rs[i];
+		r->lo = lo;
+		r->hi = hi;
+		r->unit = big_units && al[i].bytes >= BIG_FROM ? BIG_UNIT : PG;
+		r->plo = (lo + r->unit - 1) / r->unit * r->unit;
+		r->phi = hi / r->unit * r->unit;
+		if (r->phi < r->plo)
+			r->phi = r->plo;
+		r->all = 0;
+	}
+	qsort(rs, (size_t)n, sizeof(struct trange), by_lo);
+	return rs;
+}
+
 int traffic_launch_begin(const struct traffic_alloc *al, int n)
 {
 	if (!T.installed || n <= 0 || __atomic_load_n(&T.active, __ATOMIC_ACQUIRE))
 		return -1;      /* (a launch inside a counted launch runs uncounted) */
 	release();
 	T.approx = 0;
-	T.r_bytes = ((size_t)n * sizeof(struct trange) + PG - 1) / PG * PG;
-	void *rm = mmap(NULL, T.r_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (rm == MAP_FAILED)
+	if ((T.r = ranges_new(al, n, 1, &T.r_bytes)) == NULL)
 		return -1;
-	T.r = rm;
-	size_t pages = 0;
-	for (int i = 0; i < n; i++) {
-		uintptr_t lo = (uintptr_t)al[i].p, hi = lo + al[i].bytes;
-		struct trange *r = &T.r[i];
-		r->lo = lo;
-		r->hi = hi;
-		r->unit = al[i].bytes >= BIG_FROM ? BIG_UNIT : PG;
-		r->plo = (lo + r->unit - 1) / r->unit * r->unit;
-		r->phi = hi / r->unit * r->unit;
-		if (r->phi < r->plo)
-			r->phi = r->plo;
-		r->all = 0;
-		pages += (r->phi - r->plo) / r->unit;
-	}
 	T.n = n;
-	qsort(T.r, (size_t)n, sizeof(struct trange), by_lo);
+	size_t pages = 0;
+	for (int i = 0; i < n; i++)
+		pages += (T.r[i].phi - T.r[i].plo) / T.r[i].unit;
 	T.s_bytes = (pages + PG) / PG * PG;
 	void *sm = mmap(NULL, T.s_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (sm == MAP_FAILED) {
@@ -272,7 +283,7 @@ int traffic_launch_end(uint64_t *bytes, int *approx)
 
 /* ---- the guard ----------------------------------------------------------- */
 
-static void guard_open_all(void)
+void traffic_guard_open(void)
 {
 	__atomic_store_n(&G.active, 0, __ATOMIC_RELEASE);
 	for (int i = 0; i < G.n; i++)
@@ -294,37 +305,20 @@ static void guard_open_all(void)
 
 int traffic_guard_close(const struct traffic_alloc *al, int n)
 {
-	guard_open_all();
+	traffic_guard_open();
 	if (!T.installed || n <= 0)
 		return n <= 0 ? 0 : -1;
-	G.r_bytes = ((size_t)n * sizeof(*G.r) + PG - 1) / PG * PG;
-	void *m = mmap(NULL, G.r_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (m == MAP_FAILED)
+	if ((G.r = ranges_new(al, n, 0, &G.r_bytes)) == NULL)
 		return -1;
-	G.r = m;
-	for (int i = 0; i < n; i++) {
-		uintptr_t lo = (uintptr_t)al[i].p, hi = lo + al[i].bytes;
-		G.r[i].lo = lo;
-		G.r[i].plo = (lo + PG - 1) / PG * PG;
-		G.r[i].phi = hi / PG * PG;
-		if (G.r[i].phi < G.r[i].plo)
-			G.r[i].phi = G.r[i].plo;
-	}
 	G.n = n;
-	qsort(G.r, (size_t)n, sizeof(*G.r), by_lo);
 	for (int i = 0; i < n; i++)
 		if (G.r[i].phi > G.r[i].plo &&
 		    mprotect((void *)G.r[i].plo, G.r[i].phi - G.r[i].plo, PROT_NONE) != 0) {
-			guard_open_all();
+			traffic_guard_open();
 			return -1;
 		}
 	__atomic_store_n(&G.active, 1, __ATOMIC_RELEASE);
 	return 0;
-}
-
-void traffic_guard_open(void)
-{
-	guard_open_all();
 }
 
 void traffic_guard_reset(void)
