@@ -344,6 +344,12 @@ static int eval_finish(const struct ejob *job, const struct graph_task *t, struc
 		snprintf(err, errlen, "out of memory building the result");
 		return -1;
 	}
+	if (json_object_set_new(*result, "scoring", json_string(eval_scoring(backend)))) {
+		json_decref(*result);
+		*result = NULL;
+		snprintf(err, errlen, "out of memory building the result");
+		return -1;
+	}
 	timing_json(*result, job, es, backend);
 	/* The modeled H200 speedup over the variants that have one
 	 * (geometric mean; on the cpu backend the variants' scored speedups

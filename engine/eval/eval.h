@@ -84,4 +84,11 @@ struct eval_hooks {
 int eval_run(const struct eval_job *job, const struct eval_hooks *hooks, json_t **result, char *err,
 	     size_t errlen);
 
+/* How this build, in this environment, scores the speedups of an evaluation
+ * on `backend` ("cpu", "cuda"): result.json's "scoring".  A result made
+ * another way (before the cpu backend scored its model, or with
+ * PASSFS_CPU_SPEEDUP set otherwise, or with other model constants) is not
+ * reused for the same bytes (docs/history.md). */
+const char *eval_scoring(const char *backend);
+
 #endif

@@ -434,6 +434,13 @@ static int verify_run(struct ctx *c, struct vresult *vr, const char *what, const
  * them (a cached eager model is then measured again). */
 #define MODEL_ID "h200 model 2: launch 0.003 ms, 4.3e9 B/ms, 132 SMs x 2048, 32 blocks/SM, x20, share 0.05 an octave, 3 calls, clock off, eager 4 a thread, host or device, resume 10 ns, group mean, host less launches, host by CPU time, 8 short calls, hiccups"
 
+const char *eval_scoring(const char *backend)
+{
+	if (backend != NULL && strcmp(backend, "cpu") == 0 && eval_cpu_speedup_modeled())
+		return "modeled_h200: " MODEL_ID;
+	return "measured";
+}
+
 /* Eager's model of a variant does not depend on the pass: it is kept in
  * the cache (gpu_cache_dir "model", a line of numbers per variant, keyed
  * by eager_model_key) so that a task's later evaluations do not count it

@@ -703,8 +703,9 @@ static void record(struct svc *s, int i, uint64_t seq, json_t *doc, const char *
 	pthread_mutex_unlock(&s->mu);
 }
 
-/* Answers seq from the result of `from` (same content).  Under task->io.
- * 0, or -1 when that document cannot be read (then evaluate instead). */
+/* Answers seq from the result of `from` (same content, scored the way this
+ * process scores: eval_scoring).  Under task->io.  0, or -1 when that
+ * document cannot be read or was scored otherwise (then evaluate instead). */
 static int reuse(struct svc *s, int i, uint64_t seq, uint64_t from, const char *src, size_t len,
 		 const char *sha)
 {
@@ -719,7 +720,9 @@ static int reuse(struct svc *s, int i, uint64_t seq, uint64_t from, const char *
 	if (doc == NULL)
 		return -1;
 	const char *dsha = json_string_value(json_object_get(doc, "pass_sha256"));
-	if (dsha == NULL || strcmp(dsha, sha) != 0) {
+	const char *scoring = json_string_value(json_object_get(doc, "scoring"));
+	if (dsha == NULL || strcmp(dsha, sha) != 0 || scoring == NULL ||
+	    strcmp(scoring, eval_scoring(json_string_value(json_object_get(doc, "backend")))) != 0) {
 		json_decref(doc);
 		return -1;
 	}

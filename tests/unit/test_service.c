@@ -326,6 +326,7 @@ int main(int argc, char **argv)
 	CHECK(svc_evaluations(s) == 1);
 	r = result(s, t);
 	CHECK(r && num(r, "seq") == 2 && num(r, "reused_from") == 1 && RAN_VERDICT(r, "ok"));
+	CHECK(r && str(r, "scoring") && strncmp(str(r, "scoring"), "modeled_h200: ", 14) == 0);
 	json_decref(r);
 	CHECK(exists(hist, "000002.json"));
 
@@ -600,6 +601,28 @@ int main(int argc, char **argv)
 		json_decref(r);
 		free(again);
 		free(spin);
+	}
+
+	/* The same bytes are answered from a result only when it was scored
+	 * the way this process scores (docs/history.md): on the cpu backend
+	 * the modeled speedup, unless PASSFS_CPU_SPEEDUP=measured. */
+	{
+		uint64_t e0 = svc_evaluations(s), s1 = 0, s2 = 0;
+		CHECK(svc_fire(s, t, &s1) == 0 && svc_state(s, t) == SVC_DONE);
+		r = result(s, t);
+		CHECK(r && num(r, "seq") == (long long)s1 && json_is_number(json_object_get(r, "reused_from")));
+		CHECK(r && str(r, "scoring") && strncmp(str(r, "scoring"), "modeled_h200: ", 14) == 0);
+		json_decref(r);
+		CHECK(svc_evaluations(s) == e0);
+		setenv("PASSFS_CPU_SPEEDUP", "measured", 1);
+		CHECK(svc_fire(s, t, &s2) == 0 && s2 == s1 + 1);
+		CHECK(wait_done(s, t, 120));
+		CHECK(svc_evaluations(s) == e0 + 1);
+		r = result(s, t);
+		CHECK(r && num(r, "seq") == (long long)s2 && json_object_get(r, "reused_from") == NULL);
+		CHECK(r && str(r, "scoring") && strcmp(str(r, "scoring"), "measured") == 0 && RAN_VERDICT(r, "ok"));
+		json_decref(r);
+		unsetenv("PASSFS_CPU_SPEEDUP");
 	}
 	svc_close(s);
 
