@@ -28,10 +28,13 @@
 #include "traffic.h"
 
 #define CPU_ALIGN 256
-/* From this size on, memory comes from mmap: untouched pages cost nothing,
- * and freeing returns them to the system at once. */
-#define CPU_MMAP_THRESHOLD (64u << 20)
-
+/* Device memory is shared anonymous memory, a mapping of its own for each
+ * allocation (never the heap): the evaluating parent counts the bytes a
+ * counted call touched from outside the pass's process, as the pages of the
+ * process's shared mappings that the kernel saw referenced
+ * (engine/eval/kacct.c); the worker's own memory (heap, stacks, the
+ * emulator's state) is private and never among them.  Not inherited by a
+ * fork (a child would share it, not copy it). */
 typedef int (*tramp_fn)(pf_call *c, pf_dim3 g, pf_dim3 b, size_t smem, void **args, int nargs);
 
 struct cpu_kernel {
@@ -133,10 +136,8 @@ static struct alloc_slot *table_find(struct cpu_dev *c, const void *p)
 
 static void release(void *p, size_t bytes, int mapped)
 {
-	if (mapped)
-		munmap(p, bytes);
-	else
-		free(p);
+	(void)mapped;
+	munmap(p, bytes);
 }
 
 static void *cpu_alloc(struct gpu_dev *d, size_t bytes)
@@ -146,15 +147,11 @@ static void *cpu_alloc(struct gpu_dev *d, size_t bytes)
 	if (n > SIZE_MAX - CPU_ALIGN)
 		return NULL;
 	n = (n + CPU_ALIGN - 1) & ~(size_t)(CPU_ALIGN - 1);
-	int mapped = n >= CPU_MMAP_THRESHOLD;
-	void *p;
-	if (mapped) {
-		p = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-		if (p == MAP_FAILED)
-			return NULL;
-	} else if ((p = aligned_alloc(CPU_ALIGN, n)) == NULL) {
+	int mapped = 1;
+	void *p = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (p == MAP_FAILED)
 		return NULL;
-	}
+	madvise(p, n, MADV_DONTFORK);
 	pthread_mutex_lock(&c->mu);
 	if ((c->used + 1) * 2 > c->cap && table_grow(c) != 0) {
 		pthread_mutex_unlock(&c->mu);

@@ -495,6 +495,16 @@ static json_t *variant_json(const struct graph_variant *v, const struct vresult 
 			if (vr->eager_traffic.mismatch || vr->pass_traffic.mismatch)
 				json_object_set_new(tr, "mismatch", json_true());
 			json_object_set_new(j, "traffic", tr);
+			/* the kernel's accounting of the counted calls (kacct.h) */
+			json_object_set_new(
+				j, "kernel_floor",
+				json_pack("{s:{s:I, s:f, s:f}, s:{s:I, s:f, s:f}}", "eager", "bytes",
+					  (json_int_t)vr->eager_kbytes, "cpu_ms", eval_round(vr->eager_kcpu_ms, 4),
+					  "floor_ms", eval_round(vr->eager_floor_ms, 6), "pass", "bytes",
+					  (json_int_t)vr->pass_kbytes, "cpu_ms", eval_round(vr->pass_kcpu_ms, 4),
+					  "floor_ms", eval_round(vr->pass_floor_ms, 6)));
+			if (vr->mismatch_worse)
+				json_object_set_new(j, "scored_worse_of_two", json_true());
 		}
 		if (vr->implausible)
 			json_object_set_new(j, "implausible", json_true());

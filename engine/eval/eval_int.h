@@ -104,6 +104,11 @@ struct reply {
 	char msg[480];
 };
 #define W_ERR 100
+/* A counted call's marks (CMD_COUNT): the worker says "about to call" and
+ * "called" and waits for one byte from the parent after each, so that the
+ * parent reads the kernel's accounting of the worker (kacct.h) around the
+ * call itself; then the call's reply follows. */
+#define W_MARK 101
 #define MAX_BATCH 64
 #define PAYLOAD_MAX 16384
 #define TRACED_TRIALS 20        /* CUPTI-recorded calls per side after the timed ones */
@@ -264,6 +269,8 @@ struct wstate {
 	int trace;                      /* CUPTI records GPU time */
 	char trace_note[200];           /* why not, when not */
 	unsigned char *poison[GRAPH_MAX_IO];
+	int marks;                      /* CMD_COUNT: the call marked to the parent (W_MARK) */
+	int sock;
 };
 
 /* Outcome of one step: 0 reply read; W_DIED the child died; W_TIMEOUT. */
@@ -328,6 +335,13 @@ struct vresult {
 	struct gpu_traffic eager_traffic, pass_traffic;
 	double eager_model_ms, pass_model_ms;
 	double eager_host_ms, pass_host_ms;     /* their host time, in them */
+	/* what the kernel accounted of each side's counted calls (kacct.h):
+	 * the shared (device) memory the bytes call referenced, the least
+	 * CPU time of the timed calls, and the floor they give the model */
+	double eager_kbytes, pass_kbytes;
+	double eager_kcpu_ms, pass_kcpu_ms;
+	double eager_floor_ms, pass_floor_ms;
+	int mismatch_worse;             /* launched differently: scored the worse of model and measured */
 	char note[400];                 /* why a flag is set */
 	char msg[512];
 	char *log;
@@ -419,6 +433,9 @@ void worker_stop(struct worker *wk, int kill_it, char *msg, size_t len);
 void worker_kill(struct worker *wk);
 char *worker_take_log(struct worker *wk);
 int worker_step(struct worker *wk, double timeout_s, const struct cmd *cmd, struct reply *r, double *times);
+struct kacct_call;
+int worker_step_counted(struct worker *wk, double timeout_s, const struct cmd *cmd, struct reply *r,
+			double *times, int bytes, struct kacct_call *k);
 const struct graph_value *worst_index(const struct graph_variant *v, const struct worst *w, long long idx[GRAPH_MAX_DIMS]);
 int eval_timing_unstable(const struct vresult *vr);
 void fail_variant(struct vresult *vr, enum score_status st, const char *fmt, ...);

@@ -3,6 +3,8 @@
  * timing with its verified trials, and the integrity rules on what came back. */
 #define _GNU_SOURCE
 #include "eval_int.h"
+#include "kacct.h"
+#include "pool.h"
 #include "traffic.h"
 
 /* Whether a is worse than b: a larger level, or the same level further out. */
@@ -432,7 +434,7 @@ static int verify_run(struct ctx *c, struct vresult *vr, const char *what, const
 
 /* What names the model's constants in eager's cache key: change it with
  * them (a cached eager model is then measured again). */
-#define MODEL_ID "h200 model 2: launch 0.003 ms, 4.3e9 B/ms, 132 SMs x 2048, 32 blocks/SM, x20, share 0.05 an octave, 3 calls, clock off, eager 4 a thread, host or device, resume 10 ns, group mean, host less launches, host by CPU time, 8 short calls, hiccups"
+#define MODEL_ID "h200 model 2: launch 0.003 ms, 4.3e9 B/ms, 132 SMs x 2048, 32 blocks/SM, x20, share 0.05 an octave, 3 calls, clock off, eager 4 a thread, host or device, resume 10 ns, group mean, host less launches, host by CPU time, 8 short calls, hiccups, kernel floor: shared pages referenced"
 
 const char *eval_scoring(const char *backend)
 {
@@ -441,11 +443,54 @@ const char *eval_scoring(const char *backend)
 	return "measured";
 }
 
+/* The floor the kernel's accounting puts under a side's modeled time
+ * (kacct.h): a launch and the shared (device) memory its bytes call
+ * referenced, at the model's bandwidth - the memory roofline of the bytes
+ * the call really touched.  Pass code can write every number of its own
+ * process but not these: whatever it does to the runtime's records, its
+ * call is modeled no faster than moving what it touched.  The CPU time of
+ * every thread of its timed calls (the least) is read too, as information:
+ * it holds the emulation's own costs (fibers, this CPU's libm), which must
+ * not reach the score (docs/integrity.md, "The model's numbers"). */
+struct kfloor {
+	double bytes;           /* -1: not read */
+	double cpu_ms;          /* -1: not read */
+	double floor_ms;
+};
+
+static void kfloor_reset(struct kfloor *k)
+{
+	k->bytes = -1;
+	k->cpu_ms = -1;
+	k->floor_ms = 0;
+}
+
+/* Takes one counted call's reading into k (the least CPU of the timed
+ * calls). */
+static void kfloor_take(struct kfloor *k, const struct kacct_call *kc, int bytes_step)
+{
+	if (bytes_step) {
+		if (kc->have_bytes)
+			k->bytes = (double)kc->bytes;
+	} else if (kc->cpu_ms > 0 && (k->cpu_ms < 0 || kc->cpu_ms < k->cpu_ms)) {
+		k->cpu_ms = kc->cpu_ms;
+	}
+}
+
+/* The floor, or 0 when the kernel's numbers are missing. */
+static double kfloor_ms(struct kfloor *k)
+{
+	if (k->bytes < 0)
+		return k->floor_ms = 0;
+	return k->floor_ms = MODEL_LAUNCH_MS + k->bytes / MODEL_BYTES_PER_MS;
+}
+
 /* Eager's model of a variant does not depend on the pass: it is kept in
  * the cache (gpu_cache_dir "model", a line of numbers per variant, keyed
  * by eager_model_key) so that a task's later evaluations do not count it
  * again.  0 with *out filled, or -1. */
-static int eager_model_cached(const struct graph_variant *v, struct count_reply *out, char *path, size_t plen)
+static int eager_model_cached(const struct graph_variant *v, struct count_reply *out, struct kfloor *k, char *path,
+			      size_t plen)
 {
 	char dir[4096], key[65];
 	path[0] = 0;
@@ -460,10 +505,10 @@ static int eager_model_cached(const struct graph_variant *v, struct count_reply 
 	struct gpu_traffic *g = &out->tr;
 	unsigned long long l, b, th;
 	memset(out, 0, sizeof(*out));
-	int n = sscanf(t, "%llu %llu %llu %lf %lf %lf %lf %lf %d", &l, &b, &th, &g->model_ms, &g->mem_ms, &g->path_ms,
-		       &g->par_ms, &out->host_ms, &g->approx);
+	int n = sscanf(t, "%llu %llu %llu %lf %lf %lf %lf %lf %d %lf %lf %lf", &l, &b, &th, &g->model_ms, &g->mem_ms,
+		       &g->path_ms, &g->par_ms, &out->host_ms, &g->approx, &k->bytes, &k->cpu_ms, &k->floor_ms);
 	free(t);
-	if (n != 9)
+	if (n != 12)
 		return -1;
 	g->launches = l;
 	g->bytes = b;
@@ -472,16 +517,18 @@ static int eager_model_cached(const struct graph_variant *v, struct count_reply 
 	return 0;
 }
 
-static void eager_model_store(const char *path, const struct count_reply *m)
+static void eager_model_store(const char *path, const struct count_reply *m, const struct kfloor *k)
 {
-	char line[512];
+	char line[640];
 	const struct gpu_traffic *g = &m->tr;
 	if (!path[0] || g->uncounted || g->mismatch || !g->timed)
 		return;
-	int n = snprintf(line, sizeof(line), "%llu %llu %llu %.9g %.9g %.9g %.9g %.9g %d\n",
+	if (!(k->floor_ms > 0))
+		return;
+	int n = snprintf(line, sizeof(line), "%llu %llu %llu %.9g %.9g %.9g %.9g %.9g %d %.9g %.9g %.9g\n",
 			 (unsigned long long)g->launches, (unsigned long long)g->bytes,
 			 (unsigned long long)g->threads, g->model_ms, g->mem_ms, g->path_ms, g->par_ms, m->host_ms,
-			 g->approx);
+			 g->approx, k->bytes, k->cpu_ms, k->floor_ms);
 	if (n > 0 && (size_t)n < sizeof(line))
 		base_write_atomic(path, ".eager-", line, (size_t)n, 0600, 0);
 }
@@ -501,22 +548,37 @@ static int model_variant(struct ctx *c, struct worker *ew, struct worker *pw, st
 	struct reply r;
 	double t1[MAX_BATCH];
 	struct count_reply er, pr;
+	struct kacct_call kc;
+	struct kfloor ek, pk;
 	char cpath[4200];
-	int have_eager = eager_model_cached(c->v, &er, cpath, sizeof(cpath)) == 0;
+	kfloor_reset(&ek);
+	kfloor_reset(&pk);
+	int have_eager = eager_model_cached(c->v, &er, &ek, cpath, sizeof(cpath)) == 0;
+	int eager_threads = -1;
 	for (int step = 0, last = MODEL_TIMED_CALLS; !have_eager && step <= last; step++) {
 		struct cmd cm = {.op = CMD_COUNT, .set = 0, .count = step == 0 ? COUNT_STEP_BYTES : COUNT_STEP_TIMES};
-		int st = worker_step(ew, 600, &cm, &r, t1);
-		if (st != STEP_OK || r.status != PF_OK || ew->payload_len != (int)sizeof(er))
+		int st = worker_step_counted(ew, 600, &cm, &r, t1, step == 0, &kc);
+		if (st != STEP_OK || r.status != PF_OK || ew->payload_len != (int)sizeof(er) || kc.out_of_order)
 			break;
 		memcpy(&er, ew->payload, sizeof(er));
+		kfloor_take(&ek, &kc, step == 0);
+		if (kc.threads > eager_threads)
+			eager_threads = kc.threads;
 		/* eager's model is kept: more calls than the pass's */
 		if (step == 1)
 			last = t1[0] < MODEL_SHORT_CALL_MS ? MODEL_TIMED_CALLS_SHORT : MODEL_TIMED_CALLS_EAGER;
 		if (step == last) {
 			have_eager = 1;
-			eager_model_store(cpath, &er);
+			kfloor_ms(&ek);
+			eager_model_store(cpath, &er, &ek);
 		}
 	}
+	/* The worker's threads are passfs's: the emulator's pool and the
+	 * one that takes commands.  A thread of the pass's own (a raw clone)
+	 * could work outside the counted window. */
+	int threads_max = pool_default_threads() + 1;
+	if (eager_threads > threads_max)
+		threads_max = eager_threads;
 	uint64_t rng = rng_seed();
 	int check_min_t = vr->close_t;
 	for (int step = 0, last = MODEL_TIMED_CALLS; step <= last; step++) {
@@ -528,20 +590,35 @@ static int model_variant(struct ctx *c, struct worker *ew, struct worker *pw, st
 			return 0;
 		cm.op = CMD_COUNT;
 		cm.count = step == 0 ? COUNT_STEP_BYTES : COUNT_STEP_TIMES;
-		st = worker_step(pw, c->timeout_s, &cm, &r, t1);
+		st = worker_step_counted(pw, c->timeout_s, &cm, &r, t1, step == 0, &kc);
+		char what[96], tw[400];
+		snprintf(what, sizeof(what), "counted run %d of %d (the modeled GPU time)", step + 1, last + 1);
+		if (st == STEP_OK && kc.out_of_order) {
+			fail_variant(vr, SCORE_REJECTED,
+				     "%s: the worker's messages around the call were out of order: pass code wrote to "
+				     "passfs's socket",
+				     what);
+			return TIME_STOP;
+		}
 		if (st != STEP_OK || r.status != PF_OK) {
 			worker_step_verdict(pw, st, &r, vr, c);
 			return TIME_DONE;
 		}
+		if (kc.threads > threads_max) {
+			fail_variant(vr, SCORE_REJECTED,
+				     "%s: the pass's worker has %d threads where passfs made %d: a pass may not make "
+				     "threads",
+				     what, kc.threads, threads_max);
+			return TIME_STOP;
+		}
 		if (pw->payload_len != (int)sizeof(pr))
 			return 0;
 		memcpy(&pr, pw->payload, sizeof(pr));
+		kfloor_take(&pk, &kc, step == 0);
 		/* short calls: more of them (a machine's hiccup is a large share
 		 * of a short launch, and the least of more calls misses it) */
 		if (step == 1 && t1[0] < MODEL_SHORT_CALL_MS)
 			last = MODEL_TIMED_CALLS_SHORT;
-		char what[96], tw[400];
-		snprintf(what, sizeof(what), "counted run %d of %d (the modeled GPU time)", step + 1, last + 1);
 		if (pr.guard_touches > 0) {
 			fail_variant(vr, SCORE_REJECTED,
 				     "%s: the pass's host code touched device memory outside its kernels (%llu "
@@ -559,9 +636,20 @@ static int model_variant(struct ctx *c, struct worker *ew, struct worker *pw, st
 	}
 	if (!have_eager)
 		return 0;
+	kfloor_ms(&pk);
 	vr->eager_traffic = er.tr;
 	vr->pass_traffic = pr.tr;
-	if (er.tr.uncounted || pr.tr.uncounted || !er.tr.timed || !pr.tr.timed)
+	vr->eager_kbytes = ek.bytes;
+	vr->pass_kbytes = pk.bytes;
+	vr->eager_kcpu_ms = ek.cpu_ms;
+	vr->pass_kcpu_ms = pk.cpu_ms;
+	vr->eager_floor_ms = ek.floor_ms;
+	vr->pass_floor_ms = pk.floor_ms;
+	/* Without the kernel's numbers for the pass there is no model to
+	 * score (the measured speedup is): the runtime's records alone are
+	 * the pass's to write. */
+	if (er.tr.uncounted || pr.tr.uncounted || !er.tr.timed || !pr.tr.timed || !(pk.floor_ms > 0) ||
+	    !(ek.floor_ms > 0))
 		return 0;
 	vr->modeled = 1;
 	vr->eager_host_ms = er.host_ms;
@@ -573,6 +661,11 @@ static int model_variant(struct ctx *c, struct worker *ew, struct worker *pw, st
 	double ph = pr.host_ms - (double)pr.tr.launches * MODEL_LAUNCH_MS;
 	vr->eager_model_ms = er.tr.model_ms > eh ? er.tr.model_ms : eh;
 	vr->pass_model_ms = pr.tr.model_ms > ph ? pr.tr.model_ms : ph;
+	/* the kernel's floor under both */
+	if (vr->eager_model_ms < ek.floor_ms)
+		vr->eager_model_ms = ek.floor_ms;
+	if (vr->pass_model_ms < pk.floor_ms)
+		vr->pass_model_ms = pk.floor_ms;
 	return 0;
 }
 
@@ -1018,13 +1111,27 @@ int eval_variant(struct ctx *c, int k, struct worker *ew, struct worker *pw, str
 	vr->speedup_modeled = 0;
 	if (c->by_model) {
 		const char *why = NULL;
+		int differ = vr->modeled && (vr->eager_traffic.mismatch || vr->pass_traffic.mismatch);
 		if (!vr->modeled)
 			why = "the counted calls gave no model";
-		else if (vr->eager_traffic.mismatch || vr->pass_traffic.mismatch)
-			why = "the counted calls launched differently from one another";
 		else if (!(vr->pass_model_ms > 0) || !(vr->eager_model_ms > 0))
 			why = "a modeled time is zero";
-		if (why == NULL) {
+		if (why == NULL && differ) {
+			/* A pass that launches differently from call to call is
+			 * scored the worse of the two speedups, never the
+			 * better: otherwise it would choose its scorer. */
+			double m = vr->eager_model_ms / vr->pass_model_ms;
+			vr->mismatch_worse = 1;
+			if (m <= vr->speedup) {
+				vr->speedup = m;
+				vr->speedup_modeled = 1;
+			}
+			if (!vr->note[0])
+				snprintf(vr->note, sizeof(vr->note),
+					 "the counted calls launched differently from one another: scored the worse of "
+					 "the modeled (%.3g) and the measured cpu speedup (%.3g)",
+					 m, vr->measured_speedup);
+		} else if (why == NULL) {
 			vr->speedup = vr->eager_model_ms / vr->pass_model_ms;
 			vr->speedup_modeled = 1;
 		} else if (!vr->note[0]) {

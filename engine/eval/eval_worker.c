@@ -3,6 +3,7 @@
  * parent over a socketpair, and the parent's side of that protocol. */
 #define _GNU_SOURCE
 #include "eval_int.h"
+#include "kacct.h"
 
 /* ---- small helpers -------------------------------------------------------- */
 
@@ -140,6 +141,16 @@ static int w_load_set(struct wstate *w, int set, const uint64_t *rot, char *err,
  * inside the window, on every stream of the context.  Tracing costs host
  * time per launch, more for eager's many launches than for a fused pass,
  * so the timed trials the score uses run untraced. */
+/* A mark of a counted call (W_MARK): tells the parent, and waits for its
+ * go-ahead. */
+static void w_mark(struct wstate *w, const char *what)
+{
+	char go;
+	reply_send(w->sock, W_MARK, NULL, 0, NULL, 0, "%s", what);
+	if (eval_recv_all(w->sock, &go, 1))
+		_exit(1);
+}
+
 static int w_call(struct wstate *w, int timed, double *ms, struct trial_gpu *gpu, char *err, size_t errlen)
 {
 	const struct ctx *c = w->c;
@@ -158,6 +169,8 @@ static int w_call(struct wstate *w, int timed, double *ms, struct trial_gpu *gpu
 		return W_ERR;
 	}
 	int tracing = gpu && w->trace && gpu_trace_begin(w->dev, e2, sizeof(e2)) == 0;
+	if (w->marks)
+		w_mark(w, "call");
 	double t0 = base_now_ms();
 	int rc;
 	w->guard_ms = 0;
@@ -186,6 +199,8 @@ static int w_call(struct wstate *w, int timed, double *ms, struct trial_gpu *gpu
 		rc = PF_ERR_LAUNCH;
 	}
 	*ms = base_now_ms() - t0;
+	if (w->marks)
+		w_mark(w, "called");
 	if (tracing) {
 		if (gpu_trace_end(w->dev, &gpu->tr, e2, sizeof(e2)) == 0) {
 			gpu->valid = 1;
@@ -276,6 +291,7 @@ oom:
 
 static void worker_loop(struct wstate *w, int sock, unsigned char *res)
 {
+	w->sock = sock;
 	struct cmd cmd;
 	char err[400];
 	double times[MAX_BATCH];
@@ -352,7 +368,9 @@ static void worker_loop(struct wstate *w, int sock, unsigned char *res)
 				if (w->gpu_plan)
 					w->plan = w->gpu_plan;
 				w->guarded = w->is_pass;
+				w->marks = 1;
 				rc = w_call(w, 0, &ms, NULL, err, sizeof(err));
+				w->marks = 0;
 				w->guarded = 0;
 				w->plan = own;
 				if (bytes_step) {
@@ -614,6 +632,7 @@ static void __attribute__((noreturn)) worker_main(struct ctx *c, int is_pass, in
 		 * driver's and CUPTI's, also those opened after CUDA's
 		 * initialisation (module loads, first mappings, trace windows) */
 		lim.adopt_open_fds = cuda;
+		lim.keep_accessed = !cuda;
 		long cpus = sysconf(_SC_NPROCESSORS_ONLN);
 		size_t headroom = PASS_AS_SCRATCH + PASS_AS_SLACK + (size_t)(cpus > 0 ? cpus + 1 : 2) * PASS_AS_PER_THREAD;
 		size_t now = cuda ? data_size_now() : vm_size_now();
@@ -873,4 +892,50 @@ int worker_step(struct worker *wk, double timeout_s, const struct cmd *cmd, stru
 	if (eval_send_all(wk->sock, cmd, sizeof(*cmd)))
 		return STEP_DIED;
 	return worker_wait(wk, timeout_s, r, times);
+}
+
+/* A counted call (CMD_COUNT) with the kernel's accounting of the worker
+ * around it (kacct.h): at the worker's "call" mark its threads are counted
+ * and, for the bytes step, the accessed bits of its pages cleared; at its
+ * "called" mark its shared memory referenced since is read; the CPU time of
+ * every thread runs from the first mark to the reply.  Anything but the two
+ * marks and then a reply is out of order (k->out_of_order): pass code wrote
+ * to the socket. */
+int worker_step_counted(struct worker *wk, double timeout_s, const struct cmd *cmd, struct reply *r,
+			double *times, int bytes, struct kacct_call *k)
+{
+	memset(k, 0, sizeof(*k));
+	k->threads = -1;
+	if (eval_send_all(wk->sock, cmd, sizeof(*cmd)))
+		return STEP_DIED;
+	int64_t cpu0 = -1;
+	for (int mark = 0;; mark++) {
+		int st = worker_wait(wk, timeout_s, r, times);
+		if (st != STEP_OK)
+			return st;
+		if (r->status != W_MARK) {
+			if (mark == 1)          /* a reply in place of "called" */
+				k->out_of_order = 1;
+			if (mark == 2 && cpu0 >= 0) {
+				int64_t cpu1 = kacct_cpu_ns(wk->pid);
+				k->cpu_ms = cpu1 >= cpu0 ? (double)(cpu1 - cpu0) / 1e6 : 0;
+			}
+			return STEP_OK;
+		}
+		if (mark >= 2) {
+			k->out_of_order = 1;
+			return STEP_OK;
+		}
+		if (mark == 0) {
+			k->threads = kacct_threads(wk->pid);
+			if (bytes && kacct_clear_refs(wk->pid) != 0)
+				bytes = 0;
+			cpu0 = kacct_cpu_ns(wk->pid);
+		} else if (bytes) {
+			k->have_bytes = kacct_shared_referenced(wk->pid, &k->bytes) == 0;
+		}
+		char go = 1;
+		if (eval_send_all(wk->sock, &go, 1))
+			return STEP_DIED;
+	}
 }

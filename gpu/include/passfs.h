@@ -258,6 +258,9 @@ static inline int pf_launch(pf_call *c, void (*kernel)(P...), pf_emu::launch_dim
 #ifndef PASSFS_RUNTIME
 #pragma GCC poison run_blocks pf_launch_stats launch_info timing_block timing_merge away_ns resume_ticks
 #pragma GCC poison clock_ticks tsc_per_ns hist_ticks sum_ticks max_ticks
+/* the emulator's scheduler: its per-thread resume counts are taken off each
+ * thread's timed work */
+#pragma GCC poison t_pool tres
 #endif
 
 #endif /* host */

@@ -675,6 +675,13 @@ int sandbox_enter(const struct sandbox_limits *lim, char *err, size_t errlen)
 		     BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, PROT_EXEC, 0, 1),
 		     BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_TRAP),
 		     BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW));
+	if (lim->keep_accessed)
+		EMIT(BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (unsigned)SYS_madvise, 0, 4),
+		     BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[2])),
+		     BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, MADV_FREE, 1, 0),
+		     BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (EPERM & SECCOMP_RET_DATA)),
+		     BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+		     BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)));
 	static const long plain[] = {
 		SYS_munmap, SYS_mremap, SYS_madvise, SYS_brk,
 		SYS_futex, SYS_clock_gettime, SYS_clock_getres, SYS_gettimeofday, SYS_nanosleep,

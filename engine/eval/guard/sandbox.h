@@ -52,6 +52,14 @@ struct sandbox_limits {
 	 * replacing the SIGSYS handler fail, with EPERM.  It confines nothing:
 	 * for finding out what a GPU driver needs, never for scoring. */
 	int audit_fd;
+	/* Nonzero (the cpu backend): madvise only with MADV_FREE, any other
+	 * advice fails with EPERM.  The parent counts a counted call's device
+	 * bytes by the accessed bits of the worker's shared pages
+	 * (engine/eval/kacct.h); MADV_DONTNEED drops a shared page's mapping
+	 * (and its accessed bit) while keeping its data, MADV_COLD and
+	 * MADV_PAGEOUT clear the bit, MADV_HUGEPAGE and MADV_COLLAPSE make one
+	 * bit stand for 2 MiB. */
+	int keep_accessed;
 };
 
 /* The exit status of a process the SIGSYS handler ended (a refused call).

@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# The modeled H200 time cannot be moved by the pass (docs/integrity.md,
+# "The model's numbers, kept by the kernel"): on tests/model/tasks'
+# memory-bound bias add, each pass of tests/model/ tries one channel through
+# which the runtime's in-process records (the fault counter, the guard, the
+# launch pairing) used to move its score, and must score no more than its
+# honest twin, tests/model/honest.c (or be refused).  The kernel's
+# accounting must be there and agree with what the kernels move.
+source "$(dirname "$0")/../lib/cli.sh"
+T=tests/model/tasks
+TASK=model_bias_add
+export PASSFS_CACHE_DIR="$tmp/cache"
+for p in honest m01_hide_bytes m02_host_compute_unguarded m03_launch_differently m04_names_scheduler; do
+	"$PASSFS" eval --tasks "$T" --task "$TASK" --backend cpu --pass "tests/model/$p.c" --trials 3 --warmup 1 \
+		--json >"$tmp/$p.json" 2>"$tmp/$p.err" || bad "$p: passfs eval exited $?: $(tail -c 300 "$tmp/$p.err")"
+done
+if out=$(/usr/bin/python3 - "$tmp" "$T/$TASK/graph.json" <<'PY'
+import json, math, sys
+d = sys.argv[1]
+g = json.load(open(sys.argv[2]))
+r = {p: json.load(open(f"{d}/{p}.json")) for p in
+     ("honest", "m01_hide_bytes", "m02_host_compute_unguarded", "m03_launch_differently", "m04_names_scheduler")}
+h = r["honest"]
+v = h["variants"][0]
+assert h["verdict"] == "ok", h["verdict"]
+gv = g["variants"][0]
+n = math.prod(gv["inputs"][0]["shape"]); c = math.prod(gv["inputs"][1]["shape"])
+want = (2 * n + c) * 4          # x and the bias in, y out
+kf = v["kernel_floor"]["pass"]
+# the kernel's count: every page the call referenced, no fewer
+assert want <= kf["bytes"] <= want + 64 * 4096, ("kernel bytes", kf, want)
+assert abs(kf["floor_ms"] - (0.003 + kf["bytes"] / 4.3e9)) < 1e-6, kf
+assert v["modeled_h200_ms"]["pass"] >= kf["floor_ms"] - 1e-9, (v["modeled_h200_ms"], kf)
+assert kf["cpu_ms"] > 0, kf
+hs = h["score"]
+lines = [f"honest {hs:.3f}"]
+# 1: the fault counter blinded by mprotect: the runtime's count is gone, the kernel's is not
+c1 = r["m01_hide_bytes"]; v1 = c1["variants"][0]
+assert v1["traffic"]["pass"]["bytes"] < want / 100, ("m01 did not blind the counter", v1["traffic"]["pass"])
+assert v1["kernel_floor"]["pass"]["bytes"] >= want, v1["kernel_floor"]
+assert c1["score"] <= hs * 1.1 or c1["verdict"] == "rejected", ("m01", c1["score"], hs)
+lines.append(f"m01 {c1['verdict']} {c1['score']:.3f}")
+# 7: the guard opened by mprotect, the work done in host code
+c2 = r["m02_host_compute_unguarded"]; v2 = c2["variants"][0]
+assert c2["score"] <= hs * 1.1 or c2["verdict"] == "rejected", ("m02", c2["score"], hs)
+if c2["verdict"] == "ok":
+    assert v2["kernel_floor"]["pass"]["bytes"] >= want, v2["kernel_floor"]
+lines.append(f"m02 {c2['verdict']} {c2['score']:.3f}")
+# 5: launching differently from call to call picks no scorer
+c3 = r["m03_launch_differently"]; v3 = c3["variants"][0]
+assert v3.get("scored_worse_of_two") is True, v3
+m = v3["modeled_h200_ms"]["eager"] / v3["modeled_h200_ms"]["pass"]
+meas = v3["measured_speedup"] if v3["speedup_source"] == "modeled_h200" else v3["speedup"]
+assert v3["speedup"] <= min(m, meas) + 1e-3, (v3["speedup"], m, meas)
+lines.append(f"m03 {c3['verdict']} {c3['score']:.3f} (modeled {m:.3f}, measured {meas:.3f})")
+# 2: the emulator's scheduler is not a name a pass can use
+c4 = r["m04_names_scheduler"]
+assert c4["verdict"] == "compile_error", c4["verdict"]
+assert "poisoned" in c4["message"], c4["message"]
+lines.append(f"m04 {c4['verdict']}")
+print("; ".join(lines))
+PY
+); then
+	ok "$out"
+else
+	bad "$out"
+fi
+finish

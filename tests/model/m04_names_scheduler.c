@@ -1,0 +1,28 @@
+/* Model cheat 4: zeroes every CUDA thread's timed work by writing the
+ * emulator's scheduler (its per-thread resume counts, which the model takes
+ * off each thread's time).  The scheduler's names are poisoned for passes:
+ * a compile error, naming the poisoned identifier. */
+#include <passfs.h>
+
+__global__ void bias_add(const float *x, const float *bias, float *y, long long n, long long c)
+{
+	long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+	if (i >= n)
+		return;
+	y[i] = x[i] + bias[i % c];
+#ifdef __GNUC__
+	if (pf_emu::t_pool)
+		pf_emu::t_pool->tres[threadIdx.x] = 1u << 30;
+#endif
+}
+
+PASS_REPLACEMENT(pf_call *call)
+{
+	const pf_tensor *x = pf_in(call, 0), *b = pf_in(call, 1);
+	pf_tensor *y = pf_out(call, 0);
+	if (y->dtype != PF_F32)
+		return pf_unsupported(call, "only float32");
+	long long n = pf_numel(y);
+	return pf_launch(call, bias_add, pf_dim((unsigned)((n + 255) / 256)), pf_dim(256), 0, x->data, b->data,
+			 y->data, n, b->shape[0]);
+}
