@@ -10,16 +10,19 @@ source "$(dirname "$0")/../lib/cli.sh"
 T=tests/model/tasks
 TASK=model_bias_add
 export PASSFS_CACHE_DIR="$tmp/cache"
-for p in honest m01_hide_bytes m02_host_compute_unguarded m03_launch_differently m04_names_scheduler; do
+# m05 looks for this in the evaluating process's environment
+export PFCANARY_SECRET="canary-$RANDOM$RANDOM"
+for p in honest m01_hide_bytes m02_host_compute_unguarded m03_launch_differently m04_names_scheduler m05_reads_environment; do
 	"$PASSFS" eval --tasks "$T" --task "$TASK" --backend cpu --pass "tests/model/$p.c" --trials 3 --warmup 1 \
 		--json >"$tmp/$p.json" 2>"$tmp/$p.err" || bad "$p: passfs eval exited $?: $(tail -c 300 "$tmp/$p.err")"
 done
 if out=$(/usr/bin/python3 - "$tmp" "$T/$TASK/graph.json" <<'PY'
-import json, math, sys
+import json, math, os, sys
 d = sys.argv[1]
 g = json.load(open(sys.argv[2]))
 r = {p: json.load(open(f"{d}/{p}.json")) for p in
-     ("honest", "m01_hide_bytes", "m02_host_compute_unguarded", "m03_launch_differently", "m04_names_scheduler")}
+     ("honest", "m01_hide_bytes", "m02_host_compute_unguarded", "m03_launch_differently", "m04_names_scheduler",
+      "m05_reads_environment")}
 h = r["honest"]
 v = h["variants"][0]
 assert h["verdict"] == "ok", h["verdict"]
@@ -33,16 +36,21 @@ assert abs(kf["floor_ms"] - (0.003 + kf["bytes"] / 4.3e9)) < 1e-6, kf
 assert v["modeled_h200_ms"]["pass"] >= kf["floor_ms"] - 1e-9, (v["modeled_h200_ms"], kf)
 assert kf["cpu_ms"] > 0, kf
 hs = h["score"]
-lines = [f"honest {hs:.3f}"]
+# The most an honest pass of these bytes can get: eager's model over the
+# memory roofline of what it touches (the honest pass's kernel floor).  The
+# honest pass's own score is below it when the machine's noise stretches a
+# thread (the model's path term); a cheat must not get above it.
+best = lambda cv: cv["modeled_h200_ms"]["eager"] / kf["floor_ms"] * 1.05
+lines = [f"honest {hs:.3f} (best {best(v):.3f})"]
 # 1: the fault counter blinded by mprotect: the runtime's count is gone, the kernel's is not
 c1 = r["m01_hide_bytes"]; v1 = c1["variants"][0]
 assert v1["traffic"]["pass"]["bytes"] < want / 100, ("m01 did not blind the counter", v1["traffic"]["pass"])
 assert v1["kernel_floor"]["pass"]["bytes"] >= want, v1["kernel_floor"]
-assert c1["score"] <= hs * 1.1 or c1["verdict"] == "rejected", ("m01", c1["score"], hs)
+assert c1["verdict"] == "rejected" or v1["speedup"] <= best(v1), ("m01", v1["speedup"], best(v1))
 lines.append(f"m01 {c1['verdict']} {c1['score']:.3f}")
 # 7: the guard opened by mprotect, the work done in host code
 c2 = r["m02_host_compute_unguarded"]; v2 = c2["variants"][0]
-assert c2["score"] <= hs * 1.1 or c2["verdict"] == "rejected", ("m02", c2["score"], hs)
+assert c2["verdict"] == "rejected" or v2["speedup"] <= best(v2), ("m02", v2["speedup"], best(v2))
 if c2["verdict"] == "ok":
     assert v2["kernel_floor"]["pass"]["bytes"] >= want, v2["kernel_floor"]
 lines.append(f"m02 {c2['verdict']} {c2['score']:.3f}")
@@ -58,6 +66,13 @@ c4 = r["m04_names_scheduler"]
 assert c4["verdict"] == "compile_error", c4["verdict"]
 assert "poisoned" in c4["message"], c4["message"]
 lines.append(f"m04 {c4['verdict']}")
+# 9: the evaluating process's environment is not in the pass's memory
+secret = os.environ["PFCANARY_SECRET"]
+for f in ("m05_reads_environment.json", "m05_reads_environment.err"):
+    assert secret not in open(f"{d}/{f}").read(), ("the environment leaked into", f)
+c5 = r["m05_reads_environment"]
+assert c5["verdict"] == "ok", c5["verdict"]
+lines.append(f"m05 {c5['verdict']}, no canary")
 print("; ".join(lines))
 PY
 ); then
