@@ -3,6 +3,7 @@
 
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static const uint32_t K[64] = {
@@ -43,7 +44,7 @@ static void block(uint32_t h[8], const unsigned char *p)
 	h[0] += a, h[1] += b, h[2] += c, h[3] += d, h[4] += e, h[5] += f, h[6] += g, h[7] += k;
 }
 
-void sha256_hex(const void *data, size_t len, char hex[65])
+void sha256_raw(const void *data, size_t len, unsigned char out[32])
 {
 	uint32_t h[8] = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
 			 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19};
@@ -65,5 +66,42 @@ void sha256_hex(const void *data, size_t len, char hex[65])
 	if (tl == 128)
 		block(h, tail + 64);
 	for (int i = 0; i < 8; i++)
-		snprintf(hex + 8 * i, 9, "%08x", h[i]);
+		for (int b = 0; b < 4; b++)
+			out[4 * i + b] = (unsigned char)(h[i] >> (24 - 8 * b));
+}
+
+static void to_hex(const unsigned char d[32], char hex[65])
+{
+	for (int i = 0; i < 32; i++)
+		snprintf(hex + 2 * i, 3, "%02x", d[i]);
+}
+
+void sha256_hex(const void *data, size_t len, char hex[65])
+{
+	unsigned char d[32];
+	sha256_raw(data, len, d);
+	to_hex(d, hex);
+}
+
+int hmac_sha256_hex(const void *key, size_t klen, const void *data, size_t len, char hex[65])
+{
+	unsigned char k[64] = {0}, inner[32], d[32];
+	if (klen > 64)
+		sha256_raw(key, klen, k);
+	else
+		memcpy(k, key, klen);
+	unsigned char *buf = malloc(64 + (len > 32 ? len : 32));
+	if (buf == NULL)
+		return -1;
+	for (int i = 0; i < 64; i++)
+		buf[i] = k[i] ^ 0x36;
+	memcpy(buf + 64, data, len);
+	sha256_raw(buf, 64 + len, inner);
+	for (int i = 0; i < 64; i++)
+		buf[i] = k[i] ^ 0x5c;
+	memcpy(buf + 64, inner, 32);
+	sha256_raw(buf, 64 + 32, d);
+	free(buf);
+	to_hex(d, hex);
+	return 0;
 }

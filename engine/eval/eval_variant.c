@@ -3,6 +3,12 @@
  * timing with its verified trials, and the integrity rules on what came back. */
 #define _GNU_SOURCE
 #include "eval_int.h"
+#include <fcntl.h>
+#include <sys/random.h>
+#include <unistd.h>
+#include <errno.h>
+#include "sha256.h"
+#include "file.h"
 #include "kacct.h"
 #include "pool.h"
 #include "traffic.h"
@@ -485,6 +491,64 @@ static double kfloor_ms(struct kfloor *k)
 	return k->floor_ms = MODEL_LAUNCH_MS + k->bytes / MODEL_BYTES_PER_MS;
 }
 
+/* The key eager's cached models are signed with (HMAC-SHA-256), kept
+ * apart from the cache: PASSFS_MODEL_KEY names its file, else
+ * $XDG_CONFIG_HOME/passfs/model.key, else ~/.config/passfs/model.key; 32
+ * random bytes made on first use, mode 0600.  A cache directory shared or
+ * written by someone else holds no model passfs will read.  0 or -1. */
+static int model_key(unsigned char key[32])
+{
+	char path[4096];
+	const char *e = getenv("PASSFS_MODEL_KEY"), *x = getenv("XDG_CONFIG_HOME"), *h = getenv("HOME");
+	if (e != NULL && *e)
+		snprintf(path, sizeof(path), "%s", e);
+	else if (x != NULL && *x)
+		snprintf(path, sizeof(path), "%s/passfs/model.key", x);
+	else if (h != NULL && *h)
+		snprintf(path, sizeof(path), "%s/.config/passfs/model.key", h);
+	else
+		return -1;
+	for (int tries = 0; tries < 2; tries++) {
+		int fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd >= 0) {
+			ssize_t n = read(fd, key, 32);
+			close(fd);
+			return n == 32 ? 0 : -1;
+		}
+		char dir[4096];
+		snprintf(dir, sizeof(dir), "%s", path);
+		char *slash = strrchr(dir, '/');
+		if (slash && slash != dir) {
+			*slash = 0;
+			base_mkdirs(dir, 0700);
+		}
+		unsigned char fresh[32];
+		if (getrandom(fresh, sizeof(fresh), 0) != (ssize_t)sizeof(fresh))
+			return -1;
+		fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+		if (fd >= 0) {
+			ssize_t n = write(fd, fresh, sizeof(fresh));
+			close(fd);
+			if (n != (ssize_t)sizeof(fresh)) {
+				unlink(path);
+				return -1;
+			}
+		} else if (errno != EEXIST) {
+			return -1;
+		}
+	}
+	return -1;
+}
+
+/* The signature of a cached model's line (without its newline). */
+static int model_sign(const char *line, size_t len, char hex[65])
+{
+	unsigned char key[32];
+	if (model_key(key) != 0)
+		return -1;
+	return hmac_sha256_hex(key, sizeof(key), line, len, hex);
+}
+
 /* Eager's model of a variant does not depend on the pass: it is kept in
  * the cache (gpu_cache_dir "model", a line of numbers per variant, keyed
  * by eager_model_key) so that a task's later evaluations do not count it
@@ -502,6 +566,14 @@ static int eager_model_cached(const struct graph_variant *v, struct count_reply 
 	char *t = base_read_file(path, 4096, &len, &e);
 	if (t == NULL)
 		return -1;
+	/* "numbers sig=HEX": the numbers count only under passfs's own
+	 * signature (an edited or copied-in line is counted again) */
+	char *sig = strstr(t, " sig="), want[65];
+	if (sig == NULL || model_sign(t, (size_t)(sig - t), want) != 0 || strncmp(sig + 5, want, 64) != 0) {
+		free(t);
+		return -1;
+	}
+	*sig = 0;
 	struct gpu_traffic *g = &out->tr;
 	unsigned long long l, b, th;
 	memset(out, 0, sizeof(*out));
@@ -529,8 +601,11 @@ static void eager_model_store(const char *path, const struct count_reply *m, con
 			 (unsigned long long)g->launches, (unsigned long long)g->bytes,
 			 (unsigned long long)g->threads, g->model_ms, g->mem_ms, g->path_ms, g->par_ms, m->host_ms,
 			 g->approx, k->bytes, k->cpu_ms, k->floor_ms);
-	if (n > 0 && (size_t)n < sizeof(line))
-		base_write_atomic(path, ".eager-", line, (size_t)n, 0600, 0);
+	char sig[65];
+	if (n <= 0 || (size_t)n + 70 >= sizeof(line) || model_sign(line, (size_t)n - 1, sig) != 0)
+		return;
+	n += snprintf(line + n - 1, sizeof(line) - (size_t)n + 1, " sig=%s\n", sig) - 1;
+	base_write_atomic(path, ".eager-", line, (size_t)n, 0600, 0);
 }
 
 /* Counted calls (CMD_COUNT): eager's on the launches a GPU would run (the

@@ -16,6 +16,17 @@ for p in honest m01_hide_bytes m02_host_compute_unguarded m03_launch_differently
 	"$PASSFS" eval --tasks "$T" --task "$TASK" --backend cpu --pass "tests/model/$p.c" --trials 3 --warmup 1 \
 		--json >"$tmp/$p.json" 2>"$tmp/$p.err" || bad "$p: passfs eval exited $?: $(tail -c 300 "$tmp/$p.err")"
 done
+# 8: eager's cached model is signed with a key kept outside the cache: an
+# edited line (eager 100x slower) is not believed, and is counted again
+export PASSFS_MODEL_KEY="$tmp/model.key"
+"$PASSFS" eval --tasks "$T" --task "$TASK" --backend cpu --pass tests/model/honest.c --trials 1 --warmup 0 \
+	--json >"$tmp/signed.json" 2>"$tmp/signed.err" || bad "signed: passfs eval exited $?"
+for f in "$PASSFS_CACHE_DIR"/eager-*; do
+	awk '{ $4 = $4 * 100; print }' "$f" >"$f.new" && mv "$f.new" "$f"
+done
+"$PASSFS" eval --tasks "$T" --task "$TASK" --backend cpu --pass tests/model/honest.c --trials 1 --warmup 0 \
+	--json >"$tmp/forged_cache.json" 2>"$tmp/forged_cache.err" || bad "forged_cache: passfs eval exited $?"
+if [ "$(stat -c %a "$PASSFS_MODEL_KEY" 2>/dev/null)" = 600 ]; then ok "the model key is made, mode 0600"; else bad "no model key at $PASSFS_MODEL_KEY"; fi
 if out=$(/usr/bin/python3 - "$tmp" "$T/$TASK/graph.json" <<'PY'
 import json, math, os, sys
 d = sys.argv[1]
@@ -66,6 +77,11 @@ c4 = r["m04_names_scheduler"]
 assert c4["verdict"] == "compile_error", c4["verdict"]
 assert "poisoned" in c4["message"], c4["message"]
 lines.append(f"m04 {c4['verdict']}")
+# 8: the forged cache line changed nothing
+a = json.load(open(f"{d}/signed.json"))["variants"][0]["modeled_h200_ms"]["eager"]
+b = json.load(open(f"{d}/forged_cache.json"))["variants"][0]["modeled_h200_ms"]["eager"]
+assert b < a * 3, ("the edited cache line was believed", a, b)
+lines.append(f"cache eager {a:.4f} -> {b:.4f} ms after an edit")
 # 9: the evaluating process's environment is not in the pass's memory
 secret = os.environ["PFCANARY_SECRET"]
 for f in ("m05_reads_environment.json", "m05_reads_environment.err"):

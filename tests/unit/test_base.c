@@ -45,6 +45,15 @@ static void test_sha256(void)
 		CHECK_MSG(strcmp(hex, "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0") == 0, hex);
 		free(mil);
 	}
+	/* HMAC-SHA-256, RFC 4231 test cases 2 and 6 (a key longer than a block) */
+	const char *m2 = "what do ya want for nothing?";
+	CHECK(hmac_sha256_hex("Jefe", 4, m2, strlen(m2), hex) == 0);
+	CHECK_MSG(strcmp(hex, "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843") == 0, hex);
+	unsigned char k6[131];
+	memset(k6, 0xaa, sizeof(k6));
+	const char *m6 = "Test Using Larger Than Block-Size Key - Hash Key First";
+	CHECK(hmac_sha256_hex(k6, sizeof(k6), m6, strlen(m6), hex) == 0);
+	CHECK_MSG(strcmp(hex, "60e431591ee0b67f0d8a26aacbf5b77f8e0bc6213728c5140546040f0ee37f54") == 0, hex);
 }
 
 static void test_strbuf(void)
