@@ -17,6 +17,7 @@
 #include "broker_int.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +26,8 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "score.h"
+#include "file.h"
 #include "graph.h"
 #include "sha256.h"
 #include "wire.h"
@@ -502,6 +505,16 @@ static int r_run(struct evaluator *ev, const struct eval_job *job, void (*progre
 			 (unsigned)PF_CAP_PASS_C);
 		return -1;
 	}
+	/* answers are believed only under the broker key, when there is one */
+	unsigned char key[256];
+	size_t klen = 0;
+	char want[65];
+	int kr = bk_answer_key(key, sizeof key, &klen, err, errlen);
+	if (kr < 0) {
+		free(u.enc);
+		return -1;
+	}
+	int have_key = kr == 0;
 	double retry_ms = (r->o.retry_s > 0 ? r->o.retry_s : 60) * 1000;
 	double wait_end = base_now_ms() + (r->o.wait_s > 0 ? r->o.wait_s : 3600) * 1000;
 	double gone_since = 0, backoff = 100;
@@ -599,14 +612,30 @@ static int r_run(struct evaluator *ev, const struct eval_job *job, void (*progre
 					const redisReply *erc = bk_field(e->element[1], "rc");
 					const redisReply *msg = bk_field(e->element[1], "msg");
 					const redisReply *js = bk_field(e->element[1], "json");
+					const redisReply *wn = bk_field(e->element[1], "worker");
+					const redisReply *sg = bk_field(e->element[1], "sig");
 					done = 1;
-					if (erc && atoi(erc->str) == 0 && js) {
+					char why2[200];
+					if (have_key && (erc == NULL || wn == NULL || sg == NULL || sg->len != 64 ||
+							 bk_answer_sign(key, klen, u.id, atoi(erc->str), wn->str, js ? js->str : "",
+									want) != 0 ||
+							 memcmp(sg->str, want, 64) != 0)) {
+						snprintf(err, errlen,
+							 "the answer to job %s is not signed with the broker key "
+							 "(PASSFS_BROKER_KEY): not taken",
+							 u.id);
+					} else if (erc && atoi(erc->str) == 0 && js) {
 						json_error_t je;
 						*result = json_loadb(js->str, js->len, 0, &je);
 						if (*result == NULL || !json_is_object(*result)) {
 							json_decref(*result);
 							*result = NULL;
 							snprintf(err, errlen, "the worker's result for job %s is not a JSON object", u.id);
+						} else if (bk_result_check(*result, why2, sizeof why2) != 0) {
+							json_decref(*result);
+							*result = NULL;
+							snprintf(err, errlen, "the worker's result for job %s is malformed: %s", u.id,
+								 why2);
 						} else {
 							rc = 0;
 						}
@@ -636,6 +665,104 @@ static int r_run(struct evaluator *ev, const struct eval_job *job, void (*progre
 	}
 	free(u.enc);
 	return rc;
+}
+
+/* ---- answers the front end believes ------------------------------------ */
+
+/* The key answers are signed with (HMAC-SHA-256), shared by the front ends
+ * and the workers of one broker: the file PASSFS_BROKER_KEY names (any
+ * bytes, at least 16).  0 with *len set, 1 when none is configured, -1 (err)
+ * when the file is unusable. */
+int bk_answer_key(unsigned char *key, size_t cap, size_t *len, char *err, size_t errlen)
+{
+	const char *path = getenv("PASSFS_BROKER_KEY");
+	if (path == NULL || !*path)
+		return 1;
+	size_t n = 0;
+	int e = 0;
+	char *t = base_read_file(path, cap, &n, &e);
+	if (t == NULL || n < 16) {
+		snprintf(err, errlen, "PASSFS_BROKER_KEY: %s: %s", path,
+			 t == NULL ? strerror(e ? e : EIO) : "a key needs at least 16 bytes");
+		free(t);
+		return -1;
+	}
+	memcpy(key, t, n);
+	*len = n;
+	free(t);
+	return 0;
+}
+
+/* The signature of an answer: the job, its rc, the worker and the result. */
+int bk_answer_sign(const unsigned char *key, size_t klen, const char *job, int rc, const char *worker,
+		   const char *json, char hex[65])
+{
+	size_t n = strlen(job) + strlen(worker) + strlen(json) + 40;
+	char *m = malloc(n);
+	if (m == NULL)
+		return -1;
+	int k = snprintf(m, n, "%s\n%d\n%s\n%s", job, rc, worker, json);
+	int r = k < 0 ? -1 : hmac_sha256_hex(key, klen, m, (size_t)k, hex);
+	free(m);
+	return r;
+}
+
+static int finite_num(const json_t *x, double lo, double hi)
+{
+	if (!json_is_number(x))
+		return 0;
+	double v = json_number_value(x);
+	return isfinite(v) && v >= lo && v <= hi;
+}
+
+/* A worker's result document as result.json must have it: the pinned
+ * fields with their types and ranges (docs/result-format.md).  0, or -1
+ * with the first problem in err. */
+int bk_result_check(const json_t *r, char *err, size_t errlen)
+{
+	const json_t *v = json_object_get(r, "verdict");
+	if (!json_is_string(v) || score_status_parse(json_string_value(v)) == SCORE_STATUS_INVALID) {
+		snprintf(err, errlen, "\"verdict\" is not a verdict");
+		return -1;
+	}
+	if (!finite_num(json_object_get(r, "score"), 0, 1e12)) {
+		snprintf(err, errlen, "\"score\" is not a finite number >= 0");
+		return -1;
+	}
+	const json_t *es = json_object_get(r, "es_t"), *x;
+	const char *key;
+	if (es != NULL) {
+		if (!json_is_object(es)) {
+			snprintf(err, errlen, "\"es_t\" is not an object");
+			return -1;
+		}
+		json_object_foreach((json_t *)es, key, x)
+			if (!finite_num(x, 0, 1e12)) {
+				snprintf(err, errlen, "\"es_t\".\"%.16s\" is not a finite number >= 0", key);
+				return -1;
+			}
+	}
+	const json_t *vs = json_object_get(r, "variants");
+	if (vs != NULL && !json_is_array(vs)) {
+		snprintf(err, errlen, "\"variants\" is not an array");
+		return -1;
+	}
+	size_t i;
+	json_array_foreach((json_t *)vs, i, x) {
+		const json_t *vv = json_object_get(x, "verdict"), *sp = json_object_get(x, "speedup"),
+			     *mt = json_object_get(x, "min_t");
+		if (!json_is_object(x) || !json_is_string(json_object_get(x, "name")) || !json_is_string(vv) ||
+		    score_status_parse(json_string_value(vv)) == SCORE_STATUS_INVALID ||
+		    (sp != NULL && !finite_num(sp, 0, 1e12)) ||
+		    (mt != NULL && !json_is_null(mt) && !(json_is_integer(mt) && json_integer_value(mt) >= -10 &&
+							  json_integer_value(mt) <= 4))) {
+			snprintf(err, errlen, "variant %zu: a name, a verdict, a finite speedup and a min_t in -10..4 "
+					      "or null are needed",
+				 i);
+			return -1;
+		}
+	}
+	return 0;
 }
 
 static void r_cancel(struct evaluator *ev)

@@ -35,4 +35,14 @@ redisContext *bk_connect(const struct broker_url *u, char *err, size_t errlen);
 const redisReply *bk_field(const redisReply *fields, const char *name);
 #endif
 
+/* Answers (docs/broker.md, "Signed answers"): the broker key from
+ * PASSFS_BROKER_KEY (0 with *len, 1 none configured, -1 err), an answer's
+ * HMAC-SHA-256 over its job id, rc, worker and result, and the check of a
+ * result document's pinned fields. */
+int bk_answer_key(unsigned char *key, size_t cap, size_t *len, char *err, size_t errlen);
+int bk_answer_sign(const unsigned char *key, size_t klen, const char *job, int rc, const char *worker,
+		   const char *json, char hex[65]);
+struct json_t;
+int bk_result_check(const struct json_t *r, char *err, size_t errlen);
+
 #endif

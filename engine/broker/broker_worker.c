@@ -79,6 +79,10 @@ struct wk {
 	pthread_mutex_t mu;
 	long done;
 	char last_device[32];
+	/* the broker key answers are signed with (PASSFS_BROKER_KEY) */
+	int have_key;
+	unsigned char key[256];
+	size_t klen;
 };
 
 static void logf_(const struct wk *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -195,8 +199,13 @@ static int publish(struct slot *s, redisContext **cp, const char *job, const cha
 			logf_(w, "job %s was answered already (by another worker); dropping this answer", job);
 			return 0;
 		}
-		r = redisCommand(c, "XADD %s * t R rc %d msg %s json %s worker %s", rkey, rc, msg ? msg : "",
-				 json ? json : "", w->name);
+		char sig[65] = "";
+		if (w->have_key)
+			bk_answer_sign(w->key, w->klen, job, rc, w->name, json ? json : "", sig);
+		r = w->have_key ? redisCommand(c, "XADD %s * t R rc %d msg %s json %s worker %s sig %s", rkey, rc,
+					       msg ? msg : "", json ? json : "", w->name, sig)
+				: redisCommand(c, "XADD %s * t R rc %d msg %s json %s worker %s", rkey, rc, msg ? msg : "",
+					       json ? json : "", w->name);
 		if (r == NULL) {
 			/* the marker may stand without the answer: undo it on
 			 * the next connection so that a retry publishes */
@@ -790,6 +799,10 @@ int broker_worker_run(const struct broker_worker_opts *o, char *err, size_t errl
 		return -1;
 	}
 	w.lease_ms = (long)(lease * 1000);
+	int kr = bk_answer_key(w.key, sizeof w.key, &w.klen, err, errlen);
+	if (kr < 0)
+		return -1;
+	w.have_key = kr == 0;
 	redisContext *c = bk_connect(&w.u, err, errlen);
 	if (c == NULL)
 		return -1;
