@@ -753,11 +753,11 @@ int bk_result_check(const json_t *r, char *err, size_t errlen)
 			     *mt = json_object_get(x, "min_t");
 		if (!json_is_object(x) || !json_is_string(json_object_get(x, "name")) || !json_is_string(vv) ||
 		    score_status_parse(json_string_value(vv)) == SCORE_STATUS_INVALID ||
-		    (sp != NULL && !finite_num(sp, 0, 1e12)) ||
+		    (sp != NULL && !json_is_null(sp) && !finite_num(sp, 0, 1e12)) ||
 		    (mt != NULL && !json_is_null(mt) && !(json_is_integer(mt) && json_integer_value(mt) >= -10 &&
 							  json_integer_value(mt) <= 4))) {
-			snprintf(err, errlen, "variant %zu: a name, a verdict, a finite speedup and a min_t in -10..4 "
-					      "or null are needed",
+			snprintf(err, errlen, "variant %zu: a name, a verdict, a finite speedup (or null) and a min_t in "
+					      "-10..4 (or null) are needed",
 				 i);
 			return -1;
 		}

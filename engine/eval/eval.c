@@ -50,6 +50,10 @@ static void batch_close(struct batch *b)
 	shm_destroy(&b->c.in);
 	shm_destroy(&b->c.eager_res);
 	shm_destroy(&b->c.pass_res);
+	for (int i = 0; i < GRAPH_MAX_IO; i++) {
+		free(b->c.fresh[i]);
+		b->c.fresh[i] = NULL;
+	}
 	free(b->lays);
 	b->lays = NULL;
 }

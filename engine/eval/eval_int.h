@@ -91,6 +91,10 @@ struct count_reply {
  * gpu_traffic), results into TIMED_SLOT's device buffers only. */
 struct cmd {
 	int op, set, count, variant;
+	/* CMD_TIME, CMD_COUNT: the inputs are a fresh set the parent wrote
+	 * into this worker's result area (the inputs-after region of
+	 * TIMED_SLOT) just before the command, not set/rot */
+	int fresh;
 	int trace;              /* CMD_TIME: record GPU time (CUPTI) for this call */
 	uint64_t rot[GRAPH_MAX_IO];
 };
@@ -209,6 +213,7 @@ struct ctx {
 	const struct graph_variant *v;  /* the current variant */
 	struct layout lay;              /* its layout */
 	struct shm in, eager_res, pass_res;
+	unsigned char *fresh[GRAPH_MAX_IO];     /* the parent's copy of a counted call's fresh inputs */
 	struct pass_module *mod;
 	double timeout_s;
 	const char *timed_out;          /* the variant that timed out first (the limit is shorter since), or NULL */
@@ -270,6 +275,7 @@ struct wstate {
 	char trace_note[200];           /* why not, when not */
 	unsigned char *poison[GRAPH_MAX_IO];
 	int marks;                      /* CMD_COUNT: the call marked to the parent (W_MARK) */
+	unsigned char *res;             /* its result area */
 	int sock;
 };
 

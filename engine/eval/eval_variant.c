@@ -10,6 +10,7 @@
 #include "sha256.h"
 #include "file.h"
 #include "kacct.h"
+#include "inputs.h"
 #include "pool.h"
 #include "traffic.h"
 
@@ -139,7 +140,10 @@ static int check_inputs_unchanged(struct ctx *c, int slot, int set, const uint64
 {
 	for (int i = 0; i < c->v->n_inputs; i++) {
 		const unsigned char *after = c->pass_res.base + c->lay.res_in_after[slot][i];
-		const unsigned char *src = c->in.base + c->lay.in_off[set][i];
+		/* set < 0: the fresh set of a counted call (fresh_set) */
+		const unsigned char *src = set < 0 ? c->fresh[i] : c->in.base + c->lay.in_off[set][i];
+		if (set < 0)
+			rot = NULL;
 		size_t bytes = c->lay.in_bytes[i], esz = graph_dtype_size(c->v->values[i].dtype);
 		size_t n = esz ? bytes / esz : 0, r = rot && n ? (size_t)(rot[i] % n) : 0;
 		if (!eval_same_bytes(after, src + r * esz, (n - r) * esz) || !eval_same_bytes(after + (n - r) * esz, src, r * esz)) {
@@ -397,6 +401,30 @@ static void fresh_rotation(const struct ctx *c, uint64_t *rng, uint64_t *rot)
 	}
 }
 
+/* A fresh input set for one counted call: drawn by the task's rules from a
+ * seed the parent draws now (literal data as given), kept in c->fresh for
+ * the checks, and written into both workers' result areas, where the
+ * command (cmd.fresh) loads it from.  A pass that kept the public inputs
+ * (or their rotations) in its own memory has nothing that fits them, so
+ * every byte a counted call uses comes from device memory, where the
+ * kernel counts it.  0, or -1 out of memory. */
+static int fresh_set(struct ctx *c, uint64_t *rng)
+{
+	void *bufs[GRAPH_MAX_IO];
+	for (int i = 0; i < c->v->n_inputs; i++) {
+		free(c->fresh[i]);
+		if ((c->fresh[i] = malloc(c->lay.in_bytes[i] ? c->lay.in_bytes[i] : 1)) == NULL)
+			return -1;
+		bufs[i] = c->fresh[i];
+	}
+	inputs_fill(c->v, rng_next(rng), bufs);
+	for (int i = 0; i < c->v->n_inputs; i++) {
+		memcpy(c->eager_res.base + c->lay.res_in_after[TIMED_SLOT][i], c->fresh[i], c->lay.in_bytes[i]);
+		memcpy(c->pass_res.base + c->lay.res_in_after[TIMED_SLOT][i], c->fresh[i], c->lay.in_bytes[i]);
+	}
+	return 0;
+}
+
 /* Verifies a run stored in TIMED_SLOT on inputs rotated by rot (a timed
  * trial, a counted call): the inputs unchanged, then every output against
  * eager's on the same inputs, by the secret set's rule (right from OK_T on
@@ -408,7 +436,7 @@ static int verify_run(struct ctx *c, struct vresult *vr, const char *what, const
 	char tw[400];
 	int poisoned;
 	vr->timed_checked++;
-	if (!check_inputs_unchanged(c, TIMED_SLOT, 0, rot, tw, sizeof(tw))) {
+	if (!check_inputs_unchanged(c, TIMED_SLOT, rot == NULL ? -1 : 0, rot, tw, sizeof(tw))) {
 		fail_variant(vr, SCORE_REJECTED, "%s: %s", what, tw);
 		return -1;
 	}
@@ -657,8 +685,9 @@ static int model_variant(struct ctx *c, struct worker *ew, struct worker *pw, st
 	uint64_t rng = rng_seed();
 	int check_min_t = vr->close_t;
 	for (int step = 0, last = MODEL_TIMED_CALLS; step <= last; step++) {
-		struct cmd cm = {.op = CMD_TIME, .set = 0, .count = 1};
-		fresh_rotation(c, &rng, cm.rot);
+		struct cmd cm = {.op = CMD_TIME, .set = 0, .count = 1, .fresh = 1};
+		if (fresh_set(c, &rng))
+			return 0;
 		/* eager's outputs on these inputs, to verify the pass's */
 		int st = worker_step(ew, 600, &cm, &r, t1);
 		if (st != STEP_OK || r.status != PF_OK)
@@ -706,7 +735,7 @@ static int model_variant(struct ctx *c, struct worker *ew, struct worker *pw, st
 			fail_variant(vr, SCORE_REJECTED, "%s: %s", what, tw);
 			return TIME_STOP;
 		}
-		if (verify_run(c, vr, what, cm.rot, check_min_t))
+		if (verify_run(c, vr, what, NULL, check_min_t))
 			return TIME_STOP;
 	}
 	if (!have_eager)

@@ -124,7 +124,11 @@ static int w_load_set(struct wstate *w, int set, const uint64_t *rot, char *err,
 {
 	const struct ctx *c = w->c;
 	for (int i = 0; i < c->v->n_inputs; i++) {
-		const unsigned char *src = c->in.base + c->lay.in_off[set][i];
+		/* set < 0: the fresh set in the result area (cmd.fresh) */
+		const unsigned char *src = set < 0 ? w->res + c->lay.res_in_after[TIMED_SLOT][i]
+						   : c->in.base + c->lay.in_off[set][i];
+		if (set < 0)
+			rot = NULL;
 		size_t bytes = c->lay.in_bytes[i], esz = graph_dtype_size(c->v->values[i].dtype);
 		size_t n = esz ? bytes / esz : 0, r = rot && n ? (size_t)(rot[i] % n) : 0;
 		if (gpu_copy_to_device(w->dev, w->din[i], src + r * esz, (n - r) * esz) ||
@@ -294,6 +298,7 @@ oom:
 static void worker_loop(struct wstate *w, int sock, unsigned char *res)
 {
 	w->sock = sock;
+	w->res = res;
 	struct cmd cmd;
 	char err[400];
 	double times[MAX_BATCH];
@@ -319,7 +324,7 @@ static void worker_loop(struct wstate *w, int sock, unsigned char *res)
 			struct trial_gpu gpu = {0};
 			int timed = cmd.op == CMD_TIME, slot = timed ? TIMED_SLOT : cmd.set;
 			if (w->n_in != w->c->v->n_inputs || cmd.set < 0 || cmd.set >= N_SETS ||
-			    w_load_set(w, cmd.set, timed ? cmd.rot : NULL, err, sizeof(err))) {
+			    w_load_set(w, timed && cmd.fresh ? -1 : cmd.set, timed ? cmd.rot : NULL, err, sizeof(err))) {
 				reply_send(sock, W_ERR, NULL, 0, NULL, 0, "%s", err[0] ? err : "bad input set");
 				continue;
 			}
@@ -347,7 +352,7 @@ static void worker_loop(struct wstate *w, int sock, unsigned char *res)
 			 * outside its launches. */
 			double ms = 0;
 			int bytes_step = cmd.count == COUNT_STEP_BYTES;
-			if (w->n_in != w->c->v->n_inputs || w_load_set(w, 0, cmd.rot, err, sizeof(err))) {
+			if (w->n_in != w->c->v->n_inputs || w_load_set(w, cmd.fresh ? -1 : 0, cmd.rot, err, sizeof(err))) {
 				reply_send(sock, W_ERR, NULL, 0, NULL, 0, "%s", err[0] ? err : "bad input set");
 				continue;
 			}
@@ -383,7 +388,8 @@ static void worker_loop(struct wstate *w, int sock, unsigned char *res)
 					 * less its launches' and the guard's
 					 * (CPU time: a preemption is not the
 					 * pass's) */
-					double host = w->call_cpu_ms - w->tr.launch_cpu_ms - w->guard_ms;
+					double host = w->call_cpu_ms - w->tr.launch_cpu_ms - w->guard_ms -
+						      (w->is_pass ? pass_instance_runtime_ms(w->pi) : 0);
 					if (host < 0)
 						host = 0;
 					if (w->host_ms < 0 || host < w->host_ms)

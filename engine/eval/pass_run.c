@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "clock.h"
 #include "eval_util.h"
 #include "file.h"
 #include "state.h"
@@ -36,6 +37,10 @@ struct pass_instance {
 	void *scratch[SCRATCH_MAX_BLOCKS];
 	int n_scratch;
 	size_t scratch_bytes;
+	/* passfs's own work in the last call (scratch allocation, its poison
+	 * fill and release), CPU ms of the calling thread: not the pass's
+	 * host time */
+	double runtime_ms;
 	int fail_code;
 	char fail_msg[400];
 };
@@ -86,7 +91,17 @@ static int rt_num_out(pf_call *c) { return self(c)->v->n_outputs; }
 static const char *rt_variant(pf_call *c) { return self(c)->v->name; }
 
 /* Fresh and poisoned for every call, so nothing survives between calls. */
+static void *rt_scratch_fill(pf_call *c, size_t bytes);
+
 static void *rt_scratch(pf_call *c, size_t bytes)
+{
+	double t0 = base_thread_cpu_ms();
+	void *p = rt_scratch_fill(c, bytes);
+	self(c)->runtime_ms += base_thread_cpu_ms() - t0;
+	return p;
+}
+
+static void *rt_scratch_fill(pf_call *c, size_t bytes)
 {
 	struct pass_instance *pi = self(c);
 	if (pi->n_scratch == SCRATCH_MAX_BLOCKS || bytes > SCRATCH_LIMIT - pi->scratch_bytes) {
@@ -392,9 +407,12 @@ int pass_instance_call(struct pass_instance *pi, void *const *din, void *const *
 		pi->out[o].data = dout[o];
 	pi->fail_code = 0;
 	pi->fail_msg[0] = 0;
+	pi->runtime_ms = 0;
 	int rc = pi->loaded.replacement(&pi->call);
+	double t0 = base_thread_cpu_ms();
 	for (int k = 0; k < pi->n_scratch; k++)
 		gpu_free(pi->dev, pi->scratch[k]);
+	pi->runtime_ms += base_thread_cpu_ms() - t0;
 	pi->n_scratch = 0;
 	pi->scratch_bytes = 0;
 	/* A failure the pass swallowed (it ignored pf_launch's result) still
@@ -421,6 +439,11 @@ void pass_instance_free(struct pass_instance *pi)
 		pass_unload(&pi->loaded);
 	}
 	free(pi);
+}
+
+double pass_instance_runtime_ms(const struct pass_instance *pi)
+{
+	return pi ? pi->runtime_ms : 0;
 }
 
 struct gpu_module *pass_instance_module(struct pass_instance *pi)

@@ -26,6 +26,9 @@ int pass_instance_bind(struct pass_instance *pi, const struct graph_variant *v, 
  * Returns PF_OK, or PF_ERR_UNSUPPORTED / PF_ERR_NOT_IMPLEMENTED /
  * PF_ERR_SCRATCH / PF_ERR_LAUNCH with the pass's reason in err.  Scratch
  * memory is freed before it returns. */
+/* passfs's own CPU time (ms, the calling thread) in the last call:
+ * scratch allocation, its poison fill and release - not the pass's. */
+double pass_instance_runtime_ms(const struct pass_instance *pi);
 int pass_instance_call(struct pass_instance *pi, void *const *din, void *const *dout, char *err, size_t errlen);
 
 void pass_instance_free(struct pass_instance *pi);

@@ -12,7 +12,7 @@ TASK=model_bias_add
 export PASSFS_CACHE_DIR="$tmp/cache"
 # m05 looks for this in the evaluating process's environment
 export PFCANARY_SECRET="canary-$RANDOM$RANDOM"
-for p in honest m01_hide_bytes m02_host_compute_unguarded m03_launch_differently m04_names_scheduler m05_reads_environment; do
+for p in honest m01_hide_bytes m02_host_compute_unguarded m03_launch_differently m04_names_scheduler m05_reads_environment m06_cached_inputs; do
 	"$PASSFS" eval --tasks "$T" --task "$TASK" --backend cpu --pass "tests/model/$p.c" --trials 3 --warmup 1 \
 		--json >"$tmp/$p.json" 2>"$tmp/$p.err" || bad "$p: passfs eval exited $?: $(tail -c 300 "$tmp/$p.err")"
 done
@@ -33,7 +33,7 @@ d = sys.argv[1]
 g = json.load(open(sys.argv[2]))
 r = {p: json.load(open(f"{d}/{p}.json")) for p in
      ("honest", "m01_hide_bytes", "m02_host_compute_unguarded", "m03_launch_differently", "m04_names_scheduler",
-      "m05_reads_environment")}
+      "m05_reads_environment", "m06_cached_inputs")}
 h = r["honest"]
 v = h["variants"][0]
 assert h["verdict"] == "ok", h["verdict"]
@@ -82,6 +82,14 @@ a = json.load(open(f"{d}/signed.json"))["variants"][0]["modeled_h200_ms"]["eager
 b = json.load(open(f"{d}/forged_cache.json"))["variants"][0]["modeled_h200_ms"]["eager"]
 assert b < a * 3, ("the edited cache line was believed", a, b)
 lines.append(f"cache eager {a:.4f} -> {b:.4f} ms after an edit")
+# 6: counted calls on freshly drawn inputs: a host copy of the public set
+# (rotated) fits none of them, so the kernel reads the device input
+c6 = r["m06_cached_inputs"]; v6 = c6["variants"][0]
+assert c6["verdict"] in ("ok", "rejected"), c6["verdict"]
+if c6["verdict"] == "ok":
+    assert v6["traffic"]["pass"]["bytes"] >= want * 0.99, ("m06 read its host copy in a counted call", v6["traffic"])
+    assert v6["speedup"] <= best(v6), ("m06", v6["speedup"], best(v6))
+lines.append(f"m06 {c6['verdict']} {c6['score']:.3f}")
 # 9: the evaluating process's environment is not in the pass's memory
 secret = os.environ["PFCANARY_SECRET"]
 for f in ("m05_reads_environment.json", "m05_reads_environment.err"):
