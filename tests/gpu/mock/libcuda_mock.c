@@ -58,6 +58,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "mock_env.h"
+
 typedef int CUresult;
 typedef unsigned long long CUdeviceptr;
 

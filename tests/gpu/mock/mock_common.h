@@ -13,6 +13,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "mock_env.h"
+
 enum mock_elem { MOCK_F32, MOCK_F16, MOCK_BF16 };
 
 /* Appends one formatted line to the file named by the environment
