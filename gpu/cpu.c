@@ -56,7 +56,6 @@ struct cpu_module {
 struct alloc_slot {
 	void *p;                /* NULL: empty; ALLOC_TOMB: removed */
 	size_t bytes;
-	int mapped;
 };
 #define ALLOC_TOMB ((void *)1)
 
@@ -134,11 +133,6 @@ static struct alloc_slot *table_find(struct cpu_dev *c, const void *p)
 	return NULL;
 }
 
-static void release(void *p, size_t bytes, int mapped)
-{
-	(void)mapped;
-	munmap(p, bytes);
-}
 
 static void *cpu_alloc(struct gpu_dev *d, size_t bytes)
 {
@@ -147,7 +141,6 @@ static void *cpu_alloc(struct gpu_dev *d, size_t bytes)
 	if (n > SIZE_MAX - CPU_ALIGN)
 		return NULL;
 	n = (n + CPU_ALIGN - 1) & ~(size_t)(CPU_ALIGN - 1);
-	int mapped = 1;
 	void *p = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (p == MAP_FAILED)
 		return NULL;
@@ -155,7 +148,7 @@ static void *cpu_alloc(struct gpu_dev *d, size_t bytes)
 	pthread_mutex_lock(&c->mu);
 	if ((c->used + 1) * 2 > c->cap && table_grow(c) != 0) {
 		pthread_mutex_unlock(&c->mu);
-		release(p, n, mapped);
+		munmap(p, n);
 		return NULL;
 	}
 	size_t h = slot_hash(p, c->cap);
@@ -163,7 +156,7 @@ static void *cpu_alloc(struct gpu_dev *d, size_t bytes)
 		h = (h + 1) & (c->cap - 1);
 	if (c->slots[h].p == NULL)
 		c->used++;
-	c->slots[h] = (struct alloc_slot){p, n, mapped};
+	c->slots[h] = (struct alloc_slot){p, n};
 	pthread_mutex_unlock(&c->mu);
 	return p;
 }
@@ -179,10 +172,9 @@ static void cpu_free(struct gpu_dev *d, void *p)
 		return;
 	}
 	size_t bytes = s->bytes;
-	int mapped = s->mapped;
 	s->p = ALLOC_TOMB;
 	pthread_mutex_unlock(&c->mu);
-	release(p, bytes, mapped);
+	munmap(p, bytes);
 }
 
 static int cpu_copy(struct gpu_dev *d, void *dst, const void *src, size_t bytes)
@@ -737,7 +729,7 @@ static void cpu_close(struct gpu_dev *d)
 	}
 	for (size_t i = 0; i < c->cap; i++)
 		if (c->slots[i].p != NULL && c->slots[i].p != ALLOC_TOMB)
-			release(c->slots[i].p, c->slots[i].bytes, c->slots[i].mapped);
+			munmap(c->slots[i].p, c->slots[i].bytes);
 	free(c->slots);
 	free(c->recs);
 	pool_destroy(c->pool);

@@ -199,13 +199,13 @@ static int publish(struct slot *s, redisContext **cp, const char *job, const cha
 			logf_(w, "job %s was answered already (by another worker); dropping this answer", job);
 			return 0;
 		}
+		/* sig: the answer's signature under the broker key, empty
+		 * without one (docs/broker.md, "Signed answers") */
 		char sig[65] = "";
-		if (w->have_key)
-			bk_answer_sign(w->key, w->klen, job, rc, w->name, json ? json : "", sig);
-		r = w->have_key ? redisCommand(c, "XADD %s * t R rc %d msg %s json %s worker %s sig %s", rkey, rc,
-					       msg ? msg : "", json ? json : "", w->name, sig)
-				: redisCommand(c, "XADD %s * t R rc %d msg %s json %s worker %s", rkey, rc, msg ? msg : "",
-					       json ? json : "", w->name);
+		if (w->have_key && bk_answer_sign(w->key, w->klen, job, rc, w->name, json ? json : "", sig) != 0)
+			sig[0] = 0;
+		r = redisCommand(c, "XADD %s * t R rc %d msg %s json %s worker %s sig %s", rkey, rc, msg ? msg : "",
+				 json ? json : "", w->name, sig);
 		if (r == NULL) {
 			/* the marker may stand without the answer: undo it on
 			 * the next connection so that a retry publishes */

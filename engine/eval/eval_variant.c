@@ -10,6 +10,7 @@
 #include "sha256.h"
 #include "file.h"
 #include "kacct.h"
+#include "proc.h"
 #include "inputs.h"
 #include "pool.h"
 #include "traffic.h"
@@ -426,7 +427,7 @@ static int fresh_set(struct ctx *c, uint64_t *rng)
 }
 
 /* Verifies a run stored in TIMED_SLOT on inputs rotated by rot (a timed
- * trial, a counted call): the inputs unchanged, then every output against
+ * trial), or on the fresh set of c->fresh when rot is NULL (a counted call): the inputs unchanged, then every output against
  * eager's on the same inputs, by the secret set's rule (right from OK_T on
  * the checked runs: not close at any counted level here is a rejection);
  * the variant's level is the worst over every verified run.  Returns 0, or
@@ -537,12 +538,17 @@ static int model_key(unsigned char key[32])
 	else
 		return -1;
 	for (int tries = 0; tries < 2; tries++) {
-		int fd = open(path, O_RDONLY | O_CLOEXEC);
-		if (fd >= 0) {
-			ssize_t n = read(fd, key, 32);
-			close(fd);
+		size_t n = 0;
+		int rerr = 0;
+		char *t = base_read_file(path, 32, &n, &rerr);
+		if (t != NULL) {
+			if (n == 32)
+				memcpy(key, t, 32);
+			free(t);
 			return n == 32 ? 0 : -1;
 		}
+		if (rerr != ENOENT)
+			return -1;
 		char dir[4096];
 		snprintf(dir, sizeof(dir), "%s", path);
 		char *slash = strrchr(dir, '/');
@@ -553,11 +559,11 @@ static int model_key(unsigned char key[32])
 		unsigned char fresh[32];
 		if (getrandom(fresh, sizeof(fresh), 0) != (ssize_t)sizeof(fresh))
 			return -1;
-		fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+		int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
 		if (fd >= 0) {
-			ssize_t n = write(fd, fresh, sizeof(fresh));
+			int w = base_write_all(fd, fresh, sizeof(fresh));
 			close(fd);
-			if (n != (ssize_t)sizeof(fresh)) {
+			if (w != 0) {
 				unlink(path);
 				return -1;
 			}
@@ -625,14 +631,18 @@ static void eager_model_store(const char *path, const struct count_reply *m, con
 		return;
 	if (!(k->floor_ms > 0))
 		return;
-	int n = snprintf(line, sizeof(line), "%llu %llu %llu %.9g %.9g %.9g %.9g %.9g %d %.9g %.9g %.9g\n",
+	/* the numbers, then their signature */
+	int n = snprintf(line, sizeof(line), "%llu %llu %llu %.9g %.9g %.9g %.9g %.9g %d %.9g %.9g %.9g",
 			 (unsigned long long)g->launches, (unsigned long long)g->bytes,
 			 (unsigned long long)g->threads, g->model_ms, g->mem_ms, g->path_ms, g->par_ms, m->host_ms,
 			 g->approx, k->bytes, k->cpu_ms, k->floor_ms);
 	char sig[65];
-	if (n <= 0 || (size_t)n + 70 >= sizeof(line) || model_sign(line, (size_t)n - 1, sig) != 0)
+	if (n <= 0 || (size_t)n >= sizeof(line) || model_sign(line, (size_t)n, sig) != 0)
 		return;
-	n += snprintf(line + n - 1, sizeof(line) - (size_t)n + 1, " sig=%s\n", sig) - 1;
+	int m2 = snprintf(line + n, sizeof(line) - (size_t)n, " sig=%s\n", sig);
+	if (m2 <= 0 || (size_t)m2 >= sizeof(line) - (size_t)n)
+		return;
+	n += m2;
 	base_write_atomic(path, ".eager-", line, (size_t)n, 0600, 0);
 }
 

@@ -4,8 +4,8 @@
 #define _GNU_SOURCE
 #include "eval_int.h"
 #include "kacct.h"
+#include "proc.h"
 
-#include <sys/auxv.h>
 
 /* ---- small helpers -------------------------------------------------------- */
 
@@ -441,9 +441,10 @@ static size_t data_size_now(void)
 	return (size_t)kb << 10;
 }
 
-/* The variables a pass worker keeps: what the GPU driver and CUDA's
- * libraries may still read in it (lazy module loading, the JIT cache), and
- * the emulator's thread count.  Nothing of the evaluating process's own. */
+/* The variables a pass worker keeps (base_scrub_environ): what the GPU
+ * driver and CUDA's libraries may still read in it (lazy module loading, the
+ * JIT cache), and the emulator's thread count.  Nothing of the evaluating
+ * process's own. */
 static int env_kept(const char *kv)
 {
 	static const char *const keep[] = {"CUDA_", "PASSFS_CPU_THREADS=", "LD_LIBRARY_PATH=", "PATH=", "HOME=",
@@ -452,41 +453,6 @@ static int env_kept(const char *kv)
 		if (strncmp(kv, keep[i], strlen(keep[i])) == 0)
 			return 1;
 	return 0;
-}
-
-/* Before pass code runs: the evaluating process's command line and
- * environment (tokens, keys, the daemon's settings) are the pass's to read
- * in its own memory, on the stack above it (a pass walked its stack with
- * mprotect as a probe and printed them).  The strings of argv, of the
- * environment and of the executable's name lie together at the top of the
- * stack: zeroed, and the environment replaced by copies of env_kept's. */
-static void scrub_environment(void)
-{
-	extern char **environ;
-	extern char *program_invocation_name;
-	size_t n = 0;
-	for (char **e = environ; e && *e; e++)
-		n++;
-	char **fresh = calloc(n + 1, sizeof(char *));
-	if (fresh == NULL)
-		return;
-	size_t k = 0;
-	char *lo = program_invocation_name, *hi = program_invocation_name;
-	for (char **e = environ; e && *e; e++) {
-		if (env_kept(*e))
-			fresh[k++] = strdup(*e);
-		char *end = *e + strlen(*e) + 1;
-		if (*e < lo)
-			lo = *e;
-		if (end > hi)
-			hi = end;
-	}
-	const char *fn = (const char *)getauxval(AT_EXECFN);
-	if (fn != NULL && fn >= hi && fn < hi + 8192)
-		hi = (char *)fn + strlen(fn) + 1;
-	if (lo != NULL && hi > lo && (size_t)(hi - lo) < ((size_t)1 << 24))
-		memset(lo, 0, (size_t)(hi - lo));
-	environ = fresh;
 }
 
 /* The pass worker is the one the kernel's out-of-memory killer takes first:
@@ -704,7 +670,12 @@ static void __attribute__((noreturn)) worker_main(struct ctx *c, int is_pass, in
 			snprintf(err, sizeof(err), "PASSFS_SANDBOX_AUDIT: cannot open %s: %s", audit, strerror(errno));
 			goto fail;
 		}
-		scrub_environment();
+		/* Before pass code runs: the evaluating process's command line
+		 * and environment (tokens, keys, the daemon's settings) were the
+		 * pass's to read on the stack above it (a pass walked its stack
+		 * with mprotect as a probe and printed them): zeroed, and the
+		 * environment replaced by copies of env_kept's. */
+		base_scrub_environ(env_kept, 1);
 		if (sandbox_enter(&lim, err, sizeof(err)))
 			goto fail;
 	} else {

@@ -349,6 +349,56 @@ static void test_proc(void)
 	CHECK(base_waitpid(pid, NULL) == -1 && errno == ECHILD);
 }
 
+/* what /proc/self/FILE holds: its length, and how many of its bytes are
+ * not zero */
+static size_t proc_nonzero(const char *file, size_t *len)
+{
+	char path[64], buf[65536];
+	snprintf(path, sizeof path, "/proc/self/%s", file);
+	int fd = open(path, O_RDONLY);
+	ssize_t n = fd < 0 ? -1 : base_read_full(fd, buf, sizeof buf);
+	if (fd >= 0)
+		close(fd);
+	size_t nz = 0;
+	for (ssize_t i = 0; i < n; i++)
+		nz += buf[i] != 0;
+	*len = n > 0 ? (size_t)n : 0;
+	return nz;
+}
+
+static int keep_path_only(const char *kv)
+{
+	return strncmp(kv, "PATH=", 5) == 0;
+}
+
+/* the scrub in a child (it cannot be undone): the kept variable still
+ * found, the others gone, the kernel's view of the strings all zeros */
+static void test_scrub_environ(void)
+{
+	pid_t pid = fork();
+	if (pid == 0) {
+		size_t len = 0;
+		int bad = 0;
+		/* a variable from the exec'd environment, not a setenv copy */
+		if (getenv("PATH") == NULL || proc_nonzero("environ", &len) == 0)
+			_exit(10);
+		if (proc_nonzero("cmdline", &len) == 0)
+			_exit(11);
+		if (base_scrub_environ(keep_path_only, 1) != 0)
+			_exit(12);
+		bad |= (getenv("PATH") == NULL) << 0;
+		bad |= (getenv("HOME") != NULL || getenv("PASSFS_NOT_KEPT") != NULL) << 1;
+		bad |= (proc_nonzero("environ", &len) != 0 || len == 0) << 2;
+		bad |= (proc_nonzero("cmdline", &len) != 0) << 3;
+		_exit(bad);
+	}
+	int st = -1;
+	CHECK(pid > 0 && base_waitpid(pid, &st) == pid);
+	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+		fprintf(stderr, "scrub child: status %d\n", WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+}
+
 static void test_clock(void)
 {
 	double t0 = base_now_ms();
@@ -393,6 +443,7 @@ int main(void)
 	test_file();
 	test_wire();
 	test_proc();
+	test_scrub_environ();
 	test_clock();
 	base_rmtree(scratch);
 	printf("test_base: %d passed, %d failed\n", n_pass, n_fail);

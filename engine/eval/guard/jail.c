@@ -206,51 +206,6 @@ static void drop_caps(void)
 	prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
 }
 
-/* The environment strings at the top of the stack are what
- * /proc/PID/environ shows, whatever setenv did since: copied to the heap
- * (getenv keeps working), then overwritten.  For the weaker kinds, where
- * /proc is still there. */
-static void scrub_environ(void)
-{
-	extern char **environ;
-	FILE *f = fopen("/proc/self/stat", "re");
-	char buf[2048];
-	size_t n = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
-	if (f)
-		fclose(f);
-	buf[n] = '\0';
-	char *p = strrchr(buf, ')');
-	unsigned long long start = 0, end = 0;
-	/* fields 50 and 51 (env_start, env_end); the first after ')' is 3 */
-	for (int field = 3; p != NULL && field <= 51; field++) {
-		p = strchr(p + 1, ' ');
-		if (p == NULL)
-			break;
-		if (field == 50)
-			start = strtoull(p + 1, NULL, 10);
-		if (field == 51)
-			end = strtoull(p + 1, NULL, 10);
-	}
-	if (start == 0 || end <= start)
-		return;
-	int count = 0;
-	while (environ[count] != NULL)
-		count++;
-	char **copy = calloc((size_t)count + 1, sizeof(char *));
-	if (copy == NULL)
-		return;
-	for (int i = 0; i < count; i++)
-		if ((copy[i] = strdup(environ[i])) == NULL) {
-			/* leave it: the strings are still needed */
-			while (i-- > 0)
-				free(copy[i]);
-			free(copy);
-			return;
-		}
-	environ = copy;
-	memset((void *)(uintptr_t)start, 0, (size_t)(end - start));
-}
-
 /* --- namespaces ---------------------------------------------------------- */
 
 /* Writes text to an existing file (a /proc control file): 0, or -1 with
@@ -555,7 +510,9 @@ int jail_compile(const char *rw_dir, int device_stubs, int cpu_s, struct jail_in
 		    "only limits, no capabilities and an empty environment hold", why);
 	}
 	if (info->kind != JAIL_NAMESPACES)
-		scrub_environ();
+		/* what /proc/PID/environ shows, for the weaker kinds, where
+		 * /proc is still there (getenv keeps working) */
+		base_scrub_environ(NULL, 0);
 	set_limits(vm, cpu_s > 0 ? cpu_s : 120);
 	drop_caps();
 	if (unshared && become_pid1(err, errlen) != 0)
