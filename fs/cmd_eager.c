@@ -27,6 +27,7 @@
 #include "clock.h"
 #include "cmd.h"
 #include "eager.h"
+#include "eval.h"
 #include "gpu.h"
 #include "graph.h"
 #include "inputs.h"
@@ -35,6 +36,7 @@
 static const char usage_text[] =
 	"usage: passfs eager --task ID --out DIR [--tasks DIR] [--variant NAME]\n"
 	"                    [--seed N] [--backend auto|cuda|cpu] [--trials N]\n"
+	"       passfs eager --task ID --model [--json] [--tasks DIR] [--variant NAME]\n"
 	"\n"
 	"Runs the eager baseline (the task's graph op by op with passfs's op library)\n"
 	"on every variant of task ID, or on the one named, with inputs generated from\n"
@@ -42,6 +44,12 @@ static const char usage_text[] =
 	"manifest.json (inputs and outputs: name, shape, dtype, file; eager_ms),\n"
 	"inputs/<i>.bin and outputs/<i>.bin (raw little-endian, row-major; float16 and\n"
 	"bfloat16 as 16-bit patterns, bool as bytes).  docs/eager.md.\n"
+	"\n"
+	"With --model (cpu backend), no files: eager's modeled H200 time of each\n"
+	"variant, what passes are scored against (docs/scoring.md), with its terms:\n"
+	"memory, path, parallel, host and launches, and the kernel's floor.  Taken\n"
+	"from the signed model cache when there, else counted (as a first evaluation\n"
+	"of the task does) and kept there.\n"
 	"\n"
 	"options:\n"
 	"  --task ID        the task (a directory of the tasks directory)\n"
@@ -52,6 +60,8 @@ static const char usage_text[] =
 	"  --trials N       eager_ms is the median of N timed runs after the first\n"
 	"                   (default 0: the first run's time)\n"
 	"  --out DIR        output directory (created)\n"
+	"  --model          eager's modeled H200 time per variant (no --out)\n"
+	"  --json           with --model: the document (docs/eager.md) on stdout\n"
 	"  -h, --help       this text\n";
 
 static int mkdir_p(const char *path)
@@ -235,6 +245,59 @@ out:
 	return rc;
 }
 
+/* --model: an evaluation with no pass (eval_opts.eager_model) */
+static int eager_model_cmd(const char *dir, const char *id, const char *variant, const char *backend, int as_json)
+{
+	char err[1024], *gtext = NULL, *gpath = NULL;
+	struct graph_task *t = NULL;
+	size_t glen = 0;
+	if (task_load_text(dir, id, &t, &gtext, &glen, &gpath, err, sizeof(err))) {
+		fprintf(stderr, "passfs eager: %s\n", err);
+		return 2;
+	}
+	int rc = 1, known = variant == NULL;
+	for (int i = 0; !known && i < t->n_variants; i++)
+		known = strcmp(t->variants[i].name, variant) == 0;
+	struct eval_job job = {.graph_text = gtext, .graph_len = glen, .graph_label = gpath};
+	json_t *res = NULL;
+	snprintf(job.opts.backend, sizeof(job.opts.backend), "%s", strcmp(backend, "auto") ? backend : "cpu");
+	snprintf(job.opts.variant, sizeof(job.opts.variant), "%s", variant ? variant : "");
+	job.opts.eager_model = 1;
+	job.opts.quiet = as_json;
+	if (!known) {
+		fprintf(stderr, "passfs eager: task '%s' has no variant '%s'\n", t->id, variant);
+		rc = 2;
+	} else if (eval_run(&job, NULL, &res, err, sizeof(err)) != 0) {
+		fprintf(stderr, "passfs eager: %s\n", err);
+	} else if (as_json) {
+		rc = json_dumpf(res, stdout, JSON_INDENT(1) | JSON_REAL_PRECISION(10)) == 0 && printf("\n") > 0 ? 0 : 1;
+	} else {
+		size_t i;
+		json_t *v;
+		printf("%-28s %12s %10s %10s %10s %10s %9s %12s\n", "variant", "modeled_ms", "memory", "path",
+		       "parallel", "host", "launches", "floor_ms");
+		json_array_foreach(json_object_get(res, "variants"), i, v) {
+			json_t *kf = json_object_get(v, "kernel_floor");
+			printf("%-28s %12.6f %10.6f %10.6f %10.6f %10.6f %9lld %12.6f%s\n",
+			       json_string_value(json_object_get(v, "name")),
+			       json_number_value(json_object_get(v, "modeled_h200_ms")),
+			       json_number_value(json_object_get(v, "memory_ms")),
+			       json_number_value(json_object_get(v, "path_ms")),
+			       json_number_value(json_object_get(v, "parallel_ms")),
+			       json_number_value(json_object_get(v, "host_ms")),
+			       (long long)json_integer_value(json_object_get(v, "launches")),
+			       json_number_value(json_object_get(kf, "floor_ms")),
+			       json_is_true(json_object_get(v, "cached")) ? "  (cached)" : "");
+		}
+		rc = 0;
+	}
+	json_decref(res);
+	free(gtext);
+	free(gpath);
+	graph_task_free(t);
+	return rc;
+}
+
 int cmd_eager(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -242,7 +305,9 @@ int cmd_eager(int argc, char **argv)
 		{"variant", required_argument, NULL, 'v'}, {"seed", required_argument, NULL, 's'},
 		{"backend", required_argument, NULL, 'b'}, {"trials", required_argument, NULL, 'n'},
 		{"out", required_argument, NULL, 'o'},     {"help", no_argument, NULL, 'h'},
+		{"model", no_argument, NULL, 'm'},         {"json", no_argument, NULL, 'j'},
 		{NULL, 0, NULL, 0}};
+	int model = 0, as_json = 0;
 	const char *dir = NULL, *variant = NULL, *backend = "auto";
 	struct run_opts ro = {NULL, NULL, INPUTS_PUBLIC_SEED, 0};
 	char *end;
@@ -270,6 +335,8 @@ int cmd_eager(int argc, char **argv)
 				return 2;
 			}
 			break;
+		case 'm': model = 1; break;
+		case 'j': as_json = 1; break;
 		case 'h': fputs(usage_text, stdout); return 0;
 		default: fputs(usage_text, stderr); return 2;
 		}
@@ -277,6 +344,17 @@ int cmd_eager(int argc, char **argv)
 	if (optind < argc) {
 		fprintf(stderr, "passfs eager: unexpected argument '%s'\n", argv[optind]);
 		return 2;
+	}
+	if (as_json && !model) {
+		fprintf(stderr, "passfs eager: --json goes with --model\n");
+		return 2;
+	}
+	if (model) {
+		if (ro.task_id == NULL || ro.out != NULL || ro.trials > 0) {
+			fprintf(stderr, "passfs eager: --model needs --task and takes no --out or --trials\n");
+			return 2;
+		}
+		return eager_model_cmd(dir ? dir : cmd_default_tasks_dir(), ro.task_id, variant, backend, as_json);
 	}
 	if (ro.task_id == NULL || ro.out == NULL) {
 		fprintf(stderr, "passfs eager: --task and --out are required (try --help)\n");

@@ -50,6 +50,7 @@ struct gpu_ops {
 	int (*timing_end)(struct gpu_dev *d, struct gpu_traffic *out);
 	int (*guard_begin)(struct gpu_dev *d);
 	uint64_t (*guard_end)(struct gpu_dev *d, uintptr_t *first);
+	void (*model_price)(struct gpu_dev *d, double lib_ms);
 };
 
 struct gpu_dev {

@@ -77,6 +77,7 @@ struct cpu_dev {
 	 * (n_timed of them so far): for the model (traffic.h). */
 	struct model_launch *recs;
 	size_t n_recs, cap_recs, n_timed;
+	double next_lib_ms;     /* gpu_model_price: the next launch is a library call */
 };
 enum { COUNT_NONE, COUNT_BYTES, COUNT_TIMES };
 
@@ -293,6 +294,8 @@ static int cpu_run_blocks(struct gpu_dev *d, pf_dim3 grid, pf_dim3 block, void (
 	struct cpu_dev *c = cpu_of(d);
 	struct grid_job j = {grid, block_fn, ctx};
 	int counted = 0, n = 0;
+	double lib_ms = c->next_lib_ms;
+	c->next_lib_ms = 0;
 	double cpu0 = base_thread_cpu_ms();     /* the guard's work is the launch's, not the host's */
 	if (c->guard)
 		traffic_guard_open();
@@ -321,6 +324,7 @@ static int cpu_run_blocks(struct gpu_dev *d, pf_dim3 grid, pf_dim3 block, void (
 		struct model_launch *r = new_rec(c);
 		if (r) {
 			r->bytes = b;
+			r->lib_ms = lib_ms;
 			r->sum_ns = r->path_ns = -1;
 			r->block_threads = (uint64_t)block.x * block.y * block.z;
 		} else {
@@ -332,6 +336,7 @@ static int cpu_run_blocks(struct gpu_dev *d, pf_dim3 grid, pf_dim3 block, void (
 		 * every one of its threads was timed */
 		if (c->n_timed < c->n_recs && st != NULL && st->timing &&
 		    c->recs[c->n_timed].block_threads == (uint64_t)block.x * block.y * block.z &&
+		    c->recs[c->n_timed].lib_ms == lib_ms &&
 		    st->threads == (uint64_t)grid.x * grid.y * grid.z * block.x * block.y * block.z) {
 			/* each timed call again: the least of its times (a
 			 * machine's hiccups hit one call's launch, not all) */
@@ -355,6 +360,11 @@ static int cpu_run_blocks(struct gpu_dev *d, pf_dim3 grid, pf_dim3 block, void (
 	}
 	c->launch_cpu_ms += base_thread_cpu_ms() - cpu0;
 	return 0;
+}
+
+static void cpu_model_price(struct gpu_dev *d, double lib_ms)
+{
+	cpu_of(d)->next_lib_ms = lib_ms > 0 ? lib_ms : 0;
 }
 
 static int cpu_guard_begin(struct gpu_dev *d)
@@ -760,6 +770,7 @@ static const struct gpu_ops cpu_ops = {
 	.timing_end = cpu_timing_end,
 	.guard_begin = cpu_guard_begin,
 	.guard_end = cpu_guard_end,
+	.model_price = cpu_model_price,
 };
 
 int gpu_cpu_open(struct gpu_dev **out, char *err, size_t errlen)

@@ -293,6 +293,12 @@ int gpu_timing_end(struct gpu_dev *d, struct gpu_traffic *out)
 	return d->ops->timing_end(d, out);
 }
 
+void gpu_model_price(struct gpu_dev *d, double lib_ms)
+{
+	if (d->ops->model_price)
+		d->ops->model_price(d, lib_ms);
+}
+
 int gpu_guard_begin(struct gpu_dev *d)
 {
 	return d->ops->guard_begin ? d->ops->guard_begin(d) : -1;

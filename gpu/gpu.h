@@ -209,6 +209,11 @@ int gpu_timing_begin(struct gpu_dev *d, char *err, size_t errlen);
 int gpu_guard_begin(struct gpu_dev *d);
 uint64_t gpu_guard_end(struct gpu_dev *d, uintptr_t *first);
 int gpu_timing_end(struct gpu_dev *d, struct gpu_traffic *out);
+/* cpu backend: the next launch stands in for a vendor library's call
+ * (eager's GEMM or convolution, which a GPU runs in cuBLAS or cuDNN): the
+ * model prices it at lib_ms of compute (traffic.h, model_gemm_ms) or its
+ * bytes, not by its emulated threads.  Elsewhere a no-op. */
+void gpu_model_price(struct gpu_dev *d, double lib_ms);
 
 /* --cold: evicts the caches.  cuda: resets persisting L2 lines
  * (cuCtxResetPersistingL2Cache, after setting the persisting limit to 0 on

@@ -363,9 +363,52 @@ double model_tail_ticks(const struct pf_launch_stats *st, double ticks_per_ns)
 	return 0;
 }
 
+static double ceil_div(double a, double b)
+{
+	return ceil(a / b);
+}
+
+double model_gemm_ms(double m, double n, double k, double batch, int tensor_cores)
+{
+	if (!(m > 0 && n > 0 && k > 0 && batch > 0))
+		return 0;
+	/* tiles of MODEL_LIB_TILE, or the output's own size rounded up to 8
+	 * where it is thinner (a GEMV is not a 64-row product) */
+	double tm = m < MODEL_LIB_TILE ? 8 * ceil_div(m, 8) : MODEL_LIB_TILE;
+	double tn = n < MODEL_LIB_TILE ? 8 * ceil_div(n, 8) : MODEL_LIB_TILE;
+	double tiles = batch * ceil_div(m, tm) * ceil_div(n, tn);
+	double split = 1;
+	if (tiles < MODEL_SMS) {
+		split = floor(k / MODEL_LIB_SPLIT_K);
+		double want = ceil_div(MODEL_SMS, tiles);
+		if (split > want)
+			split = want;
+		if (split < 1)
+			split = 1;
+	}
+	double items = tiles * split, waves = ceil_div(items, MODEL_SMS);
+	double fill = items / (waves * MODEL_SMS);
+	double rate = tensor_cores ? MODEL_FP16_TC_FLOPS_PER_MS : MODEL_FP32_FLOPS_PER_MS;
+	return 2.0 * tiles * tm * tn * k / (rate * MODEL_LIB_EFFICIENCY * fill);
+}
+
+double model_flops_ms(double flops)
+{
+	return flops > 0 ? flops / (MODEL_FP32_FLOPS_PER_MS * MODEL_LIB_EFFICIENCY) : 0;
+}
+
 double model_launch_ms(const struct model_launch *l, double *mem, double *path, double *par)
 {
 	double m = (double)l->bytes / MODEL_BYTES_PER_MS;
+	if (l->lib_ms > 0) {
+		if (mem)
+			*mem = m;
+		if (path)
+			*path = 0;
+		if (par)
+			*par = l->lib_ms;
+		return MODEL_LAUNCH_MS + (m > l->lib_ms ? m : l->lib_ms);
+	}
 	double resident_sm = (double)MODEL_BLOCKS_PER_SM * (double)(l->block_threads ? l->block_threads : 1);
 	if (resident_sm > MODEL_THREADS_PER_SM)
 		resident_sm = MODEL_THREADS_PER_SM;

@@ -79,15 +79,47 @@ uint64_t traffic_guard_touches(uintptr_t *first);
  * the cache), taken off its time: a GPU's warps pay no such thing. */
 #define MODEL_RESUME_NS 10.0
 
+/* ---- eager's vendor-library calls --------------------------------------
+ *
+ * On a GPU eager's GEMMs are cuBLAS calls and its convolutions cuDNN's (the
+ * cuda backend makes them, docs/eager.md); the op library's kernels stand
+ * in for them on the cpu backend, and their emulated threads say nothing
+ * about cuBLAS.  Such a launch is priced as the library runs it: its bytes,
+ * or its FLOPs at the H200's dense rate for the dtype at the efficiency
+ * cuBLAS reaches on large problems, whichever is longer.  Small problems
+ * pay for the SMs they leave idle: the output in tiles of at most
+ * MODEL_LIB_TILE square (smaller for a thin output), split along K (at
+ * least MODEL_LIB_SPLIT_K a part) while the tiles cannot fill the SMs,
+ * waves of MODEL_SMS tiles.  Rates (H200 SXM, dense, per ms): FP32 on CUDA
+ * cores 67 TFLOPS (TF32 off: eager computes float32 in float32), FP64 on
+ * tensor cores 67, FP16/BF16 on tensor cores 989 (PyTorch's default for
+ * half-precision GEMMs); MODEL_LIB_EFFICIENCY is the share of peak cuBLAS
+ * sustains on a large GEMM (SGEMM ~50 of 67 TFLOPS, HGEMM ~700 of 989 on an
+ * H100 SXM, whose rates these are too). */
+#define MODEL_FP32_FLOPS_PER_MS 6.7e10
+#define MODEL_FP16_TC_FLOPS_PER_MS 9.89e11
+#define MODEL_LIB_EFFICIENCY 0.7
+#define MODEL_LIB_TILE 64
+#define MODEL_LIB_SPLIT_K 256
+
+/* The compute time of a library GEMM: batch products of m x n by k
+ * (tensor_cores: float16/bfloat16 operands), ms. */
+double model_gemm_ms(double m, double n, double k, double batch, int tensor_cores);
+/* The compute time of flops with no product shape (a direct or depthwise
+ * convolution: CUDA cores), ms. */
+double model_flops_ms(double flops);
+
 struct model_launch {
 	uint64_t bytes;                 /* touched (traffic count) */
 	uint64_t block_threads;         /* threads a block */
 	uint64_t threads;               /* threads that ran (timed) */
 	double path_ns, sum_ns;         /* slowest-thread tail and the sum, CPU ns */
+	double lib_ms;                  /* > 0: a library call, its compute time */
 };
 /* The path of a launch's thread times, in ticks (ticks_per_ns: the TSC's). */
 double model_tail_ticks(const struct pf_launch_stats *st, double ticks_per_ns);
-/* One launch's modeled ms; *mem, *path, *par get its three terms. */
+/* One launch's modeled ms; *mem, *path, *par get its three terms (a
+ * library call: no path, and its compute time as parallel). */
 double model_launch_ms(const struct model_launch *l, double *mem, double *path, double *par);
 
 #endif

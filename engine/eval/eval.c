@@ -31,6 +31,7 @@
  * limit and an address-space limit; the device-code scan runs there too. */
 #define _GNU_SOURCE
 #include "eval_int.h"
+#include "traffic.h"
 
 static size_t batch_input_bytes(void)
 {
@@ -533,6 +534,75 @@ static json_t *variant_json(const struct graph_variant *v, const struct vresult 
 	return j;
 }
 
+/* eval_opts.eager_model: eager's modeled H200 time of every variant, no
+ * pass (the cache's line, else counted and kept, as an evaluation would). */
+static json_t *eager_model_json(const struct graph_variant *v, const struct eager_model_result *m)
+{
+	json_t *kf = json_pack("{s:f, s:f, s:f}", "bytes", m->kbytes, "cpu_ms", eval_round(m->kcpu_ms, 4), "floor_ms",
+			       eval_round(m->floor_ms, 6));
+	return json_pack("{s:s, s:o, s:f, s:f, s:f, s:f, s:f, s:I, s:I, s:f, s:o, s:b}", "name", v->name,
+			 "modeled_h200_ms", m->model_ms > 0 ? json_real(eval_round(m->model_ms, 6)) : json_null(),
+			 "memory_ms", eval_round(m->tr.mem_ms, 6), "path_ms", eval_round(m->tr.path_ms, 6),
+			 "parallel_ms", eval_round(m->tr.par_ms, 6), "host_ms", eval_round(m->host_ms, 6),
+			 "launch_ms", eval_round((double)m->tr.launches * MODEL_LAUNCH_MS, 6), "launches",
+			 (json_int_t)m->tr.launches, "threads", (json_int_t)m->tr.threads, "traffic_bytes",
+			 (double)m->tr.bytes, "kernel_floor", kf, "cached", m->cached);
+}
+
+static int eager_model_run(const struct ejob *job, enum gpu_backend be, json_t **result, char *err, size_t errlen)
+{
+	const struct graph_task *t = job->task;
+	if (be != GPU_BACKEND_CPU) {
+		snprintf(err, errlen,
+			 "eager's modeled time is the cpu backend's (--backend cpu); on a GPU `passfs eager --trials N` "
+			 "measures it");
+		return -1;
+	}
+	struct eval_shared es = {0};
+	struct batch bt = {.lays = NULL};
+	json_t *variants = json_array();
+	uint64_t secret = job->opts.secret_seed ? job->opts.secret_seed : 1;
+	int rc = -1;
+	for (int first = 0; first < t->n_variants;) {
+		if (batch_open(&bt, job, first, 1, 1, 0, 0, err, errlen) || batch_fill(&bt, secret, &es, err, errlen)) {
+			batch_close(&bt);
+			goto out;
+		}
+		struct ctx *c = &bt.c;
+		for (int k = 0; k < c->count; k++) {
+			struct eager_model_result m;
+			c->v = &t->variants[first + k];
+			c->lay = bt.lays[k];
+			if (job->opts.variant[0] && strcmp(job->opts.variant, c->v->name) != 0)
+				continue;
+			if (!job->opts.quiet)
+				fprintf(stderr, "passfs eager: variant %s: the model ...\n", c->v->name);
+			if (is_cancelled(job->hooks.cancel)) {
+				snprintf(err, errlen, "cancelled");
+				batch_close(&bt);
+				goto out;
+			}
+			if (eval_eager_model(c, k, &bt.ew, &m, err, errlen)) {
+				batch_close(&bt);
+				goto out;
+			}
+			json_array_append_new(variants, eager_model_json(c->v, &m));
+		}
+		int n = c->count;
+		batch_close(&bt);
+		first += n;
+	}
+	*result = json_pack("{s:s, s:s, s:s, s:O}", "task", t->id, "backend", "cpu", "scoring", eval_scoring("cpu"),
+			    "variants", variants);
+	rc = *result ? 0 : -1;
+	if (rc)
+		snprintf(err, errlen, "out of memory");
+out:
+	free(es.kernels);
+	json_decref(variants);
+	return rc;
+}
+
 static int eval_run_work(const struct ejob *job, json_t **result, char *err, size_t errlen)
 {
 	const struct graph_task *t = job->task;
@@ -572,6 +642,10 @@ static int eval_run_work(const struct ejob *job, json_t **result, char *err, siz
 	const char *timed_out = NULL;   /* the first variant that timed out */
 	int warmup, trials;
 	eval_trial_counts(job, be, &warmup, &trials);
+	if (job->opts.eager_model) {
+		rc = eager_model_run(job, be, result, err, errlen);
+		goto out;
+	}
 
 	if (job->hooks.progress)
 		job->hooks.progress(job->hooks.ctx, "compiling");

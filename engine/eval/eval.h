@@ -47,6 +47,11 @@ struct eval_opts {
 				     * the public and secret inputs against
 				     * eager, with no timing: speedups are 0 and
 				     * the score means nothing */
+	char variant[128];          /* eager_model: this variant only ("": all) */
+	int eager_model;            /* no pass: eager's modeled H200 time of
+				     * each variant (cpu backend; `passfs
+				     * eager --model`), the result a document
+				     * of its own (docs/eager.md) */
 };
 
 /* One evaluation, as a value.  The pointers name bytes the caller keeps

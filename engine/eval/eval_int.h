@@ -447,6 +447,17 @@ int eval_timing_unstable(const struct vresult *vr);
 void fail_variant(struct vresult *vr, enum score_status st, const char *fmt, ...);
 double after_timeout_s(double timeout_s);
 int eval_variant(struct ctx *c, int k, struct worker *ew, struct worker *pw, struct eval_shared *es, struct vresult *vr, char *err, size_t errlen);
+/* Eager's model of variant k alone (eval_opts.eager_model): what
+ * model_variant scores a pass against. */
+struct eager_model_result {
+	struct gpu_traffic tr;  /* the launches' model (gpu/traffic.h) */
+	double host_ms;         /* the least host time of the timed calls */
+	double kbytes, kcpu_ms, floor_ms;       /* the kernel's accounting (kfloor) */
+	double model_ms;        /* the modeled time; 0: no model (not counted) */
+	int cached;             /* from the signed cache, not counted now */
+};
+int eval_eager_model(struct ctx *c, int k, struct worker *ew, struct eager_model_result *out, char *err,
+		     size_t errlen);
 int compile_isolated(const struct ejob *job, const struct pass_options *po, struct pass_module **mod, struct pass_diag *diag, struct scan_result *scan, char *tmpdir, size_t tmplen, char *err, size_t errlen);
 
 #endif

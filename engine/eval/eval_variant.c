@@ -469,7 +469,7 @@ static int verify_run(struct ctx *c, struct vresult *vr, const char *what, const
 
 /* What names the model's constants in eager's cache key: change it with
  * them (a cached eager model is then measured again). */
-#define MODEL_ID "h200 model 2: launch 0.003 ms, 4.3e9 B/ms, 132 SMs x 2048, 32 blocks/SM, x20, share 0.05 an octave, 3 calls, clock off, eager 4 a thread, host or device, resume 10 ns, group mean, host less launches, host by CPU time, 8 short calls, hiccups, kernel floor: shared pages referenced"
+#define MODEL_ID "h200 model 2: launch 0.003 ms, 4.3e9 B/ms, 132 SMs x 2048, 32 blocks/SM, x20, share 0.05 an octave, 3 calls, clock off, eager 4 a thread, host or device, resume 10 ns, group mean, host less launches, host by CPU time, 8 short calls, hiccups, kernel floor: shared pages referenced, reductions split over blocks, eager GEMM/conv as cuBLAS/cuDNN: 6.7e10 and 9.89e11 FLOP/ms, x0.7, tiles 64, split-K 256"
 
 const char *eval_scoring(const char *backend)
 {
@@ -656,6 +656,88 @@ static void eager_model_store(const char *path, const struct count_reply *m, con
  * Returns TIME_DONE / TIME_STOP when the pass's call failed or was
  * rejected (its verdict is set), else 0; vr->modeled says whether both
  * sides got a model. */
+static int eager_step(struct ctx *c, struct worker *ew, const struct cmd *cm, char *err, size_t errlen)
+{
+	struct reply r;
+	double t1[MAX_BATCH];
+	int step = worker_step(ew, 600, cm, &r, t1);
+	if (step == STEP_OK && r.status == PF_OK)
+		return 0;
+	snprintf(err, errlen, "eager baseline failed on variant '%s': %s", c->v->name,
+		 step == STEP_OK ? r.msg : "the eager worker died");
+	return -1;
+}
+
+/* Eager's model of variant c->v: the cache's (signed) line, else counted
+ * on the launches a GPU would run and stored.  *threads gets the most
+ * threads eager's worker had in a counted call (-1: none counted, from the
+ * cache).  0, or -1 when a counted call failed. */
+static int eager_model(struct ctx *c, struct worker *ew, struct count_reply *er, struct kfloor *ek, int *threads,
+		       int *cached)
+{
+	struct reply r;
+	double t1[MAX_BATCH];
+	struct kacct_call kc;
+	char cpath[4200];
+	kfloor_reset(ek);
+	*threads = -1;
+	*cached = eager_model_cached(c->v, er, ek, cpath, sizeof(cpath)) == 0;
+	if (*cached)
+		return 0;
+	for (int step = 0, last = MODEL_TIMED_CALLS; step <= last; step++) {
+		struct cmd cm = {.op = CMD_COUNT, .set = 0, .count = step == 0 ? COUNT_STEP_BYTES : COUNT_STEP_TIMES};
+		int st = worker_step_counted(ew, 600, &cm, &r, t1, step == 0, &kc);
+		if (st != STEP_OK || r.status != PF_OK || ew->payload_len != (int)sizeof(*er) || kc.out_of_order)
+			return -1;
+		memcpy(er, ew->payload, sizeof(*er));
+		kfloor_take(ek, &kc, step == 0);
+		if (kc.threads > *threads)
+			*threads = kc.threads;
+		/* eager's model is kept: more calls than the pass's */
+		if (step == 1)
+			last = t1[0] < MODEL_SHORT_CALL_MS ? MODEL_TIMED_CALLS_SHORT : MODEL_TIMED_CALLS_EAGER;
+	}
+	kfloor_ms(ek);
+	eager_model_store(cpath, er, ek);
+	return 0;
+}
+
+/* A side's modeled ms from its counted calls: launches are asynchronous on
+ * a GPU, so the host's work hides behind the kernels' and only shows where
+ * it is the longer (each launch's own host work, the emulator's here, is in
+ * its MODEL_LAUNCH_MS); the kernel's floor under it. */
+static double side_model_ms(const struct count_reply *m, const struct kfloor *k)
+{
+	double h = m->host_ms - (double)m->tr.launches * MODEL_LAUNCH_MS;
+	double t = m->tr.model_ms > h ? m->tr.model_ms : h;
+	return t < k->floor_ms ? k->floor_ms : t;
+}
+
+int eval_eager_model(struct ctx *c, int k, struct worker *ew, struct eager_model_result *out, char *err,
+		     size_t errlen)
+{
+	memset(out, 0, sizeof(*out));
+	if (ew->variant != k) {
+		if (eager_step(c, ew, &(struct cmd){.op = CMD_VARIANT, .variant = k}, err, errlen))
+			return -1;
+		ew->variant = k;
+	}
+	struct count_reply er;
+	struct kfloor ek;
+	int threads;
+	if (eager_model(c, ew, &er, &ek, &threads, &out->cached) != 0) {
+		snprintf(err, errlen, "eager's counted calls failed on variant '%s'", c->v->name);
+		return -1;
+	}
+	out->tr = er.tr;
+	out->host_ms = er.host_ms;
+	out->kbytes = ek.bytes;
+	out->kcpu_ms = ek.cpu_ms;
+	out->floor_ms = ek.floor_ms;
+	out->model_ms = er.tr.uncounted || !er.tr.timed || !(ek.floor_ms > 0) ? 0 : side_model_ms(&er, &ek);
+	return 0;
+}
+
 static int model_variant(struct ctx *c, struct worker *ew, struct worker *pw, struct vresult *vr)
 {
 	struct reply r;
@@ -663,29 +745,9 @@ static int model_variant(struct ctx *c, struct worker *ew, struct worker *pw, st
 	struct count_reply er, pr;
 	struct kacct_call kc;
 	struct kfloor ek, pk;
-	char cpath[4200];
-	kfloor_reset(&ek);
 	kfloor_reset(&pk);
-	int have_eager = eager_model_cached(c->v, &er, &ek, cpath, sizeof(cpath)) == 0;
-	int eager_threads = -1;
-	for (int step = 0, last = MODEL_TIMED_CALLS; !have_eager && step <= last; step++) {
-		struct cmd cm = {.op = CMD_COUNT, .set = 0, .count = step == 0 ? COUNT_STEP_BYTES : COUNT_STEP_TIMES};
-		int st = worker_step_counted(ew, 600, &cm, &r, t1, step == 0, &kc);
-		if (st != STEP_OK || r.status != PF_OK || ew->payload_len != (int)sizeof(er) || kc.out_of_order)
-			break;
-		memcpy(&er, ew->payload, sizeof(er));
-		kfloor_take(&ek, &kc, step == 0);
-		if (kc.threads > eager_threads)
-			eager_threads = kc.threads;
-		/* eager's model is kept: more calls than the pass's */
-		if (step == 1)
-			last = t1[0] < MODEL_SHORT_CALL_MS ? MODEL_TIMED_CALLS_SHORT : MODEL_TIMED_CALLS_EAGER;
-		if (step == last) {
-			have_eager = 1;
-			kfloor_ms(&ek);
-			eager_model_store(cpath, &er, &ek);
-		}
-	}
+	int eager_threads, cached;
+	int have_eager = eager_model(c, ew, &er, &ek, &eager_threads, &cached) == 0;
 	/* The worker's threads are passfs's: the emulator's pool and the
 	 * one that takes commands.  A thread of the pass's own (a raw clone)
 	 * could work outside the counted window. */
@@ -768,18 +830,8 @@ static int model_variant(struct ctx *c, struct worker *ew, struct worker *pw, st
 	vr->modeled = 1;
 	vr->eager_host_ms = er.host_ms;
 	vr->pass_host_ms = pr.host_ms;
-	/* launches are asynchronous on a GPU: the host's work hides behind
-	 * the kernels', and only shows where it is the longer.  Each launch's
-	 * own host work (the emulator's, here) is in its MODEL_LAUNCH_MS. */
-	double eh = er.host_ms - (double)er.tr.launches * MODEL_LAUNCH_MS;
-	double ph = pr.host_ms - (double)pr.tr.launches * MODEL_LAUNCH_MS;
-	vr->eager_model_ms = er.tr.model_ms > eh ? er.tr.model_ms : eh;
-	vr->pass_model_ms = pr.tr.model_ms > ph ? pr.tr.model_ms : ph;
-	/* the kernel's floor under both */
-	if (vr->eager_model_ms < ek.floor_ms)
-		vr->eager_model_ms = ek.floor_ms;
-	if (vr->pass_model_ms < pk.floor_ms)
-		vr->pass_model_ms = pk.floor_ms;
+	vr->eager_model_ms = side_model_ms(&er, &ek);
+	vr->pass_model_ms = side_model_ms(&pr, &pk);
 	return 0;
 }
 
@@ -1057,17 +1109,6 @@ static int worker_pass_ready(struct worker *pw, int step, const struct reply *r,
 }
 
 /* One command to the eager worker; -1 with err set when it failed or died. */
-static int eager_step(struct ctx *c, struct worker *ew, const struct cmd *cm, char *err, size_t errlen)
-{
-	struct reply r;
-	double t1[MAX_BATCH];
-	int step = worker_step(ew, 600, cm, &r, t1);
-	if (step == STEP_OK && r.status == PF_OK)
-		return 0;
-	snprintf(err, errlen, "eager baseline failed on variant '%s': %s", c->v->name,
-		 step == STEP_OK ? r.msg : "the eager worker died");
-	return -1;
-}
 
 int eval_variant(struct ctx *c, int k, struct worker *ew, struct worker *pw, struct eval_shared *es,
 			struct vresult *vr, char *err, size_t errlen)

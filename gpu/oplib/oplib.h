@@ -93,11 +93,15 @@ typedef struct opl_batch_norm {
 /* Sum over a set of dims: out[o] = scale * sum_r in[off(o) + off(r)], the
  * kept dims (ondim, oshape, ostride: strides into in) and the reduced dims
  * (rndim, rshape, rstride).  out is contiguous over oshape.
- * reduce_block<TI, TO> (block per output) or reduce_thread<TI, TO>. */
+ * reduce_block<TI, TO> (block per output) or reduce_thread<TI, TO>; or,
+ * for few outputs of long reductions, reduce_part<TI, TO> (split blocks an
+ * output, each one's sum into part, in the accumulator type: float, double
+ * or int64) then reduce_finish<TI, TO> (a block per output). */
 typedef struct opl_reduce {
 	void *out;
 	const void *in;
-	long long nout, nred;
+	void *part;                     /* nout * split partial sums */
+	long long nout, nred, split;
 	long long oshape[OPL_MAX_DIMS], ostride[OPL_MAX_DIMS];
 	long long rshape[OPL_MAX_DIMS], rstride[OPL_MAX_DIMS];
 	double scale;

@@ -2,7 +2,27 @@
  * sum/mean over any set of dims.  Accumulation in float (double for double,
  * int64 for integer sums); every block reduction goes through shared memory
  * (opl_block_reduce), blockDim.x a power of two <= 256.  The *_thread
- * variants give one row to one thread, for short rows. */
+ * variants give one row to one thread, for short rows; reduce_part and
+ * reduce_finish split a long reduction with few outputs over many blocks. */
+
+/* The sum of f(j) for j = first, first + step, ... < n, in runs of 256
+ * terms summed separately and then added: a two-level sum, whose rounding
+ * error grows with 256 + n / 256 terms rather than n (a thread that walks a
+ * whole row of a million floats keeps float32 accuracy, as PyTorch's cascaded
+ * sums do).  The same adds as a plain loop, one more a run. */
+template <typename A, typename F>
+static __device__ __forceinline__ A opl_run_sum(long long first, long long n, long long step, F f)
+{
+	A total = A(0);
+	for (long long j0 = first; j0 < n; j0 += 256 * step) {
+		A run = A(0);
+		long long end = j0 + 256 * step < n ? j0 + 256 * step : n;
+		for (long long j = j0; j < end; j += step)
+			run += f(j);
+		total += run;
+	}
+	return total;
+}
 
 /* Input element j of a softmax row, converted to the result dtype first
  * (softmax's dtype argument converts the input before the op). */
@@ -39,9 +59,9 @@ __global__ void softmax_block(opl_softmax p)
 		for (long long j = threadIdx.x; j < lim; j += blockDim.x)
 			m = opl_max_op<A>()(m, softmax_ld<TI, TO, A>(x, j, p.inner));
 		m = opl_block_reduce(m, sh, opl_max_op<A>());
-		A s = 0;
-		for (long long j = threadIdx.x; j < lim; j += blockDim.x)
-			s += opl_exp(softmax_ld<TI, TO, A>(x, j, p.inner) - m);
+		A s = opl_run_sum<A>(threadIdx.x, lim, blockDim.x, [&](long long j) {
+			return opl_exp(softmax_ld<TI, TO, A>(x, j, p.inner) - m);
+		});
 		s = opl_block_reduce(s, sh, opl_sum_op<A>());
 		for (long long j = threadIdx.x; j < p.n; j += blockDim.x) {
 			A v = j < lim ? opl_exp(softmax_ld<TI, TO, A>(x, j, p.inner) - m) / s : A(0);
@@ -63,9 +83,9 @@ __global__ void softmax_thread(opl_softmax p)
 		A m = -opl_inf(A(0));
 		for (long long j = 0; j < lim; j++)
 			m = opl_max_op<A>()(m, softmax_ld<TI, TO, A>(x, j, p.inner));
-		A s = 0;
-		for (long long j = 0; j < lim; j++)
-			s += opl_exp(softmax_ld<TI, TO, A>(x, j, p.inner) - m);
+		A s = opl_run_sum<A>(0, lim, 1, [&](long long j) {
+			return opl_exp(softmax_ld<TI, TO, A>(x, j, p.inner) - m);
+		});
 		for (long long j = 0; j < p.n; j++) {
 			A v = j < lim ? opl_exp(softmax_ld<TI, TO, A>(x, j, p.inner) - m) / s : A(0);
 			y[j * p.inner] = opl_cast<TO>::from(v);
@@ -88,15 +108,13 @@ __global__ void layer_norm(opl_layer_norm p)
 		/* the sum of x - x[0], not of x: rows far from zero relative to
 		 * their spread keep their mean's precision */
 		const A shift = opl_cast<A>::from(x[0]);
-		A s = 0;
-		for (long long j = threadIdx.x; j < p.m; j += blockDim.x)
-			s += opl_cast<A>::from(x[j]) - shift;
+		A s = opl_run_sum<A>(threadIdx.x, p.m, blockDim.x,
+				     [&](long long j) { return opl_cast<A>::from(x[j]) - shift; });
 		A mean = shift + opl_block_reduce(s, sh, opl_sum_op<A>()) / A(p.m);
-		A v = 0;
-		for (long long j = threadIdx.x; j < p.m; j += blockDim.x) {
+		A v = opl_run_sum<A>(threadIdx.x, p.m, blockDim.x, [&](long long j) {
 			A d = opl_cast<A>::from(x[j]) - mean;
-			v += d * d;
-		}
+			return d * d;
+		});
 		A var = opl_block_reduce(v, sh, opl_sum_op<A>()) / A(p.m);
 		A rstd = A(1) / opl_sqrt(var + A(p.eps));
 		for (long long j = threadIdx.x; j < p.m; j += blockDim.x) {
@@ -120,14 +138,12 @@ __global__ void layer_norm_thread(opl_layer_norm p)
 		const T *x = static_cast<const T *>(p.in) + r * p.m;
 		T *y = static_cast<T *>(p.out) + r * p.m;
 		const A shift = opl_cast<A>::from(x[0]);
-		A s = 0;
-		for (long long j = 0; j < p.m; j++)
-			s += opl_cast<A>::from(x[j]) - shift;
-		A mean = shift + s / A(p.m), v = 0;
-		for (long long j = 0; j < p.m; j++) {
+		A s = opl_run_sum<A>(0, p.m, 1, [&](long long j) { return opl_cast<A>::from(x[j]) - shift; });
+		A mean = shift + s / A(p.m);
+		A v = opl_run_sum<A>(0, p.m, 1, [&](long long j) {
 			A d = opl_cast<A>::from(x[j]) - mean;
-			v += d * d;
-		}
+			return d * d;
+		});
 		A rstd = A(1) / opl_sqrt(v / A(p.m) + A(p.eps));
 		for (long long j = 0; j < p.m; j++) {
 			A o = (opl_cast<A>::from(x[j]) - mean) * rstd;
@@ -175,23 +191,16 @@ static __device__ __forceinline__ long long reduce_offset(unsigned long long i, 
 	return nd > 0 ? off + (long long)i * stride[0] : 0;
 }
 
-/* Adds the elements r = first, first + step, ... < n of one reduction to
- * acc, in runs of 256 summed separately (a two-level sum: its rounding error
- * grows with 256 + n / 256 rather than n, close to PyTorch's cascaded sums). */
+/* Adds the elements r = first, first + step, ... < n of one reduction, as a
+ * two-level sum (opl_run_sum). */
 template <typename TI, typename TO, typename A>
 static __device__ __forceinline__ A reduce_span(const opl_reduce &p, const TI *x, long long base, long long first,
 						long long step)
 {
-	A total = A(0);
-	for (long long r0 = first; r0 < p.nred; r0 += 256 * step) {
-		A run = A(0);
-		long long end = r0 + 256 * step < p.nred ? r0 + 256 * step : p.nred;
-		for (long long r = r0; r < end; r += step)
-			run += opl_cast<A>::from(opl_cast<TO>::from(
-				x[base + reduce_offset((unsigned long long)r, p.rndim, p.rshape, p.rstride)]));
-		total += run;
-	}
-	return total;
+	return opl_run_sum<A>(first, p.nred, step, [&](long long r) {
+		return opl_cast<A>::from(opl_cast<TO>::from(
+			x[base + reduce_offset((unsigned long long)r, p.rndim, p.rshape, p.rstride)]));
+	});
 }
 
 /* Sum (scale 1) or mean (scale 1/n) over the reduced dims, one block per
@@ -223,5 +232,50 @@ __global__ void reduce_thread(opl_reduce p)
 		long long base = reduce_offset((unsigned long long)o, p.ondim, p.oshape, p.ostride);
 		A s = reduce_span<TI, TO, A>(p, x, base, 0, 1);
 		y[o] = opl_cast<TO>::from(s * opl_cast<A>::from(p.scale));
+	}
+}
+
+/* A reduction split over blocks, as PyTorch splits one whose outputs are too
+ * few to fill a GPU: block (o, s) of nout * split sums chunk s of output o's
+ * nred elements (chunk = ceil(nred / split) of them, threads striding by
+ * blockDim inside it) into part[o * split + s], in the accumulator type;
+ * reduce_finish then adds output o's split partial sums. */
+template <typename TI, typename TO>
+__global__ void reduce_part(opl_reduce p)
+{
+	typedef typename opl_acc<TO>::type A;
+	__shared__ A sh[256];
+	const TI *x = static_cast<const TI *>(p.in);
+	A *part = static_cast<A *>(p.part);
+	const long long chunk = (p.nred + p.split - 1) / p.split;
+	for (long long g = blockIdx.x; g < p.nout * p.split; g += gridDim.x) {
+		long long o = g / p.split, s = g % p.split;
+		long long base = reduce_offset((unsigned long long)o, p.ondim, p.oshape, p.ostride);
+		long long lo = s * chunk, hi = lo + chunk < p.nred ? lo + chunk : p.nred;
+		A v = opl_run_sum<A>(lo + threadIdx.x, hi, blockDim.x, [&](long long r) {
+			return opl_cast<A>::from(opl_cast<TO>::from(
+				x[base + reduce_offset((unsigned long long)r, p.rndim, p.rshape, p.rstride)]));
+		});
+		v = opl_block_reduce(v, sh, opl_sum_op<A>());
+		if (threadIdx.x == 0)
+			part[g] = v;
+	}
+}
+
+/* out[o] = scale * (the sum of part[o * split ...]), a block per output. */
+template <typename TI, typename TO>
+__global__ void reduce_finish(opl_reduce p)
+{
+	typedef typename opl_acc<TO>::type A;
+	__shared__ A sh[256];
+	const A *part = static_cast<const A *>(p.part);
+	TO *y = static_cast<TO *>(p.out);
+	for (long long o = blockIdx.x; o < p.nout; o += gridDim.x) {
+		A v = A(0);
+		for (long long s = threadIdx.x; s < p.split; s += blockDim.x)
+			v += part[o * p.split + s];
+		v = opl_block_reduce(v, sh, opl_sum_op<A>());
+		if (threadIdx.x == 0)
+			y[o] = opl_cast<TO>::from(v * opl_cast<A>::from(p.scale));
 	}
 }

@@ -91,9 +91,14 @@ if pgrep -f "spin_$$.c" >/dev/null; then
 fi
 # SIGTERM (or Ctrl-C) mid-evaluation: the hanging pass's worker is killed,
 # the compile directory removed, exit 143 at once with one line.
+# The pass is a copy under this test's own name: other tests running at the
+# same time evaluate tests/passes/timeout_spin.c too, and the check below
+# looks for this evaluation's processes alone.
 mkdir -p "$WORK/tmp"
+SPIN="$WORK/sigterm_spin_$$.c"
+cp tests/passes/timeout_spin.c "$SPIN"
 TMPDIR="$WORK/tmp" "$PASSFS" eval --tasks "$T" --task tiny_bias_gelu --backend "$BACKEND" --timeout 20 \
-	--pass tests/passes/timeout_spin.c >/dev/null 2>"$ERR" &
+	--pass "$SPIN" >/dev/null 2>"$ERR" &
 evpid=$!
 for _ in $(seq 200); do
 	grep -q 'passfs eval: variant' "$ERR" && break
@@ -108,7 +113,7 @@ ms=$((($(date +%s%N) - t0) / 1000000))
 left=$(find "$WORK/tmp" -mindepth 1 -maxdepth 1 | wc -l)
 if [ $rc -eq 143 ] && [ $ms -lt 3000 ] && [ "$left" -eq 0 ] &&
 	grep -q '^passfs eval: stopped by Terminated; nothing was scored$' "$ERR" &&
-	! pgrep -f "passes/timeout_spin.c" >/dev/null; then
+	! pgrep -f "$SPIN" >/dev/null; then
 	echo "ok   SIGTERM mid-evaluation: exit 143 in $ms ms, workers and compile directory gone"
 	pass=$((pass + 1))
 else

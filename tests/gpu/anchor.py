@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """anchor.py - the eager baseline against PyTorch on the GPU (tests/gpu/check.sh).
 
-For each task (default: 8 bundled tasks with a spread of ops) and each of its
+For each task (default: 8 bundled tasks with a spread of ops and the eager
+suite's 2 split-reduction tasks, tests/eager/tasks) and each of its
 variants:
 
   1. `passfs eager --backend cuda --task ID --out DIR --trials 100` writes the
@@ -24,6 +25,11 @@ baseline) and how many variants agree with torch.  torch.compile is the slow
 part (seconds per variant): it runs after everything else, variant 0 of every
 task first, then the last, then the rest, until --deadline; variants it did not
 reach show "-".
+
+A task is an id of --tasks-dir, or a path (with a "/") to a task's directory.
+With --json FILE the rows also go to FILE as a JSON list (task, variant,
+passfs_ms, torch_ms, inductor_ms, min_t, max_abs, ok, note, tasks_dir), which
+bench/calibration.py sets beside the cpu backend's modeled H200 times.
 
 Exit status: 0 when every variant ran and agreed with torch within tolerance
 (timings are information, not pass/fail), 1 otherwise, 2 on a setup error.
@@ -51,6 +57,8 @@ DEFAULT_TASKS = [
     "gpt2_sdpa_causal_merge_heads",  # attention
     "yolov8_conv_bn_silu",          # conv2d + batch_norm
     "resnet50_head_pool_linear",    # pool + linear
+    "tests/eager/tasks/reduce_split_sum",   # whole-tensor sums, split over blocks
+    "tests/eager/tasks/reduce_split_mean",  # few long rows, split over blocks
 ]
 K = {"float32": 1.1772, "float16": 0.6, "bfloat16": 0.3592}
 # The level at which passfs eager must agree with torch on the GPU (as the CPU
@@ -129,11 +137,12 @@ def main():
     ap.add_argument("--passfs", default=os.environ.get("PASSFS", os.path.join(REPO, "build", "passfs")))
     ap.add_argument("--tasks-dir", default=os.path.join(REPO, "tasks"))
     ap.add_argument("--tasks", default=os.environ.get("ANCHOR_TASKS", ",".join(DEFAULT_TASKS)),
-                    help="comma-separated task ids")
+                    help="comma-separated task ids, or paths to task directories")
     ap.add_argument("--deadline", type=float, default=float(os.environ.get("ANCHOR_DEADLINE_S", "200")),
                     help="seconds from start after which torch.compile is skipped")
     ap.add_argument("--no-inductor", action="store_true")
     ap.add_argument("--table", help="also write the table to this file")
+    ap.add_argument("--json", help="also write the rows to this file (a JSON list)")
     ap.add_argument("--backend", default="cuda", choices=["cuda", "cpu"],
                     help="cpu: the same flow on the cpu backend and torch's CPU, to test this script "
                          "without a GPU (no inductor)")
@@ -179,8 +188,12 @@ def main():
     rows = []           # dicts, in task / variant order
     errors = 0
     try:
-        for tid in [t for t in args.tasks.split(",") if t]:
-            gpath = os.path.join(args.tasks_dir, tid, "graph.json")
+        for entry in [t for t in args.tasks.split(",") if t]:
+            tdir, tid = args.tasks_dir, entry
+            if "/" in entry:
+                path = entry if os.path.isabs(entry) else os.path.join(REPO, entry)
+                tdir, tid = os.path.dirname(path.rstrip("/")), os.path.basename(path.rstrip("/"))
+            gpath = os.path.join(tdir, tid, "graph.json")
             if not os.path.isfile(gpath):
                 print("anchor: no task %s" % tid)
                 errors += 1
@@ -188,7 +201,7 @@ def main():
             doc = graph_torch.load(gpath)
             out = os.path.join(tmp, tid)
             t0 = time.time()
-            p = subprocess.run([args.passfs, "eager", "--tasks", args.tasks_dir, "--task", tid, "--backend",
+            p = subprocess.run([args.passfs, "eager", "--tasks", tdir, "--task", tid, "--backend",
                                 dev, "--trials", str(TRIALS if dev == "cuda" else 3), "--out", out],
                                capture_output=True, text=True, timeout=300)
             if p.returncode != 0:
@@ -200,7 +213,7 @@ def main():
                 tid, len(doc["variants"]), (TRIALS if dev == "cuda" else 3) + 1, time.time() - t0))
             for v in doc["variants"]:
                 row = {"task": tid, "variant": v["name"], "passfs": None, "torch": None, "inductor": None,
-                       "min_t": None, "max_abs": None, "ok": False, "note": ""}
+                       "min_t": None, "max_abs": None, "ok": False, "note": "", "tasks_dir": tdir}
                 rows.append(row)
                 vdir = os.path.join(out, v["name"])
                 try:
@@ -313,6 +326,13 @@ def main():
     if args.table:
         with open(args.table, "w", encoding="utf-8") as f:
             f.write(text + "\n")
+    if args.json:
+        keep = [{"task": r["task"], "variant": r["variant"], "passfs_ms": r["passfs"], "torch_ms": r["torch"],
+                 "inductor_ms": r["inductor"], "min_t": r["min_t"], "max_abs": r["max_abs"], "ok": r["ok"],
+                 "note": r["note"], "tasks_dir": os.path.relpath(r["tasks_dir"], REPO)} for r in rows]
+        with open(args.json, "w", encoding="utf-8") as f:
+            json.dump({"device": torch.cuda.get_device_name(0) if dev == "cuda" else "cpu",
+                       "torch": torch.__version__, "rows": keep}, f, indent=1)
     return 0 if errors == 0 and rows and n_ok == len(rows) else 1
 
 

@@ -52,9 +52,10 @@
 #                calibration, and whether it ranks the two RMSNorm passes as
 #                the GPU does
 #  11 anchor     tests/gpu/anchor.py: passfs eager vs PyTorch eager and
-#                torch.compile on 8 tasks (outputs compared, 25 + 100 trials)
+#                torch.compile on 10 tasks (outputs compared, 25 + 100 trials)
 # Then a summary, and the anchor's table; with OUT set, both go to
-# $OUT/gpu-check.txt and every step's log to $OUT/logs/.
+# $OUT/gpu-check.txt, the anchor's rows to $OUT/anchor.json (bench/calibration.py)
+# and every step's log to $OUT/logs/.
 #
 # Environment: CHECK_BUDGET_S (total seconds, default 290: later steps shrink
 # or are skipped to fit), BUILD_DIR (build-gpu), PYTHON (a python with torch;
@@ -413,7 +414,8 @@ PY
 
 s_anchor() {
 	local deadline=$1
-	"$PYTHON" tests/gpu/anchor.py --passfs "$PASSFS" --deadline "$deadline" --table "$LOGS/anchor.txt"
+	"$PYTHON" tests/gpu/anchor.py --passfs "$PASSFS" --deadline "$deadline" --table "$LOGS/anchor.txt" \
+		--json "$LOGS/anchor.json"
 }
 
 # ---- run -------------------------------------------------------------------
@@ -467,6 +469,8 @@ echo "=== summary"
 cat "$summary"
 if [ -n "$OUTDIR" ]; then
 	cp "$summary" "$OUTDIR/gpu-check.txt"
-	echo "(written to $OUTDIR/gpu-check.txt, logs in $OUTDIR/logs/)"
+	# the anchor's rows, for bench/calibration.py (the modeled H200 times beside them)
+	[ -s "$LOGS/anchor.json" ] && cp "$LOGS/anchor.json" "$OUTDIR/anchor.json"
+	echo "(written to $OUTDIR/gpu-check.txt, logs in $OUTDIR/logs/; anchor rows in $OUTDIR/anchor.json)"
 fi
 grep -q '^total .*; 0 step(s) not ok' "$summary"

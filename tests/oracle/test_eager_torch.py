@@ -20,7 +20,9 @@ Every float input and output of more than one element must vary: a constant
 one would let a pass that writes a constant be "right" (the input generator's
 std floor, engine/eval/inputs.h, is what keeps inputs from being constant).
 
-Then the same for the PassNet samples in ../shared/passnet-samples that have a
+Then the eager suite's tasks (tests/eager/tasks), once as planned for the cpu
+backend and once with the GPU's launches (PASSFS_EAGER_GEOMETRY=gpu, the plan
+eager's modeled time is counted on).  Then the same for the PassNet samples in ../shared/passnet-samples that have a
 weight_meta.py, each imported with `$PASSFS import` first (skipped with a note
 when the importer is not available or rejects the sample).
 
@@ -174,13 +176,14 @@ class EagerRun:
     eager runs while this one is compared (the two halves use different
     resources: the emulated GPU's threads, and torch plus file reading)."""
 
-    def __init__(self, tmp, tasks_dir, task_id, label):
+    def __init__(self, tmp, tasks_dir, task_id, label, env=None):
         self.tasks_dir, self.task_id, self.label = tasks_dir, task_id, label
-        self.out = os.path.join(tmp, "eager_" + task_id)
+        self.out = os.path.join(tmp, "eager_%s_%s" % (label, task_id))
         self.t0 = time.time()
         self.proc = subprocess.Popen([PASSFS, "eager", "--tasks", tasks_dir, "--task", task_id, "--backend",
                                       BACKEND, "--out", self.out], stdout=subprocess.PIPE,
-                                     stderr=subprocess.PIPE, text=True)
+                                     stderr=subprocess.PIPE, text=True,
+                                     env=dict(os.environ, **env) if env else None)
 
     def wait(self):
         _, err = self.proc.communicate()
@@ -237,13 +240,25 @@ def check_task(run):
     return passed, failed
 
 
+def task_ids(tasks_dir):
+    return sorted(d for d in os.listdir(tasks_dir) if os.path.isfile(os.path.join(tasks_dir, d, "graph.json")))
+
+
 def collect(tmp, only):
-    """(tasks_dir, id, label) of every bundled task, then every importable sample."""
+    """(tasks_dir, id, label[, env]) of every bundled task, then every eager
+    suite task (tests/eager/tasks: shapes that take plans the bundled tasks do
+    not, such as split reductions) twice, with the cpu backend's launches and
+    with the GPU's (PASSFS_EAGER_GEOMETRY=gpu), then every importable sample."""
     jobs = []
     tasks_dir = os.path.join(REPO, "tasks")
-    for tid in sorted(d for d in os.listdir(tasks_dir) if os.path.isfile(os.path.join(tasks_dir, d, "graph.json"))):
+    for tid in task_ids(tasks_dir):
         if not only or tid in only:
             jobs.append((tasks_dir, tid, "task"))
+    suite = os.path.join(REPO, "tests", "eager", "tasks")
+    for tid in task_ids(suite) if os.path.isdir(suite) else []:
+        if not only or tid in only:
+            jobs.append((suite, tid, "suite"))
+            jobs.append((suite, tid, "suite-gpu-geometry", {"PASSFS_EAGER_GEOMETRY": "gpu"}))
     samples = sorted(glob.glob(os.path.join(SAMPLES, "*", "weight_meta.py")))
     probe = subprocess.run([PASSFS, "import", "--help"], capture_output=True, text=True)
     if not samples:

@@ -219,6 +219,34 @@ int main(void)
 	tm = model_launch_ms(&ml, &mem, &pth, &par);
 	CHECK(fabs(par - 1e6 * MODEL_GPU_PER_CPU / (MODEL_SMS * 1024.0) / 1e6) < 1e-12);
 
+	/* a library call: its compute time or its bytes, never its threads */
+	ml.lib_ms = 0.5;
+	ml.path_ns = 1e9;               /* a second of emulated path: ignored */
+	tm = model_launch_ms(&ml, &mem, &pth, &par);
+	CHECK(pth == 0 && par == 0.5 && fabs(tm - (MODEL_LAUNCH_MS + 0.5)) < 1e-12);
+	ml.lib_ms = 0.001;              /* memory-bound: its bytes */
+	tm = model_launch_ms(&ml, &mem, &pth, &par);
+	CHECK(fabs(tm - (MODEL_LAUNCH_MS + mem)) < 1e-12);
+	ml.lib_ms = 0;
+	/* a large GEMM: its FLOPs at the rate and efficiency, 4096 tiles in
+	 * 32 waves of 132 (0.97 filled) */
+	double g = model_gemm_ms(4096, 4096, 4096, 1, 0);
+	double ideal = 2.0 * 4096 * 4096 * 4096 / (MODEL_FP32_FLOPS_PER_MS * MODEL_LIB_EFFICIENCY);
+	CHECK(fabs(g - ideal * (32 * 132.0) / 4096) < 1e-9 * g);
+	/* tensor cores: the half-precision rate */
+	CHECK(fabs(model_gemm_ms(4096, 4096, 4096, 1, 1) * MODEL_FP16_TC_FLOPS_PER_MS -
+		   g * MODEL_FP32_FLOPS_PER_MS) < 1e-9 * g * MODEL_FP32_FLOPS_PER_MS);
+	/* a small one leaves SMs idle: 128 x 768 by 768 is 24 tiles, split 3
+	 * along K: 72 of 132 SMs */
+	double s = model_gemm_ms(128, 768, 768, 1, 0);
+	CHECK(fabs(s - 2.0 * 128 * 768 * 768 / (MODEL_FP32_FLOPS_PER_MS * MODEL_LIB_EFFICIENCY * 72 / 132)) < 1e-9 * s);
+	/* a GEMV (m = 1) is tiles of 8 rows, not 64: 64 tiles, split 3 along
+	 * K, 192 in 2 waves of 132 */
+	double v = model_gemm_ms(1, 4096, 4096, 1, 0);
+	CHECK(fabs(v - 2.0 * 8 * 4096 * 4096 / (MODEL_FP32_FLOPS_PER_MS * MODEL_LIB_EFFICIENCY * 192 / 264)) < 1e-9 * v);
+	CHECK(model_gemm_ms(0, 1, 1, 1, 0) == 0 && model_flops_ms(0) == 0);
+	CHECK(fabs(model_flops_ms(1e9) - 1e9 / (MODEL_FP32_FLOPS_PER_MS * MODEL_LIB_EFFICIENCY)) < 1e-12);
+
 	free(a);
 	free(b);
 	free(big);

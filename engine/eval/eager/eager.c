@@ -78,6 +78,8 @@ int eager_run(struct eager_plan *p, void *const *inputs, void **outputs, char *e
 			continue;
 		}
 		void *args[1] = {&s->p};
+		if (s->lib_ms > 0)
+			gpu_model_price(p->dev, s->lib_ms);
 		if (p->tramps) {
 			struct eager_call ec = {.call = {.rt = &eager_runtime, .backend = PF_BACKEND_CPU}, .dev = p->dev};
 			ec.call.priv = &ec;

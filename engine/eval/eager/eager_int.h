@@ -97,6 +97,9 @@ struct step {
 	union params p;
 	int nfix;
 	struct fix fix[MAX_FIX];
+	/* > 0: on a GPU this launch is a cuBLAS or cuDNN call, and the model
+	 * prices it so (its compute time, gpu_model_price) */
+	double lib_ms;
 };
 
 /* A launch trampoline of a host-compiled module (gpu/hostcc.h). */

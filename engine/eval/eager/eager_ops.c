@@ -3,8 +3,14 @@
  * conv (cuDNN on cuda), pooling and interpolation, data movement. */
 #define _GNU_SOURCE
 #include "eager_int.h"
+#include "traffic.h"
 
 /* ---- op helpers --------------------------------------------------------------- */
+
+static int is_half(enum graph_dtype dt)
+{
+	return dt == DT_F16 || dt == DT_BF16;
+}
 
 static const struct view *opnd_view(struct build *b, int i)
 {
@@ -248,24 +254,63 @@ static int coalesce(int nd, long long *shape, long long *stride)
 	return m;
 }
 
-int op_reduce(struct build *b, int mean)
+/* Few outputs of long reductions are split over blocks, as PyTorch's
+ * reduce splits a reduction whose outputs cannot fill the GPU: enough
+ * blocks to fill it (REDUCE_FILL_BLOCKS, 8 blocks of 256 threads on each
+ * of an H200's 132 SMs), none with fewer than REDUCE_SPLIT_MIN elements.
+ * On the cpu backend's own geometry (a thread a block), enough parts for
+ * the emulator's pool.  Returns the parts an output (1: no split). */
+#define REDUCE_FILL_BLOCKS (132 * 8)
+#define REDUCE_SPLIT_MIN 4096
+#define REDUCE_SPLIT_MIN_CPU 65536
+static int64_t reduce_split(struct build *b, int64_t nout, int64_t nred)
 {
-	const struct view *x = opnd_view(b, 0);
-	struct view *out = result_view(b, 0);
-	int red[MAXD] = {0};
-	json_t *dim = json_object_get(b->n->attrs, "dim");
-	if (new_tensor_like(b, result_value(b, 0), out))
+	int64_t fill = b->p->is_cpu ? 64 : REDUCE_FILL_BLOCKS;
+	int64_t least = b->p->is_cpu ? REDUCE_SPLIT_MIN_CPU : REDUCE_SPLIT_MIN;
+	if (nout >= fill)
+		return 1;
+	int64_t split = (fill + nout - 1) / nout, most = nred / least;
+	return split < most ? split : most;
+}
+
+/* The accumulator's dtype for a sum into dt (opl_acc). */
+static enum graph_dtype acc_dtype(enum graph_dtype dt)
+{
+	return dt == DT_F64 ? DT_F64 : dt == DT_I64 || dt == DT_I32 || dt == DT_BOOL ? DT_I64 : DT_F32;
+}
+
+/* The split reduction: reduce_part into nout * split partial sums, then
+ * reduce_finish. */
+static int emit_reduce_split(struct build *b, const struct view *x, const struct view *out, opl_reduce *r,
+			     int64_t split)
+{
+	struct view part;
+	int64_t np = r->nout * split;
+	if (new_tensor(b, acc_dtype(out->dt), 1, &np, &part))
 		return -1;
-	if (json_is_null(dim) || dim == NULL) {
-		for (int d = 0; d < x->ndim; d++)
-			red[d] = 1;
-	} else {
-		int64_t dims[MAXD];
-		int cnt = jints(b->n->attrs, "dim", dims, MAXD);
-		for (int i = 0; i < cnt; i++)
-			if (dims[i] >= 0 && dims[i] < x->ndim)
-				red[dims[i]] = 1;
-	}
+	r->split = split;
+	char name[128];
+	unsigned bl = b->p->is_cpu ? 1 : 256;
+	snprintf(name, sizeof(name), "reduce_part<%s, %s>", tname(x->dt), tname(out->dt));
+	int si = add_step(b, name, (pf_dim3){grid_for(np, 1, 1 << 20), 1, 1}, (pf_dim3){bl, 1, 1}, r, sizeof(*r));
+	if (si < 0)
+		return -1;
+	step_ptr(b, si, offsetof(opl_reduce, part), &part);
+	step_ptr(b, si, offsetof(opl_reduce, in), x);
+	snprintf(name, sizeof(name), "reduce_finish<%s, %s>", tname(x->dt), tname(out->dt));
+	bl = b->p->is_cpu ? 1 : (unsigned)pow2_at_least(split, 32, 256);
+	if ((si = add_step(b, name, (pf_dim3){grid_for(r->nout, 1, 1 << 20), 1, 1}, (pf_dim3){bl, 1, 1}, r,
+			   sizeof(*r))) < 0)
+		return -1;
+	step_ptr(b, si, offsetof(opl_reduce, out), out);
+	step_ptr(b, si, offsetof(opl_reduce, part), &part);
+	return 0;
+}
+
+/* out (contiguous, the kept dims of x in order) = the sum or mean of x over
+ * the dims marked in red. */
+static int emit_reduce(struct build *b, const struct view *x, const struct view *out, const int *red, int mean)
+{
 	opl_reduce r = {0};
 	r.nred = 1;
 	for (int d = 0; d < x->ndim; d++) {
@@ -288,6 +333,9 @@ int op_reduce(struct build *b, int mean)
 		return emit_fill(b, out, mean ? NAN : 0.0);
 	char name[128];
 	int si;
+	int64_t split = reduce_split(b, r.nout, r.nred);
+	if (split >= 2)
+		return emit_reduce_split(b, x, out, &r, split);
 	/* A thread per output for short reductions, many outputs, and on the
 	 * cpu backend; else a block per output. */
 	if (use_thread_rows(b, r.nred) || r.nred <= 64 || (r.nout >= 16384 && r.nred <= 512)) {
@@ -305,6 +353,27 @@ int op_reduce(struct build *b, int mean)
 	step_ptr(b, si, offsetof(opl_reduce, out), out);
 	step_ptr(b, si, offsetof(opl_reduce, in), x);
 	return 0;
+}
+
+int op_reduce(struct build *b, int mean)
+{
+	const struct view *x = opnd_view(b, 0);
+	struct view *out = result_view(b, 0);
+	int red[MAXD] = {0};
+	json_t *dim = json_object_get(b->n->attrs, "dim");
+	if (new_tensor_like(b, result_value(b, 0), out))
+		return -1;
+	if (json_is_null(dim) || dim == NULL) {
+		for (int d = 0; d < x->ndim; d++)
+			red[d] = 1;
+	} else {
+		int64_t dims[MAXD];
+		int cnt = jints(b->n->attrs, "dim", dims, MAXD);
+		for (int i = 0; i < cnt; i++)
+			if (dims[i] >= 0 && dims[i] < x->ndim)
+				red[dims[i]] = 1;
+	}
+	return emit_reduce(b, x, out, red, mean);
 }
 
 static int blas_dt(enum graph_dtype dt, enum blas_dtype *out)
@@ -493,6 +562,11 @@ static int emit_gemm(struct build *b, struct gemm_desc *g)
 	int si = add_step(b, name, grid, block, &p, sizeof(p));
 	if (si < 0)
 		return -1;
+	/* a GPU runs it in cuBLAS (blas_steps), half-precision products on
+	 * tensor cores; an operand of another dtype keeps the slower rate */
+	if (!b->p->is_cpu)
+		b->p->steps[si].lib_ms = model_gemm_ms((double)p.m, (double)p.n, (double)p.k, (double)p.batch,
+						       is_half(g->a->dt) && is_half(g->b->dt));
 	step_ptr(b, si, offsetof(opl_gemm, c), g->c);
 	step_ptr(b, si, offsetof(opl_gemm, a), g->a);
 	step_ptr(b, si, offsetof(opl_gemm, b), g->b);
@@ -811,6 +885,15 @@ int op_conv2d(struct build *b)
 	}
 	if (si < 0)
 		return -1;
+	/* a GPU runs it in cuDNN: an implicit GEMM per group (tensor cores for
+	 * half precision), or on CUDA cores where the groups are too thin for
+	 * a product (depthwise) */
+	if (!b->p->is_cpu)
+		b->p->steps[si].lib_ms =
+			cout_g >= 8 && kk >= 8
+				? model_gemm_ms((double)(c.n * c.oh * c.ow), (double)cout_g, (double)kk,
+						(double)c.groups, is_half(x->dt))
+				: model_flops_ms(2.0 * (double)total * (double)kk);
 	step_ptr(b, si, offsetof(opl_conv, out), out);
 	step_ptr(b, si, offsetof(opl_conv, x), x);
 	step_ptr(b, si, offsetof(opl_conv, w), &w);
@@ -834,6 +917,15 @@ int op_aap2d(struct build *b)
 		return 0;
 	if (p.h * p.w == 0)
 		return emit_fill(b, out, NAN);
+	/* to 1x1 (a global average pool): a mean over the last two dims, as
+	 * PyTorch lowers it, so the reduction's plan (a block per row, or split
+	 * over blocks) runs it rather than a thread per output summing a whole
+	 * plane */
+	if (p.oh == 1 && p.ow == 1) {
+		int red[MAXD] = {0};
+		red[x.ndim - 2] = red[x.ndim - 1] = 1;
+		return emit_reduce(b, &x, out, red, 1);
+	}
 	char name[128];
 	pf_dim3 grid;
 	spread(b, total, 128, &grid, &p.per);
