@@ -213,6 +213,10 @@ int cupti_load(char *err, size_t errlen)
 			};
 			for (int i = 0; names[i] != NULL && !ok; i++)
 				ok = try_open(names[i]);
+			char path[4096];
+			for (int i = 0; names[i] != NULL && !ok; i++)
+				if (strchr(names[i], '/') == NULL && gpu_wheel_lib(names[i], path, sizeof path))
+					ok = try_open(path);
 		}
 		struct {
 			const char *name;

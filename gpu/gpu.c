@@ -11,6 +11,8 @@
 #include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
+#include <glob.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <sys/file.h>
@@ -24,9 +26,19 @@ int gpu_open(const char *which, struct gpu_dev **out, char *err, size_t errlen)
 	*out = NULL;
 	int rc;
 	if (which == NULL || strcmp(which, "auto") == 0) {
-		char why[256];
-		rc = gpu_cuda_probe(why, sizeof why) > 0 ? gpu_cuda_open(out, err, errlen)
-							 : gpu_cpu_open(out, err, errlen);
+		char why[256] = "";
+		const char *pin = getenv("PASSFS_CUDA_DEVICE");
+		int gpus = gpu_cuda_probe(why, sizeof why);
+		if (pin != NULL && *pin != '\0' && gpus <= 0) {
+			/* a GPU was named: falling back to the cpu backend would
+			 * score every pass on another machine than the one asked for */
+			snprintf(err, errlen,
+				 "--backend auto with PASSFS_CUDA_DEVICE=%s: %s (unset PASSFS_CUDA_DEVICE or use "
+				 "--backend cpu for the cpu backend)",
+				 pin, why[0] ? why : "no usable GPU");
+			return -1;
+		}
+		rc = gpus > 0 ? gpu_cuda_open(out, err, errlen) : gpu_cpu_open(out, err, errlen);
 	} else if (strcmp(which, "cpu") == 0) {
 		rc = gpu_cpu_open(out, err, errlen);
 	} else if (strcmp(which, "cuda") == 0) {
@@ -582,8 +594,63 @@ void *gpu_dlopen_vendor(const char *env, const char *what, const char *const *na
 			snprintf(first, sizeof(first), "%s", e ? e : names[i]);
 		}
 	}
-	snprintf(err, errlen, "no %s (%s)", what, first);
+	char wheel[PATH_MAX];
+	for (int i = 0; i < n; i++) {
+		if (strchr(names[i], '/') == NULL && gpu_wheel_lib(names[i], wheel, sizeof wheel)) {
+			void *h = gpu_dlopen(wheel, RTLD_NOW | RTLD_LOCAL);
+			if (h)
+				return h;
+		}
+	}
+	snprintf(err, errlen, "no %s (%s; nor in PASSFS_CUDA_LIBDIRS or a Python site's nvidia wheels)", what,
+		 first);
 	return NULL;
+}
+
+static int lib_in(const char *dir, const char *name, char *out, size_t outlen)
+{
+	int k = snprintf(out, outlen, "%s/%s", dir, name);
+	return k > 0 && (size_t)k < outlen && access(out, R_OK) == 0;
+}
+
+int gpu_wheel_lib(const char *name, char *out, size_t outlen)
+{
+	const char *dirs = getenv("PASSFS_CUDA_LIBDIRS");
+	if (dirs != NULL && *dirs != '\0') {
+		char buf[4096];
+		snprintf(buf, sizeof buf, "%s", dirs);
+		char *save = NULL;
+		for (char *d = strtok_r(buf, ":", &save); d != NULL; d = strtok_r(NULL, ":", &save))
+			if (*d && lib_in(d, name, out, outlen))
+				return 1;
+	}
+	const char *roots[] = {getenv("VIRTUAL_ENV"), getenv("CONDA_PREFIX"), NULL, "/usr/local", "/usr",
+			       "/opt/conda"};
+	char home[PATH_MAX] = "";
+	const char *h = getenv("HOME");
+	if (h != NULL && *h == '/') {
+		snprintf(home, sizeof home, "%s/.local", h);
+		roots[2] = home;
+	}
+	static const char *const kinds[] = {"site-packages", "dist-packages"};
+	for (size_t r = 0; r < sizeof roots / sizeof roots[0]; r++) {
+		if (roots[r] == NULL || roots[r][0] != '/')
+			continue;
+		for (size_t k = 0; k < 2; k++) {
+			char pat[PATH_MAX];
+			snprintf(pat, sizeof pat, "%s/lib/python3*/%s/nvidia/*/lib", roots[r], kinds[k]);
+			glob_t g;
+			if (glob(pat, GLOB_ONLYDIR | GLOB_NOSORT, NULL, &g) != 0)
+				continue;
+			int found = 0;
+			for (size_t i = 0; i < g.gl_pathc && !found; i++)
+				found = lib_in(g.gl_pathv[i], name, out, outlen);
+			globfree(&g);
+			if (found)
+				return 1;
+		}
+	}
+	return 0;
 }
 
 int gpu_vendor_context(struct gpu_dev *d, const char *what, struct gpu_vendor_owner *own, char *err,

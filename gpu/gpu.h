@@ -285,6 +285,16 @@ int gpu_demangle(const char *lowered, char *out, size_t len);
 void *gpu_dlopen_vendor(const char *env, const char *what, const char *const *names, int n, char *err,
 			size_t errlen);
 
+/* Where PyTorch's CUDA wheels keep a library: `name` (a bare file name,
+ * "libcudnn.so.9") in the first of the directories of $PASSFS_CUDA_LIBDIRS
+ * (colon-separated), then nvidia/STAR/lib of the Python site directories
+ * ($VIRTUAL_ENV, $CONDA_PREFIX, ~/.local, /usr/local, /usr, /opt/conda:
+ * lib/python3.STAR/site-packages and dist-packages) that holds it - the
+ * nvidia-cudnn, nvidia-cublas and cu13 wheels are namespace packages with no
+ * __file__, so only a search of the tree finds them.  1 with the path in
+ * out, else 0. */
+int gpu_wheel_lib(const char *name, char *out, size_t outlen);
+
 /* Where a vendor library's handle (cuBLAS, cuDNN) may be used: the process
  * that created it (a CUDA context does not survive fork), with the device's
  * context current on the calling thread. */

@@ -71,6 +71,10 @@ static void nv_load(void)
 		int ok = 0;
 		for (int i = 0; names[i] != NULL && !ok; i++)
 			ok = try_open(names[i]);
+		char path[4096];
+		for (int i = 0; names[i] != NULL && !ok; i++)
+			if (strchr(names[i], '/') == NULL && gpu_wheel_lib(names[i], path, sizeof path))
+				ok = try_open(path);
 		if (!ok)
 			return;
 	}

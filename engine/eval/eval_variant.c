@@ -583,6 +583,36 @@ static int model_sign(const char *line, size_t len, char hex[65])
 	return hmac_sha256_hex(key, sizeof(key), line, len, hex);
 }
 
+/* A model's numbers as the cache holds them (the signature is over this
+ * text): the line's length, or -1 when it does not fit. */
+static int model_line_format(char *line, size_t len, const struct count_reply *m, const struct kfloor *k)
+{
+	const struct gpu_traffic *g = &m->tr;
+	int n = snprintf(line, len, "%llu %llu %llu %.9g %.9g %.9g %.9g %.9g %d %.9g %.9g %.9g",
+			 (unsigned long long)g->launches, (unsigned long long)g->bytes,
+			 (unsigned long long)g->threads, g->model_ms, g->mem_ms, g->path_ms, g->par_ms, m->host_ms,
+			 g->approx, k->bytes, k->cpu_ms, k->floor_ms);
+	return n > 0 && (size_t)n < len ? n : -1;
+}
+
+/* The numbers of a cache line (without its signature) into *out and *k:
+ * 0, or -1 when the line is not twelve numbers. */
+static int model_line_parse(const char *t, struct count_reply *out, struct kfloor *k)
+{
+	struct gpu_traffic *g = &out->tr;
+	unsigned long long l, b, th;
+	memset(out, 0, sizeof(*out));
+	int n = sscanf(t, "%llu %llu %llu %lf %lf %lf %lf %lf %d %lf %lf %lf", &l, &b, &th, &g->model_ms, &g->mem_ms,
+		       &g->path_ms, &g->par_ms, &out->host_ms, &g->approx, &k->bytes, &k->cpu_ms, &k->floor_ms);
+	if (n != 12)
+		return -1;
+	g->launches = l;
+	g->bytes = b;
+	g->threads = th;
+	g->timed = 1;
+	return 0;
+}
+
 /* Eager's model of a variant does not depend on the pass: it is kept in
  * the cache (gpu_cache_dir "model", a line of numbers per variant, keyed
  * by eager_model_key) so that a task's later evaluations do not count it
@@ -608,36 +638,26 @@ static int eager_model_cached(const struct graph_variant *v, struct count_reply 
 		return -1;
 	}
 	*sig = 0;
-	struct gpu_traffic *g = &out->tr;
-	unsigned long long l, b, th;
-	memset(out, 0, sizeof(*out));
-	int n = sscanf(t, "%llu %llu %llu %lf %lf %lf %lf %lf %d %lf %lf %lf", &l, &b, &th, &g->model_ms, &g->mem_ms,
-		       &g->path_ms, &g->par_ms, &out->host_ms, &g->approx, &k->bytes, &k->cpu_ms, &k->floor_ms);
+	int rc = model_line_parse(t, out, k);
 	free(t);
-	if (n != 12)
-		return -1;
-	g->launches = l;
-	g->bytes = b;
-	g->threads = th;
-	g->timed = 1;
-	return 0;
+	return rc;
 }
 
-static void eager_model_store(const char *path, const struct count_reply *m, const struct kfloor *k)
+/* Stores a counted model in the cache, and leaves *m and *k as the line
+ * holds them: a fresh count scores with the numbers every later read of
+ * the cache gets (not their unrounded forms, a last digit apart). */
+static void eager_model_store(const char *path, struct count_reply *m, struct kfloor *k)
 {
 	char line[640];
 	const struct gpu_traffic *g = &m->tr;
-	if (!path[0] || g->uncounted || g->mismatch || !g->timed)
+	if (g->uncounted || g->mismatch || !g->timed || !(k->floor_ms > 0))
 		return;
-	if (!(k->floor_ms > 0))
+	int n = model_line_format(line, sizeof(line), m, k);
+	if (n < 0 || model_line_parse(line, m, k) != 0 || !path[0])
 		return;
 	/* the numbers, then their signature */
-	int n = snprintf(line, sizeof(line), "%llu %llu %llu %.9g %.9g %.9g %.9g %.9g %d %.9g %.9g %.9g",
-			 (unsigned long long)g->launches, (unsigned long long)g->bytes,
-			 (unsigned long long)g->threads, g->model_ms, g->mem_ms, g->path_ms, g->par_ms, m->host_ms,
-			 g->approx, k->bytes, k->cpu_ms, k->floor_ms);
 	char sig[65];
-	if (n <= 0 || (size_t)n >= sizeof(line) || model_sign(line, (size_t)n, sig) != 0)
+	if (model_sign(line, (size_t)n, sig) != 0)
 		return;
 	int m2 = snprintf(line + n, sizeof(line) - (size_t)n, " sig=%s\n", sig);
 	if (m2 <= 0 || (size_t)m2 >= sizeof(line) - (size_t)n)

@@ -191,13 +191,13 @@ static __device__ __forceinline__ long long reduce_offset(unsigned long long i, 
 	return nd > 0 ? off + (long long)i * stride[0] : 0;
 }
 
-/* Adds the elements r = first, first + step, ... < n of one reduction, as a
- * two-level sum (opl_run_sum). */
+/* Adds the elements r = first, first + step, ... < end of one reduction, as
+ * a two-level sum (opl_run_sum). */
 template <typename TI, typename TO, typename A>
 static __device__ __forceinline__ A reduce_span(const opl_reduce &p, const TI *x, long long base, long long first,
-						long long step)
+						long long end, long long step)
 {
-	return opl_run_sum<A>(first, p.nred, step, [&](long long r) {
+	return opl_run_sum<A>(first, end, step, [&](long long r) {
 		return opl_cast<A>::from(opl_cast<TO>::from(
 			x[base + reduce_offset((unsigned long long)r, p.rndim, p.rshape, p.rstride)]));
 	});
@@ -214,7 +214,7 @@ __global__ void reduce_block(opl_reduce p)
 	TO *y = static_cast<TO *>(p.out);
 	for (long long o = blockIdx.x; o < p.nout; o += gridDim.x) {
 		long long base = reduce_offset((unsigned long long)o, p.ondim, p.oshape, p.ostride);
-		A s = reduce_span<TI, TO, A>(p, x, base, threadIdx.x, blockDim.x);
+		A s = reduce_span<TI, TO, A>(p, x, base, threadIdx.x, p.nred, blockDim.x);
 		s = opl_block_reduce(s, sh, opl_sum_op<A>());
 		if (threadIdx.x == 0)
 			y[o] = opl_cast<TO>::from(s * opl_cast<A>::from(p.scale));
@@ -230,7 +230,7 @@ __global__ void reduce_thread(opl_reduce p)
 	TO *y = static_cast<TO *>(p.out);
 	for (long long o = opl_gtid(); o < p.nout; o += opl_gsize()) {
 		long long base = reduce_offset((unsigned long long)o, p.ondim, p.oshape, p.ostride);
-		A s = reduce_span<TI, TO, A>(p, x, base, 0, 1);
+		A s = reduce_span<TI, TO, A>(p, x, base, 0, p.nred, 1);
 		y[o] = opl_cast<TO>::from(s * opl_cast<A>::from(p.scale));
 	}
 }
@@ -252,10 +252,7 @@ __global__ void reduce_part(opl_reduce p)
 		long long o = g / p.split, s = g % p.split;
 		long long base = reduce_offset((unsigned long long)o, p.ondim, p.oshape, p.ostride);
 		long long lo = s * chunk, hi = lo + chunk < p.nred ? lo + chunk : p.nred;
-		A v = opl_run_sum<A>(lo + threadIdx.x, hi, blockDim.x, [&](long long r) {
-			return opl_cast<A>::from(opl_cast<TO>::from(
-				x[base + reduce_offset((unsigned long long)r, p.rndim, p.rshape, p.rstride)]));
-		});
+		A v = reduce_span<TI, TO, A>(p, x, base, lo + threadIdx.x, hi, blockDim.x);
 		v = opl_block_reduce(v, sh, opl_sum_op<A>());
 		if (threadIdx.x == 0)
 			part[g] = v;

@@ -16,7 +16,7 @@ mkdir -p "$PASSFS_CACHE_DIR"
 rc1=$?
 "$PASSFS" eager --model --json --tasks "$T" --task tiny_bias_gelu >"$tmp/m2.json" 2>"$tmp/err2"
 rc2=$?
-if [ $rc1 -eq 0 ] && [ $rc2 -eq 0 ] && out=$(/usr/bin/python3 - "$tmp/m1.json" "$tmp/m2.json" "$T/tiny_bias_gelu/graph.json" <<'PY'
+if [ $rc1 -eq 0 ] && [ $rc2 -eq 0 ] && out=$(/usr/bin/python3 - "$tmp/m1.json" "$tmp/m2.json" "$T/tiny_bias_gelu/graph.json" 2>&1 <<'PY'
 import json, sys
 a, b, g = (json.load(open(p)) for p in sys.argv[1:])
 assert a["task"] == "tiny_bias_gelu" and a["backend"] == "cpu" and "h200 model" in a["scoring"], a
@@ -34,12 +34,12 @@ for v, w in zip(a["variants"], b["variants"]):
 print("%d variants, first %.4f ms (floor %.4f)" % (len(a["variants"]), a["variants"][0]["modeled_h200_ms"],
                                                   a["variants"][0]["kernel_floor"]["floor_ms"]))
 PY
-); then ok "eager --model, counted then cached: $out"; else bad "eager --model: $out $(tail -n 2 "$tmp/err1" "$tmp/err2")"; fi
+); then ok "eager --model, counted then cached: $out"; else bad "eager --model: rc $rc1/$rc2 $out $(tail -n 2 "$tmp/err1" "$tmp/err2")"; fi
 
 # 2. what eval scores against is what --model said (the cache from step 1)
 "$PASSFS" eval --tasks "$T" --task tiny_bias_gelu --backend cpu --pass tests/passes/ok_fused.c --trials 3 --json \
 	>"$tmp/r.json" 2>"$tmp/err3"
-if out=$(/usr/bin/python3 - "$tmp/m1.json" "$tmp/r.json" <<'PY'
+if out=$(/usr/bin/python3 - "$tmp/m1.json" "$tmp/r.json" 2>&1 <<'PY'
 import json, sys
 m, r = (json.load(open(p)) for p in sys.argv[1:])
 for v, w in zip(m["variants"], r["variants"]):
@@ -56,7 +56,7 @@ PY
 # and host time dominate) within 12x
 "$PASSFS" eager --model --json --tasks "$S" --task reduce_split_sum >"$tmp/s.json" 2>"$tmp/err4"
 "$PASSFS" eager --model --json --tasks "$S" --task reduce_split_mean >"$tmp/t.json" 2>"$tmp/err5"
-if out=$(/usr/bin/python3 - "$tmp/s.json" "$tmp/t.json" <<'PY'
+if out=$(/usr/bin/python3 - "$tmp/s.json" "$tmp/t.json" 2>&1 <<'PY'
 import json, sys
 vs = [v for p in sys.argv[1:] for v in json.load(open(p))["variants"]]
 assert len(vs) == 5, len(vs)
@@ -75,7 +75,7 @@ PY
 # as the parallel term, whatever the emulated kernel's threads took
 "$PASSFS" eager --model --json --tasks "$S" --task lib_matmul >"$tmp/g.json" 2>"$tmp/err6"
 "$PASSFS" eager --model --json --tasks "$S" --task lib_conv >"$tmp/c.json" 2>"$tmp/err7"
-if out=$(/usr/bin/python3 - "$tmp/g.json" "$tmp/c.json" <<'PY'
+if out=$(/usr/bin/python3 - "$tmp/g.json" "$tmp/c.json" 2>&1 <<'PY'
 import json, math, sys
 FP32, TC16, EFF, TILE, SPLITK, SMS = 6.7e10, 9.89e11, 0.7, 64, 256, 132
 def gemm_ms(m, n, k, batch, tc):

@@ -90,12 +90,24 @@ PYTHON=${PYTHON:-}
 if [ -z "$PYTHON" ]; then
 	if python3 -c 'import torch' >/dev/null 2>&1; then PYTHON=python3; else PYTHON=/usr/bin/python3; fi
 fi
-# cuDNN may come only with PyTorch's wheels (nvidia-cudnn): eager finds it there.
-if [ -z "${PASSFS_CUDNN:-}" ] && ! ldconfig -p 2>/dev/null | grep -q 'libcudnn.so.9'; then
-	d=$("$PYTHON" -c 'import nvidia.cudnn, os; print(os.path.join(os.path.dirname(nvidia.cudnn.__file__), "lib"))' 2>/dev/null)
-	if [ -n "$d" ] && [ -f "$d/libcudnn.so.9" ]; then
-		export PASSFS_CUDNN=$d/libcudnn.so.9 LD_LIBRARY_PATH=$d${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-	fi
+# cuBLAS, cuDNN, CUPTI and NVRTC may come only with PyTorch's wheels
+# (site-packages/nvidia/cu13/lib, nvidia/cudnn/lib, ...: namespace packages,
+# no __file__).  passfs searches the usual Python sites itself
+# (gpu_wheel_lib); this interpreter's own nvidia directories, wherever it
+# lives, are handed to it in PASSFS_CUDA_LIBDIRS and to their dependencies in
+# LD_LIBRARY_PATH.
+wheel_dirs=$("$PYTHON" -c '
+import os
+try:
+    import nvidia
+    roots = list(nvidia.__path__)
+except Exception:
+    roots = []
+print(":".join(os.path.join(r, d, "lib") for r in roots for d in sorted(os.listdir(r))
+               if os.path.isdir(os.path.join(r, d, "lib"))))' 2>/dev/null)
+if [ -n "$wheel_dirs" ]; then
+	export PASSFS_CUDA_LIBDIRS=$wheel_dirs${PASSFS_CUDA_LIBDIRS:+:$PASSFS_CUDA_LIBDIRS}
+	export LD_LIBRARY_PATH=$wheel_dirs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 fi
 
 names=()

@@ -5,7 +5,7 @@
 #
 #   bash tests/gpu/prepare.sh          # writes build-prebuilt/ (git-ignored)
 #
-# Release build with jansson and libfuse3 linked statically
+# Release build with jansson, libfuse3 and hiredis linked statically
 # (-DPASSFS_STATIC_DEPS=ON), then passfs and the GPU unit tests are copied
 # into build-prebuilt/ with a marker file.  tests/gpu/check.sh uses that
 # directory instead of building when it finds the marker, and points the
@@ -32,4 +32,12 @@ done
 	ldd "$OUTD/passfs" | sed 's/^/  /'
 } >"$OUTD/.prebuilt"
 cat "$OUTD/.prebuilt"
+# The GPU machine has none of passfs's packages: anything beyond libc, libm,
+# libdl, libpthread, the vDSO and the loader would stop passfs from starting.
+extra=$(ldd "$OUTD/passfs" | awk '{print $1}' |
+	grep -Ev '^(linux-vdso\.so\.1|lib(c|m|dl|pthread|rt)\.so\.[0-9]+|/lib64/ld-linux-x86-64\.so\.2)$' || true)
+if [ -n "$extra" ]; then
+	echo "prepare.sh: $OUTD/passfs needs libraries a GPU machine may lack: $(echo $extra)" >&2
+	exit 1
+fi
 echo "$(du -sh "$OUTD" | cut -f1) in $OUTD/"
