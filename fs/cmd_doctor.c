@@ -252,8 +252,12 @@ int cmd_doctor(int argc, char **argv)
 	gpu_cuda_info_get(&ci);
 	const char *backend = ci.count > 0 ? "cuda" : "cpu";
 	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-	char arch[16];
+	/* the device's own arch; the target NVRTC compiles for, when not that,
+	 * is a note of its own */
+	char arch[16], target[16], arch_note[320];
 	gpu_cuda_arch_name(ci.cc_major, ci.cc_minor, arch, sizeof arch);
+	int ptx_only = gpu_cuda_target_arch(ci.cc_major, ci.cc_minor, target, sizeof target, arch_note,
+					    sizeof arch_note);
 	if (ci.count > 0)
 		add(&r, OK, "backend",
 		    "auto picks cuda: %s (%s, %d SMs, %.0f GiB at %.2f TB/s peak, L2 %d MiB, driver %d.%d, bus %s)",
@@ -262,6 +266,8 @@ int cmd_doctor(int argc, char **argv)
 		    ci.driver_version / 1000, ci.driver_version % 1000 / 10, ci.pci);
 	else
 		add(&r, OK, "backend", "auto picks cpu (%ld CPUs; timings are CPU timings): no cuda: %s", cpus, ci.why);
+	if (ci.count > 0 && ptx_only)
+		add(&r, NOTE, "arch", "%s (a newer NVRTC compiles for the GPU itself)", arch_note);
 
 	char why[512];
 	if (nvrtc_available(why, sizeof why))

@@ -1596,12 +1596,20 @@ static void op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 
 static void op_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_info *fi)
 {
-	/* Bytes become durable when an evaluation fires (service.h); fsync
-	 * itself never fires. */
+	/* fsync of pass.c makes its bytes durable in the state directory
+	 * (svc_pass_sync) without firing: the evaluation comes with the close,
+	 * as always.  Other files have nothing to sync. */
+	struct mnt *m = fuse_req_userdata(req);
+	struct handle *h = (struct handle *)(uintptr_t)fi->fh;
 	(void)ino;
 	(void)datasync;
-	(void)fi;
-	fuse_reply_err(req, 0);
+	int task = -1;
+	pthread_mutex_lock(&m->lock);
+	if (h != NULL && h->node->row->kind == K_PASS)
+		task = h->node->task;
+	pthread_mutex_unlock(&m->lock);
+	int rc = task >= 0 ? svc_pass_sync(m->svc, task) : 0;
+	fuse_reply_err(req, rc < 0 ? -rc : 0);
 }
 
 /* ---- creating, removing, renaming ------------------------------------------------------------ */

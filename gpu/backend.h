@@ -43,6 +43,8 @@ struct gpu_ops {
 	int (*driver_fds)(struct gpu_dev *d, int *fds, int max);
 	/* the bench lock's file name part ("0000_19_00.0"); NULL: no lock */
 	const char *(*lock_key)(struct gpu_dev *d);
+	/* gpu_load_kernels_eagerly (NULL: nothing to do) */
+	int (*eager_loading)(struct gpu_dev *d, char *err, size_t errlen);
 	/* cpu backend only: count each launch's memory traffic (traffic.h) */
 	int (*traffic_begin)(struct gpu_dev *d, char *err, size_t errlen);
 	int (*traffic_end)(struct gpu_dev *d, struct gpu_traffic *out);
@@ -58,6 +60,7 @@ struct gpu_dev {
 	enum gpu_backend backend;
 	char name[128];
 	char arch[16];
+	char arch_note[320];    /* why arch is not the device's own, or "" */
 	int bench_fd;           /* the bench lock's descriptor while held */
 	int bench_held;
 };
@@ -122,8 +125,17 @@ int gpu_cuda_check_symbols(const char *path, char *why, size_t whylen);
 int gpu_cuda_check_args(const char *kname, int n_params, const size_t *param_sizes, int nargs,
 			const size_t *sizes, char *err, size_t errlen);
 
-/* The NVRTC target for compute capability major.minor ("sm_90a" for 9.0). */
+/* The device's own arch for compute capability major.minor ("sm_90a" for
+ * 9.0, "sm_XY" elsewhere). */
 void gpu_cuda_arch_name(int major, int minor, char *out, size_t outlen);
+/* The NVRTC target for compute capability major.minor: the device's own
+ * arch (gpu_cuda_arch_name; also when NVRTC is not loaded or cannot list
+ * its archs) unless this NVRTC cannot compile for it - a GPU newer than
+ * the NVRTC - then compute_<the newest arch NVRTC knows at or below the
+ * device's>: PTX only, which the driver JIT-compiles for the device when
+ * the module is loaded.  Returns 1 then, with a one-line note saying so,
+ * else 0 with note "". */
+int gpu_cuda_target_arch(int major, int minor, char *out, size_t outlen, char *note, size_t notelen);
 
 /* Opens (creating, mode 0666) and exclusively flocks path, waiting up to
  * timeout_ms (< 0 forever) or until *cancel is nonzero (cancel may be NULL;

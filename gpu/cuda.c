@@ -1,5 +1,7 @@
 /* cuda.c - the cuda backend: the CUDA driver API through dlopen, NVRTC for
- * the device's own architecture, CUPTI for GPU time (cupti.c).
+ * the device's own architecture (or, on a GPU newer than the NVRTC, PTX for
+ * the newest one NVRTC knows, JIT-compiled by the driver), CUPTI for GPU
+ * time (cupti.c).
  *
  * Nothing here needs CUDA headers to build: the few driver types are
  * declared below with the driver's C ABI (CUresult is an int enum, 0 is
@@ -34,15 +36,19 @@
  * fails, and everything is freed by gpu_close.
  *
  * Modules.  gpu_module_compile (the op library, tests) compiles with NVRTC
- * for the device's arch and loads the cubin (no JIT), keeping compiled
- * modules in an on-disk cache ($PASSFS_CACHE_DIR, else
- * $XDG_CACHE_HOME/passfs/modules, else ~/.cache/passfs/modules; "off"
- * disables it) keyed by the source, names, arch and NVRTC version.
+ * for the device's arch and loads the cubin (no JIT; a compute_XY target
+ * has only PTX, which is loaded), keeping compiled modules in an on-disk
+ * cache ($PASSFS_CACHE_DIR, else $XDG_CACHE_HOME/passfs/modules, else
+ * ~/.cache/passfs/modules; "off" disables it) keyed by the source, names,
+ * arch and NVRTC version.
  * gpu_module_load takes what the pass compiler produced (PTX and lowered
  * names) and JIT-compiles it (CU_JIT_ERROR_LOG_BUFFER gives the log).
- * CUDA_MODULE_LOADING=EAGER is set before cuInit unless the environment
- * says otherwise: every kernel is loaded with its module, before the pass
- * worker enters its sandbox. */
+ * A process that asks (gpu_load_kernels_eagerly: the pass worker, which
+ * enters its sandbox after loading its module) gets CUDA_MODULE_LOADING=
+ * EAGER before cuInit unless the environment says otherwise, so every
+ * kernel is loaded with its module; the others keep the driver's default
+ * (lazy), under which eager's worker loads only the cuBLAS kernels it
+ * runs rather than all of them at the library's first call. */
 #define _GNU_SOURCE
 #include "backend.h"
 
@@ -264,6 +270,38 @@ void gpu_cuda_arch_name(int major, int minor, char *out, size_t outlen)
 	 * multicast).  The code runs only on 9.0 devices, which is where it
 	 * was compiled for. */
 	snprintf(out, outlen, "sm_%d%d%s", major, minor, major == 9 && minor == 0 ? "a" : "");
+}
+
+int gpu_cuda_target_arch(int major, int minor, char *out, size_t outlen, char *note, size_t notelen)
+{
+	gpu_cuda_arch_name(major, minor, out, outlen);
+	if (notelen > 0)
+		note[0] = '\0';
+	int archs[256];
+	int n = nvrtc_supported_archs(archs, 256), want = major * 10 + minor, best = -1, lo = -1, hi = -1;
+	for (int i = 0; i < n; i++) {
+		if (archs[i] == want)
+			return 0;
+		if (archs[i] < want && archs[i] > best)
+			best = archs[i];
+		if (lo < 0 || archs[i] < lo)
+			lo = archs[i];
+		if (archs[i] > hi)
+			hi = archs[i];
+	}
+	/* No list, or a device older than every arch NVRTC knows: NVRTC's
+	 * own error for the device's arch says it best. */
+	if (best < 0)
+		return 0;
+	/* Every NVRTC compile for an arch it does not know fails, the op
+	 * library's included; PTX for an older virtual arch runs on any newer
+	 * device, JIT-compiled by the driver. */
+	char own[16];
+	snprintf(own, sizeof own, "%s", out);
+	snprintf(out, outlen, "compute_%d", best);
+	snprintf(note, notelen, "NVRTC %s cannot compile for this GPU's %s (it knows sm_%d to sm_%d): device code "
+		 "is PTX for %s, JIT-compiled by the driver when it is loaded", nvrtc_version(), own, lo, hi, out);
+	return 1;
 }
 
 /* --- the probe ------------------------------------------------------------------ */
@@ -493,7 +531,11 @@ struct cuda_dev {
 	int fds[MAX_DRIVER_FDS];
 	int n_fds;
 	char lock_key[48];
+	int eager_loading;      /* CUDA_MODULE_LOADING=EAGER at cuInit */
 };
+
+/* cuInit succeeded in this process: CUDA_MODULE_LOADING has been read. */
+static int cu_init_done;
 
 static struct cuda_dev *cuda_of(struct gpu_dev *d)
 {
@@ -606,14 +648,18 @@ static int ready(struct cuda_dev *c, char *err, size_t errlen)
 		return -1;
 	}
 	/* Kernels load with their module, not at first launch (which may be
-	 * inside the pass worker's sandbox). */
-	setenv("CUDA_MODULE_LOADING", "EAGER", 0);
+	 * inside the pass worker's sandbox) - only where asked: it also makes
+	 * a library such as cuBLAS load every kernel it has. */
+	if (c->eager_loading)
+		setenv("CUDA_MODULE_LOADING", "EAGER", 0);
 	int before[512];
 	int nb = gpu_list_open_fds(before, 512);
 	char e[200];
 	CUresult rc = cu.Init(0);
-	if (rc == CUDA_SUCCESS)
+	if (rc == CUDA_SUCCESS) {
+		__atomic_store_n(&cu_init_done, 1, __ATOMIC_RELAXED);
 		rc = cu.DeviceGet(&c->dev, c->info.ordinal);
+	}
 	if (rc != CUDA_SUCCESS) {
 		cu_errstr(rc, e, sizeof e);
 		snprintf(c->init_err, sizeof c->init_err, "cuda backend: cannot initialise %.80s: %.200s", c->base.name, e);
@@ -1344,6 +1390,18 @@ static const char *cuda_lock_key(struct gpu_dev *d)
 	return cuda_of(d)->lock_key;
 }
 
+static int cuda_eager_loading(struct gpu_dev *d, char *err, size_t errlen)
+{
+	struct cuda_dev *c = cuda_of(d);
+	if (c->ctx != NULL || __atomic_load_n(&cu_init_done, __ATOMIC_RELAXED)) {
+		snprintf(err, errlen, "cuda backend: CUDA is already initialised in this process: too late to "
+			 "load kernels with their modules");
+		return -1;
+	}
+	c->eager_loading = 1;
+	return 0;
+}
+
 int gpu_lockfile_acquire(const char *path, int timeout_ms, const int *cancel, char *err, size_t errlen)
 {
 	int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0666);
@@ -1445,6 +1503,7 @@ static const struct gpu_ops cuda_ops = {
 	.l2_flush = cuda_l2_flush,
 	.driver_fds = cuda_driver_fds,
 	.lock_key = cuda_lock_key,
+	.eager_loading = cuda_eager_loading,
 };
 
 int gpu_cuda_open(struct gpu_dev **out, char *err, size_t errlen)
@@ -1467,7 +1526,8 @@ int gpu_cuda_open(struct gpu_dev **out, char *err, size_t errlen)
 	c->base.ops = &cuda_ops;
 	c->base.backend = GPU_BACKEND_CUDA;
 	snprintf(c->base.name, sizeof c->base.name, "%s", p.name[0] ? p.name : "NVIDIA GPU");
-	gpu_cuda_arch_name(p.cc_major, p.cc_minor, c->base.arch, sizeof c->base.arch);
+	gpu_cuda_target_arch(p.cc_major, p.cc_minor, c->base.arch, sizeof c->base.arch, c->base.arch_note,
+			     sizeof c->base.arch_note);
 	/* The lock names the GPU itself (CUDA_VISIBLE_DEVICES may renumber it). */
 	if (p.pci[0]) {
 		snprintf(c->lock_key, sizeof c->lock_key, "%s", p.pci);

@@ -205,11 +205,19 @@ int cupti_load(char *err, size_t errlen)
 		if (env != NULL && *env != '\0') {
 			ok = try_open(env);
 		} else {
+			/* the unversioned names exist only with the toolkit's
+			 * development files; the runtime has the versioned ones */
 			static const char *const names[] = {
 				"libcupti.so", "libcupti.so.13", "libcupti.so.12",
 				"/usr/local/cuda/extras/CUPTI/lib64/libcupti.so",
+				"/usr/local/cuda/extras/CUPTI/lib64/libcupti.so.13",
+				"/usr/local/cuda/extras/CUPTI/lib64/libcupti.so.12",
 				"/usr/local/cuda/lib64/libcupti.so",
-				"/usr/local/cuda/targets/x86_64-linux/lib/libcupti.so", NULL
+				"/usr/local/cuda/lib64/libcupti.so.13",
+				"/usr/local/cuda/lib64/libcupti.so.12",
+				"/usr/local/cuda/targets/x86_64-linux/lib/libcupti.so",
+				"/usr/local/cuda/targets/x86_64-linux/lib/libcupti.so.13",
+				"/usr/local/cuda/targets/x86_64-linux/lib/libcupti.so.12", NULL
 			};
 			for (int i = 0; names[i] != NULL && !ok; i++)
 				ok = try_open(names[i]);

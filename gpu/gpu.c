@@ -52,6 +52,11 @@ int gpu_open(const char *which, struct gpu_dev **out, char *err, size_t errlen)
 	return rc;
 }
 
+int gpu_load_kernels_eagerly(struct gpu_dev *d, char *err, size_t errlen)
+{
+	return d->ops->eager_loading != NULL ? d->ops->eager_loading(d, err, errlen) : 0;
+}
+
 void gpu_close(struct gpu_dev *d)
 {
 	if (d == NULL)
@@ -73,6 +78,11 @@ const char *gpu_device_name(const struct gpu_dev *d)
 const char *gpu_arch(const struct gpu_dev *d)
 {
 	return d->arch;
+}
+
+const char *gpu_arch_note(const struct gpu_dev *d)
+{
+	return d->arch_note;
 }
 
 int gpu_memory_spec(const struct gpu_dev *d, int *clock_khz, int *bus_bits, long long *l2_bytes)
@@ -613,16 +623,23 @@ static int lib_in(const char *dir, const char *name, char *out, size_t outlen)
 	return k > 0 && (size_t)k < outlen && access(out, R_OK) == 0;
 }
 
-int gpu_wheel_lib(const char *name, char *out, size_t outlen)
+/* A file of the nvidia wheels: SUB is "lib" or "include". */
+static int wheel_file(const char *sub, const char *name, char *out, size_t outlen)
 {
 	const char *dirs = getenv("PASSFS_CUDA_LIBDIRS");
 	if (dirs != NULL && *dirs != '\0') {
-		char buf[4096];
+		char buf[4096], d2[PATH_MAX];
 		snprintf(buf, sizeof buf, "%s", dirs);
 		char *save = NULL;
-		for (char *d = strtok_r(buf, ":", &save); d != NULL; d = strtok_r(NULL, ":", &save))
-			if (*d && lib_in(d, name, out, outlen))
+		for (char *d = strtok_r(buf, ":", &save); d != NULL; d = strtok_r(NULL, ":", &save)) {
+			if (!*d)
+				continue;
+			/* a lib directory's headers are beside it, in ../include */
+			int k = strcmp(sub, "lib") == 0 ? snprintf(d2, sizeof d2, "%s", d)
+							: snprintf(d2, sizeof d2, "%s/../%s", d, sub);
+			if (k > 0 && (size_t)k < sizeof d2 && lib_in(d2, name, out, outlen))
 				return 1;
+		}
 	}
 	const char *roots[] = {getenv("VIRTUAL_ENV"), getenv("CONDA_PREFIX"), NULL, "/usr/local", "/usr",
 			       "/opt/conda"};
@@ -638,7 +655,7 @@ int gpu_wheel_lib(const char *name, char *out, size_t outlen)
 			continue;
 		for (size_t k = 0; k < 2; k++) {
 			char pat[PATH_MAX];
-			snprintf(pat, sizeof pat, "%s/lib/python3*/%s/nvidia/*/lib", roots[r], kinds[k]);
+			snprintf(pat, sizeof pat, "%s/lib/python3*/%s/nvidia/*/%s", roots[r], kinds[k], sub);
 			glob_t g;
 			if (glob(pat, GLOB_ONLYDIR | GLOB_NOSORT, NULL, &g) != 0)
 				continue;
@@ -651,6 +668,21 @@ int gpu_wheel_lib(const char *name, char *out, size_t outlen)
 		}
 	}
 	return 0;
+}
+
+int gpu_wheel_lib(const char *name, char *out, size_t outlen)
+{
+	return wheel_file("lib", name, out, outlen);
+}
+
+int gpu_wheel_include(const char *name, char *out, size_t outlen)
+{
+	if (!wheel_file("include", name, out, outlen))
+		return 0;
+	char *slash = strrchr(out, '/');
+	if (slash != NULL)
+		*slash = '\0';
+	return 1;
 }
 
 int gpu_vendor_context(struct gpu_dev *d, const char *what, struct gpu_vendor_owner *own, char *err,

@@ -34,14 +34,29 @@ struct gpu_kernel;
  * fork workers that each use the GPU (a CUDA context does not survive
  * fork).  PASSFS_CUDA_DEVICE picks the device ordinal (default 0). */
 int gpu_open(const char *which, struct gpu_dev **out, char *err, size_t errlen);
+/* Kernels are to load with their module (CUDA_MODULE_LOADING=EAGER), not
+ * at their first launch: for a process that enters a sandbox after loading
+ * its modules (the pass worker), where the driver's load at a first launch
+ * would come after the sandbox.  Without it the driver's default holds
+ * (lazy since CUDA 12.2), so a process that loads a large library (eager's
+ * cuBLAS) loads only the kernels it runs.  CUDA reads the setting once per
+ * process, at cuInit: call before the device's first use.  An explicit
+ * CUDA_MODULE_LOADING in the environment is left as it is.  Returns 0 (the
+ * cpu backend loads nothing lazily), or -1 with err when CUDA is already
+ * initialised in this process. */
+int gpu_load_kernels_eagerly(struct gpu_dev *d, char *err, size_t errlen);
 void gpu_close(struct gpu_dev *d);
 enum gpu_backend gpu_backend_of(const struct gpu_dev *d);
 /* "cpu (2 threads, emulated CUDA)" or the GPU's name. */
 const char *gpu_device_name(const struct gpu_dev *d);
 /* The NVRTC target for the device: "sm_90a" on compute capability 9.0
  * (Hopper: wgmma, setmaxnreg and TMA need the "a" target), "sm_XY" on
- * others; "sm_90" on the cpu backend. */
+ * others; "sm_90" on the cpu backend.  On a GPU newer than the NVRTC in use,
+ * "compute_XY" of the newest arch NVRTC knows: PTX only, JIT-compiled by the
+ * driver at load (gpu_arch_note says so). */
 const char *gpu_arch(const struct gpu_dev *d);
+/* Why gpu_arch is not the device's own arch (one line), or "". */
+const char *gpu_arch_note(const struct gpu_dev *d);
 /* A GPU's memory: peak clock (kHz), bus width (bits) and L2 size (bytes), as
  * the driver reports them.  0, or -1 on the cpu backend or when the driver
  * does not report both clock and width. */
@@ -294,6 +309,11 @@ void *gpu_dlopen_vendor(const char *env, const char *what, const char *const *na
  * __file__, so only a search of the tree finds them.  1 with the path in
  * out, else 0. */
 int gpu_wheel_lib(const char *name, char *out, size_t outlen);
+/* The include directory of the nvidia wheels that holds header NAME
+ * (cuda_fp16.h: the CUDA headers NVRTC needs where no toolkit is
+ * installed), searched as gpu_wheel_lib searches (PASSFS_CUDA_LIBDIRS's
+ * ../include first): 1 with the directory in OUT, else 0. */
+int gpu_wheel_include(const char *name, char *out, size_t outlen);
 
 /* Where a vendor library's handle (cuBLAS, cuDNN) may be used: the process
  * that created it (a CUDA context does not survive fork), with the device's

@@ -38,6 +38,8 @@ static struct {
 	/* optional: NULL when the library lacks them */
 	nvrtc_result_t (*GetCUBINSize)(nvrtc_prog_t, size_t *);
 	nvrtc_result_t (*GetCUBIN)(nvrtc_prog_t, char *);
+	nvrtc_result_t (*GetNumSupportedArchs)(int *);  /* 11.2+ */
+	nvrtc_result_t (*GetSupportedArchs)(int *);
 } nv;
 
 static pthread_once_t nv_once = PTHREAD_ONCE_INIT;
@@ -106,6 +108,8 @@ static void nv_load(void)
 	}
 	nv.GetCUBINSize = (nvrtc_result_t (*)(nvrtc_prog_t, size_t *))dlsym(nv.handle, "nvrtcGetCUBINSize");
 	nv.GetCUBIN = (nvrtc_result_t (*)(nvrtc_prog_t, char *))dlsym(nv.handle, "nvrtcGetCUBIN");
+	nv.GetNumSupportedArchs = (nvrtc_result_t (*)(int *))dlsym(nv.handle, "nvrtcGetNumSupportedArchs");
+	nv.GetSupportedArchs = (nvrtc_result_t (*)(int *))dlsym(nv.handle, "nvrtcGetSupportedArchs");
 	int major = 0, minor = 0;
 	if (nv.Version(&major, &minor) == 0)
 		snprintf(nv.version, sizeof nv.version, "%d.%d", major, minor);
@@ -128,6 +132,23 @@ const char *nvrtc_version(void)
 	return nv.version;
 }
 
+int nvrtc_supported_archs(int *out, int max)
+{
+	int n = 0;
+	if (!nvrtc_available(NULL, 0) || nv.GetNumSupportedArchs == NULL || nv.GetSupportedArchs == NULL ||
+	    nv.GetNumSupportedArchs(&n) != 0 || n <= 0 || n > 1024)
+		return 0;
+	int *all = malloc(sizeof(int) * (size_t)n);
+	if (all == NULL || nv.GetSupportedArchs(all) != 0) {
+		free(all);
+		return 0;
+	}
+	int k = n < max ? n : max;
+	memcpy(out, all, sizeof(int) * (size_t)(k > 0 ? k : 0));
+	free(all);
+	return k;
+}
+
 int nvrtc_library_path(char *out, size_t outlen)
 {
 	Dl_info info;
@@ -143,6 +164,15 @@ static int is_dir(const char *p)
 	return p != NULL && stat(p, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
+static char wheel_inc[4096];
+static pthread_once_t wheel_inc_once = PTHREAD_ONCE_INIT;
+
+static void wheel_inc_find(void)
+{
+	if (!gpu_wheel_include("cuda_fp16.h", wheel_inc, sizeof wheel_inc))
+		wheel_inc[0] = '\0';
+}
+
 const char *nvrtc_cuda_include_dir(void)
 {
 	const char *env = getenv("PASSFS_CUDA_INCLUDE");
@@ -154,7 +184,9 @@ const char *nvrtc_cuda_include_dir(void)
 #endif
 	if (is_dir("/usr/local/cuda/include"))
 		return "/usr/local/cuda/include";
-	return NULL;
+	/* no toolkit: PyTorch's wheels carry the headers (nvidia/cu13/include) */
+	pthread_once(&wheel_inc_once, wheel_inc_find);
+	return wheel_inc[0] ? wheel_inc : NULL;
 }
 
 void nvrtc_output_free(struct nvrtc_output *o)

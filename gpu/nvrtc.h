@@ -31,6 +31,11 @@ int nvrtc_available(char *why, size_t whylen);
 /* "13.0" once loaded, else "". */
 const char *nvrtc_version(void);
 
+/* The real architectures this NVRTC compiles for (nvrtcGetSupportedArchs:
+ * 75, 80, ..., 121 for NVRTC 13.0, ascending), at most max of them into out:
+ * their count, or 0 when NVRTC is not loaded or cannot say (before 11.2). */
+int nvrtc_supported_archs(int *out, int max);
+
 /* The CUDA include directory: PASSFS_CUDA_INCLUDE (environment), the build's
  * PASSFS_CUDA_INCLUDE, else /usr/local/cuda/include; NULL when none exists
  * (NVRTC's built-in headers are then all there is). */

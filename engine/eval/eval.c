@@ -317,17 +317,21 @@ static int eval_finish(const struct ejob *job, const struct graph_task *t, struc
 			json_object_set_new(compile, "device_scan_ms", json_real(eval_round(scan->ms, 3)));
 		/* A scan that could not run must say so: silence would read as
 		 * "clean". */
-		if (mod->ptx == NULL) {
-			char note[400];
-			snprintf(note, sizeof(note), "%s%sthe device-code scan (clock and timer reads, writable "
-				 "__device__ state, device-side launches, trap) did not run: no PTX",
-				 mod->note, mod->note[0] ? "; " : "");
+		char note[800];
+		snprintf(note, sizeof(note), "%s", mod->note);
+		if (mod->ptx == NULL)
+			snprintf(note + strlen(note), sizeof(note) - strlen(note), "%sthe device-code scan (clock and "
+				 "timer reads, writable __device__ state, device-side launches, trap) did not run: no PTX",
+				 note[0] ? "; " : "");
+		if (es->arch_note[0])
+			snprintf(note + strlen(note), sizeof(note) - strlen(note), "%s%s", note[0] ? "; " : "",
+				 es->arch_note);
+		if (note[0])
 			json_object_set_new(compile, "note", json_string(note));
-		} else if (mod->note[0]) {
-			json_object_set_new(compile, "note", json_string(mod->note));
-		}
 		if (mod->host_log && mod->host_log[0])
 			json_object_set_new(compile, "log_tail", json_string(eval_tail(mod->host_log, 4096)));
+	} else if (es->arch_note[0]) {
+		json_object_set_new(compile, "note", json_string(es->arch_note));
 	}
 	if (diag->line > 0)
 		json_object_set_new(compile, "line", json_integer(diag->line));
@@ -635,6 +639,7 @@ static int eval_run_work(const struct ejob *job, json_t **result, char *err, siz
 	snprintf(device, sizeof(device), "%s", gpu_device_name(probe));
 	char arch[32];
 	snprintf(arch, sizeof(arch), "%s", gpu_arch(probe));
+	snprintf(es.arch_note, sizeof(es.arch_note), "%s", gpu_arch_note(probe));
 	const char *backend = be == GPU_BACKEND_CUDA ? "cuda" : "cpu";
 	int gpu_clock_khz = 0, gpu_bus_bits = 0;
 	long long gpu_l2 = 0;

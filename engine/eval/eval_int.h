@@ -379,6 +379,7 @@ struct eval_shared {
 	char eager_trace_note[480];     /* why no GPU time, when none */
 	char pass_trace_note[480];
 	char eager_libs[200], eager_lib_note[400];
+	char arch_note[320];            /* why the device code is not for the GPU's own arch (gpu_arch_note) */
 	int trace_seen;                 /* some timed call came with GPU time */
 };
 

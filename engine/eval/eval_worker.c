@@ -579,6 +579,12 @@ static void __attribute__((noreturn)) worker_main(struct ctx *c, int is_pass, in
 	}
 	if (gpu_open(c->job->opts.backend[0] ? c->job->opts.backend : "auto", &w.dev, err, sizeof(err)))
 		goto fail;
+	/* The pass's kernels must all be loaded before the sandbox (a lazy
+	 * load at a first launch would come after it).  Eager's worker is not
+	 * sandboxed and keeps the driver's lazy loading: eager loading would
+	 * have cuBLAS load every one of its kernels at its first call. */
+	if (is_pass && gpu_load_kernels_eagerly(w.dev, err, sizeof(err)))
+		goto fail;
 	/* The cpu backend's traffic count (CMD_COUNT) needs its fault
 	 * handler, which the pass worker's sandbox will not let it install. */
 	if (gpu_backend_of(w.dev) != GPU_BACKEND_CUDA && gpu_traffic_install()) {

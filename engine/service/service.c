@@ -115,6 +115,7 @@ struct svc {
 	pthread_t *workers;
 	int n_workers;
 	struct checks *checks;  /* the quick checks (checks.c) */
+	int lock_fd;            /* state_lock's: one daemon per state directory */
 };
 
 /* ---- small helpers -------------------------------------------------------- */
@@ -354,6 +355,7 @@ int svc_open(const struct svc_opts *o, svc_notify_fn notify, void *notify_ctx, s
 		return -1;
 	}
 	s->o = *o;
+	s->lock_fd = -1;
 	s->tasks_dir = xstrdup(o->tasks_dir);
 	s->state_dir = xstrdup(o->state_dir ? o->state_dir : svc_default_state_dir(defdir, sizeof(defdir)));
 	s->o.tasks_dir = s->tasks_dir;
@@ -380,6 +382,10 @@ int svc_open(const struct svc_opts *o, svc_notify_fn notify, void *notify_ctx, s
 		snprintf(err, errlen, "state directory %s: %s", s->state_dir, strerror(-rc));
 		goto fail;
 	}
+	/* two daemons on one state directory would number their evaluations
+	 * alike and overwrite each other's history and results */
+	if (state_lock(s->state_dir, SVC_LOCK_WAIT_S, &s->lock_fd, err, errlen) != 0)
+		goto fail;
 	for (int i = 0; i < n; i++) {
 		struct task *t = &s->t[i];
 		pthread_mutex_init(&t->io, NULL);
@@ -484,6 +490,8 @@ void svc_close(struct svc *s)
 	free(s->notify_bits);
 	free(s->tasks_dir);
 	free(s->state_dir);
+	if (s->lock_fd >= 0)
+		close(s->lock_fd);
 	if (s->own_ev && s->ev != NULL)
 		s->ev->ops->destroy(s->ev);
 	pthread_cond_destroy(&s->work);
@@ -600,6 +608,22 @@ int svc_pass_replace(struct svc *s, int task, const void *buf, size_t len)
 		bytes_changed(s, task);
 	}
 	pthread_mutex_unlock(&s->mu);
+	return rc;
+}
+
+int svc_pass_sync(struct svc *s, int task)
+{
+	struct task *t = &s->t[task];
+	pthread_mutex_lock(&t->io);
+	pthread_mutex_lock(&s->mu);
+	size_t len = t->len;
+	char *copy = malloc(len ? len : 1);
+	if (copy != NULL && len)
+		memcpy(copy, t->buf, len);
+	pthread_mutex_unlock(&s->mu);
+	int rc = copy == NULL ? -ENOMEM : state_write_atomic(t->dir, "pass.c", copy, len, 1);
+	pthread_mutex_unlock(&t->io);
+	free(copy);
 	return rc;
 }
 

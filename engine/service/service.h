@@ -74,6 +74,10 @@ int svc_open(const struct svc_opts *o, svc_notify_fn notify, void *notify_ctx, s
  * workers killed, no result: the next open fires their pass.c again) and
  * frees everything. */
 #define SVC_CLOSE_GRACE_S 5.0
+/* How long svc_open waits for another daemon's lock on the state directory
+ * (state_lock) before refusing: a daemon told to stop may take the grace
+ * period to record its last evaluation. */
+#define SVC_LOCK_WAIT_S (SVC_CLOSE_GRACE_S + 2.0)
 void svc_close(struct svc *s);
 
 int svc_n_tasks(const struct svc *s);
@@ -93,6 +97,11 @@ int svc_pass_write(struct svc *s, int task, const void *buf, size_t len, uint64_
 int svc_pass_truncate(struct svc *s, int task, uint64_t size);
 /* Replaces the whole content (rename onto pass.c, watch mode). */
 int svc_pass_replace(struct svc *s, int task, const void *buf, size_t len);
+/* fsync(2) of pass.c: its current bytes made durable in the state directory
+ * (STATE/<id>/pass.c, file and directory synced) without an evaluation; a
+ * daemon that dies before the close finds them there and evaluates them at
+ * the next open.  0 or -errno. */
+int svc_pass_sync(struct svc *s, int task);
 /* Modification time of pass.c (the last change), seconds and nanoseconds. */
 void svc_pass_mtime(struct svc *s, int task, int64_t *sec, long *nsec);
 

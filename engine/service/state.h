@@ -3,7 +3,7 @@
  * `passfs history export`, which reads a state directory without a service.
  *
  * Layout (one subdirectory per task id; see service.h):
- *     <id>/pass.c, <id>/result.json, <id>/history/NNNNNN.{c,json}
+ *     .lock (state_lock), <id>/pass.c, <id>/result.json, <id>/history/NNNNNN.{c,json}
  * NNNNNN is the evaluation's seq, zero-padded to 6 digits (more when larger).
  * A history entry exists once its .json is there: the .c is written first. */
 #ifndef PASSFS_STATE_H
@@ -31,6 +31,14 @@ void state_history_name(char *buf, size_t len, uint64_t seq, const char *ext);
  * *max_any is the largest seq of any NNNNNN.c or .json there (0 if none), so
  * a new seq never reuses a number a crash left half-written.  0 or -errno. */
 int state_history_scan(const char *hist_dir, uint64_t **seqs, int *n, uint64_t *max_any);
+
+/* One daemon per state directory: takes an exclusive flock(2) on dir/.lock
+ * and writes the holder there ("pid command line").  A lock another process
+ * holds is waited for up to wait_s seconds (a daemon that was just stopped
+ * may still be writing its last result), then refused with err naming the
+ * directory and the holder.  0 with *fd (keep it open: closing it, or the
+ * process ending, releases the lock), or -1. */
+int state_lock(const char *dir, double wait_s, int *fd, char *err, size_t errlen);
 
 /* The current time as ISO 8601 UTC with milliseconds: "2026-03-01T12:34:56.789Z". */
 void state_iso_now(char buf[32]);

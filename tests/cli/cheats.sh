@@ -10,9 +10,13 @@
 #
 # BACKEND=cuda (from tests/gpu/check.sh on a GPU machine) runs the same
 # passes with the cuda backend's expectations where they differ.
+# CHEATS_ONLY=REGEX (an extended regular expression on the case names, e.g.
+# '^(c01|c08)_' or 'precision') runs only the cases it matches, and the
+# cleanup checks: the device check's subset.
 set -uo pipefail
 PASSFS=${PASSFS:-./build/passfs}
 BACKEND=${BACKEND:-cpu}
+ONLY=${CHEATS_ONLY:-}
 T=tests/cheats/tasks
 TASK=cheat_bias_gelu
 C=tests/cheats
@@ -37,6 +41,9 @@ export TMPDIR="$WORK/tmp"
 check() {
 	local name=$1 file=$2 want=$3 cond=$4
 	shift 4
+	if [ -n "$ONLY" ] && ! [[ $name =~ $ONLY ]]; then
+		return
+	fi
 	rm -f "$MARKER"
 	sed "s|/tmp/passfs-cheat-marker|$MARKER|g" "$file" >"$WORK/src/${file##*/}"
 	file="$WORK/src/${file##*/}"
@@ -178,7 +185,9 @@ fi
 
 # Lowered precision does not pay: float16 arithmetic on the float32 task
 # scores below the honest float32 pass (more trials: the scores are compared).
-if "$PASSFS" eval --tasks "$T" --task "$TASK" --backend "$BACKEND" --json --pass $C/honest_f32.c >"$WORK/honest.json" 2>/dev/null &&
+if [ -n "$ONLY" ] && ! [[ precision =~ $ONLY ]]; then
+	:
+elif "$PASSFS" eval --tasks "$T" --task "$TASK" --backend "$BACKEND" --json --pass $C/honest_f32.c >"$WORK/honest.json" 2>/dev/null &&
 	"$PASSFS" eval --tasks "$T" --task "$TASK" --backend "$BACKEND" --json --pass $C/lowp_f16.c >"$WORK/lowp.json" 2>/dev/null &&
 	line=$(/usr/bin/python3 - "$WORK/honest.json" "$WORK/lowp.json" <<'EOF'
 import json, sys

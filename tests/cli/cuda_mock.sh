@@ -6,10 +6,13 @@
 # keep the poison: verdict rejected, which proves the pipeline reached the
 # comparison - probe, lazy CUDA initialisation in each worker, NVRTC for
 # sm_90a, module load by lowered names, the kernel table lookup in
-# pf_launch, the sandbox with the driver's descriptors (the mock's launches and
-# syncs issue an ioctl on them).  A kernel fault (MOCK_CUDA_FAULT) must give
-# runtime_error naming the kernel; device-only code (inline PTX, wmma) must
-# compile and run.  Skipped without cc or NVRTC.
+# pf_launch, the argument check against the kernel's parameters
+# (cuFuncGetParamInfo), the sandbox with the driver's descriptors (the
+# mock's launches and syncs issue an ioctl on them).  A kernel fault
+# (MOCK_CUDA_FAULT) must give runtime_error naming the kernel, and so must a
+# parameter whose size differs between host and device; device-only code
+# (inline PTX, wmma) must compile and run; a GPU newer than NVRTC gets PTX.
+# Skipped without cc or NVRTC.
 . tests/lib/cli.sh
 T=tests/passes/tasks
 
@@ -63,6 +66,35 @@ MOCK_CUDA_LOG=$tmp/launches2 MOCK_CUDA_REFUSE_CUBIN=_Z9bias_gelu check "a refuse
 	--pass tests/passes/ok_fused.c
 grep -q '^function _Z9bias_geluIfEv.* from ptx' "$tmp/launches2" && ok "the refused pass cubin's PTX was loaded" ||
 	bad "module loads: $(grep '^function' "$tmp/launches2" | sort -u | head -5)"
+# The launch-time argument check runs: the backend asked the driver for
+# each parameter (cuFuncGetParamInfo) of the pass's kernels, which the mock
+# reads from the cubin and from the PTX alike (offset:size each)
+params='^params _Z9bias_geluIfEvPKT_S2_PS0_xx 5 0:8,8:8,16:8,24:8,32:8 pid'
+if grep -q "$params" "$tmp/launches" && grep -q "$params" "$tmp/launches2"; then
+	ok "the pass kernels' parameters were read, from the cubin and from the PTX"
+else
+	bad "parameters: $(grep '^params _Z9bias' "$tmp/launches" "$tmp/launches2" | sort -u | head -4)"
+fi
+# a kernel whose parameter is a double on the device and a float on the host:
+# the launch is refused, naming the kernel and the argument, and never made
+MOCK_CUDA_LOG=$tmp/launches_mismatch check "host and device disagreeing on a parameter's size is refused" \
+	"r['verdict'] == 'runtime_error' and all('bias_gelu<' in v['message'] and 'argument 5 has 4 bytes on the host' in v['message'] and 'parameter 8 on the device' in v['message'] for v in r['variants'])" \
+	--pass tests/gpu/passes/param_mismatch.c
+grep -q '^params _Z9bias_geluIfEvPKT_S2_PS0_xxd 6 .*,40:8 pid' "$tmp/launches_mismatch" &&
+	! grep -q '^launch _Z9bias_gelu' "$tmp/launches_mismatch" && ok "the mismatched kernel was never launched" ||
+	bad "mismatch: $(grep '_Z9bias_gelu' "$tmp/launches_mismatch" | sort -u | head -4)"
+# A GPU newer than the NVRTC here (which fails every compile for an arch it
+# does not know): the pass and the op library are PTX for the newest arch
+# NVRTC knows, JIT-compiled by the driver, and the result says so
+MOCK_CUDA_CC=99.0 MOCK_CUDA_LOG=$tmp/launches_new check "a GPU newer than NVRTC reaches the comparison" \
+	"$reached and 'sm_990' in r['compile'].get('note', '') and 'JIT-compiled by the driver' in r['compile']['note']" \
+	--pass tests/passes/ok_fused.c
+if grep -q '^function _Z9bias_geluIfEv.* from ptx' "$tmp/launches_new" && grep -q '^launch _Z9ew_binary' "$tmp/launches_new" &&
+	! grep -q 'from cubin' "$tmp/launches_new"; then
+	ok "on a GPU newer than NVRTC the pass and the op library load from PTX"
+else
+	bad "module loads: $(grep '^function' "$tmp/launches_new" | sort -u | head -5)"
+fi
 MOCK_CUDA_FAULT=oob_store check "a faulting kernel is named" \
 	"r['verdict'] == 'runtime_error' and 'CUDA_ERROR_ILLEGAL_ADDRESS' in r['message'] and 'oob_store<float>' in r['message']" \
 	--pass tests/gpu/passes/fault_oob.c

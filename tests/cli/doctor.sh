@@ -4,7 +4,8 @@
 # pass headers fail it (exit 1) and say so, and the evaluation is then not
 # tried; --json carries the same; with a mock CUDA driver, auto picks cuda and
 # names the device, and the evaluation runs through the cuda path to the
-# comparison, where the mock (which runs no kernel) fails it.
+# comparison, where the mock (which runs no kernel) fails it; a mock GPU
+# newer than NVRTC is a note naming the PTX target, and evaluates the same.
 . tests/lib/cli.sh
 
 if "$PASSFS" doctor >"$tmp/out" 2>"$tmp/err"; then
@@ -104,5 +105,17 @@ if [ $rc -eq 1 ] && grep -q '^  ok    backend     auto picks cuda: Mock GPU .*(s
 	ok "mock GPU: auto picks cuda; a missing cuDNN is a note; the evaluation reaches the comparison"
 else
 	bad "mock GPU: exit $rc: $(cat "$tmp/out4")"
+fi
+grep -q '^  note  arch ' "$tmp/out4" && bad "a GPU NVRTC knows has an arch note: $(grep ' arch ' "$tmp/out4")"
+# a GPU newer than NVRTC: compiled to PTX for the newest arch NVRTC knows,
+# which is a note; the evaluation still gets through to the comparison
+PASSFS_LIBCUDA=$tmp/libcuda_mock.so PASSFS_CUBLAS=$tmp/libcublas_mock.so MOCK_CUDA_CC=99.0 "$PASSFS" doctor >"$tmp/out5" 2>&1
+rc=$?
+if [ $rc -eq 1 ] && grep -q '^  ok    backend     auto picks cuda: Mock GPU .*(sm_990, ' "$tmp/out5" &&
+	grep -q "^  note  arch        NVRTC [0-9.]* cannot compile for this GPU's sm_990 .*device code is PTX for compute_[0-9]*, JIT-compiled" "$tmp/out5" &&
+	grep -q "^  FAIL  evaluation  a built-in correct pass came out rejected: variant 'f32': .*still holds the poison" "$tmp/out5"; then
+	ok "mock GPU newer than NVRTC: a note names the PTX target; the evaluation reaches the comparison"
+else
+	bad "mock GPU newer than NVRTC: exit $rc: $(cat "$tmp/out5")"
 fi
 finish

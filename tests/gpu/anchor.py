@@ -18,18 +18,25 @@ variants:
      the PassBench protocol: 25 warm-up + 100 timed calls, each
      synchronize -> clock -> call -> synchronize -> clock, median.
 
-Prints one row per variant - task, variant, passfs eager ms, torch eager ms,
-inductor ms, passfs/torch, torch/inductor, min_t, max abs error - then a
-summary: the median passfs/torch ratio (the issue's target: <= 1.25, an honest
-baseline) and how many variants agree with torch.  torch.compile is the slow
-part (seconds per variant): it runs after everything else, variant 0 of every
-task first, then the last, then the rest, until --deadline; variants it did not
-reach show "-".
+Prints a line per variant as it finishes (passfs eager ms, torch eager ms,
+their ratio, min_t), then a line per variant torch.compile reaches, then the
+table - task, variant, passfs eager ms, torch eager ms, inductor ms,
+passfs/torch, torch/inductor, min_t, max abs error - and a summary: the median
+passfs/torch ratio (the target: <= 1.25, an honest baseline) and how many
+variants agree with torch.  --deadline bounds the whole run: no task starts
+after it, passfs's own runs get what is left of it, and torch.compile (the slow
+part, seconds per variant) runs after everything else, variant 0 of every task
+first, then the last, then the rest, until the deadline; what it did not reach
+shows "-".  The table and the JSON rows are rewritten after every row, and on
+SIGTERM, so a run stopped from outside still leaves what it measured.
 
 A task is an id of --tasks-dir, or a path (with a "/") to a task's directory.
 With --json FILE the rows also go to FILE as a JSON list (task, variant,
 passfs_ms, torch_ms, inductor_ms, min_t, max_abs, ok, note, tasks_dir), which
 bench/calibration.py sets beside the cpu backend's modeled H200 times.
+
+--torch-device cpu runs torch on the CPU beside passfs's cuda backend (a
+rehearsal against a mock driver: the flow and the table, not the numbers).
 
 Exit status: 0 when every variant ran and agreed with torch within tolerance
 (timings are information, not pass/fail), 1 otherwise, 2 on a setup error.
@@ -39,6 +46,7 @@ import json
 import math
 import os
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
@@ -139,7 +147,11 @@ def main():
     ap.add_argument("--tasks", default=os.environ.get("ANCHOR_TASKS", ",".join(DEFAULT_TASKS)),
                     help="comma-separated task ids, or paths to task directories")
     ap.add_argument("--deadline", type=float, default=float(os.environ.get("ANCHOR_DEADLINE_S", "200")),
-                    help="seconds from start after which torch.compile is skipped")
+                    help="seconds from start for the whole run (no task or torch.compile starts after it)")
+    ap.add_argument("--trials", type=int, default=int(os.environ.get("ANCHOR_TRIALS", str(TRIALS))),
+                    help="timed calls per variant on each side (default %d)" % TRIALS)
+    ap.add_argument("--torch-device", choices=["cuda", "cpu"], default=None,
+                    help="where torch runs (default: the backend's device)")
     ap.add_argument("--no-inductor", action="store_true")
     ap.add_argument("--table", help="also write the table to this file")
     ap.add_argument("--json", help="also write the rows to this file (a JSON list)")
@@ -149,15 +161,19 @@ def main():
     args = ap.parse_args()
     start = time.time()
 
+    def left():
+        return args.deadline - (time.time() - start)
+
     try:
         import torch
         import graph_torch
     except Exception as e:  # noqa: BLE001 - report any import failure plainly
         print("anchor: cannot import torch / graph_torch: %s" % e)
         return 2
-    dev = args.backend
+    back = args.backend
+    dev = args.torch_device or back
     if dev == "cuda" and not torch.cuda.is_available():
-        print("anchor: torch sees no GPU")
+        print("anchor: torch sees no GPU (--torch-device cpu runs torch on the CPU)")
         return 2
     sync = torch.cuda.synchronize if dev == "cuda" else (lambda: None)
     if dev == "cpu":
@@ -178,15 +194,79 @@ def main():
         torch._dynamo.config.cache_size_limit = 256
     except Exception:  # noqa: BLE001
         pass
-    print("anchor: torch %s, %s, passfs %s" % (
-        torch.__version__, torch.cuda.get_device_name(0) if dev == "cuda" else "cpu", args.passfs))
-    sys.stdout.flush()
+    device_name = torch.cuda.get_device_name(0) if dev == "cuda" else "cpu"
+    trials = args.trials if dev == "cuda" else min(args.trials, 3)
+    warmup = WARMUP if dev == "cuda" else 1
+    print("anchor: torch %s on %s, passfs %s (--backend %s), %d trials, deadline %.0f s" % (
+        torch.__version__, device_name, args.passfs, back, trials, args.deadline))
+    print("%-30s %-18s %10s %10s %8s %5s  %s" % ("task", "variant", "passfs_ms", "torch_ms", "pf/torch", "min_t",
+                                                 "note"), flush=True)
 
     shm = "/dev/shm" if os.access("/dev/shm", os.W_OK) else None
     tmp = tempfile.mkdtemp(prefix="passfs_anchor_", dir=shm)
     libs = set()
     rows = []           # dicts, in task / variant order
-    errors = 0
+    state = {"errors": 0}
+
+    def ratio(a, b):
+        return a / b if a and b else None
+
+    def table():
+        lines = []
+        hdr = "%-30s %-18s %10s %10s %10s %8s %8s %5s %9s  %s" % (
+            "task", "variant", "passfs_ms", "torch_ms", "induct_ms", "pf/torch", "tr/ind", "min_t", "max_err", "note")
+        lines.append(hdr)
+        lines.append("-" * len(hdr))
+        ratios, ind = [], []
+        for r in rows:
+            pr, ir = ratio(r["passfs"], r["torch"]), ratio(r["torch"], r["inductor"])
+            if pr:
+                ratios.append(pr)
+            if ir:
+                ind.append(ir)
+            lines.append("%-30s %-18s %10s %10s %10s %8s %8s %5s %9s  %s%s" % (
+                r["task"][:30], r["variant"][:18], fmt(r["passfs"]), fmt(r["torch"]), fmt(r["inductor"]),
+                fmt(pr, "%.2f"), fmt(ir, "%.2f"), "-" if r["min_t"] is None else str(r["min_t"]),
+                "-" if r["max_abs"] is None else "%.1e" % r["max_abs"], "" if r["ok"] else "MISMATCH ", r["note"]))
+        n_ok = sum(1 for r in rows if r["ok"])
+        lines.append("")
+        lines.append("passfs eager's vendor libraries: %s" % ("; ".join(sorted(libs)) or "-"))
+        if ratios:
+            med = statistics.median(ratios)
+            within = sum(1 for x in ratios if x <= 1.25)
+            lines.append("passfs eager / torch eager (%s): median %.2f (target <= 1.25: %s), %d of %d variants within "
+                         "1.25x, geomean %.2f" % (device_name, med, "met" if med <= 1.25 else "NOT met", within,
+                                                  len(ratios),
+                                                  math.exp(sum(math.log(x) for x in ratios) / len(ratios))))
+        if ind:
+            lines.append("torch eager / inductor: geomean %.2f over %d variants (inductor slower than eager on %d)" % (
+                math.exp(sum(math.log(x) for x in ind) / len(ind)), len(ind), sum(1 for x in ind if x < 1)))
+        lines.append("outputs agree with torch (%s): %d of %d variants (%d task errors); %.0f s" % (
+            dev, n_ok, len(rows), state["errors"], time.time() - start))
+        return "\n".join(lines), n_ok
+
+    def save():
+        """The table and the rows as they stand, each replaced whole."""
+        text, _ = table()
+        outs = []
+        if args.table:
+            outs.append((args.table, text + "\n"))
+        if args.json:
+            keep = [{"task": r["task"], "variant": r["variant"], "passfs_ms": r["passfs"], "torch_ms": r["torch"],
+                     "inductor_ms": r["inductor"], "min_t": r["min_t"], "max_abs": r["max_abs"], "ok": r["ok"],
+                     "note": r["note"], "tasks_dir": os.path.relpath(r["tasks_dir"], REPO)} for r in rows]
+            outs.append((args.json, json.dumps({"device": device_name, "torch": torch.__version__,
+                                                "passfs_backend": back, "complete": state.get("complete", False),
+                                                "rows": keep}, indent=1)))
+        for path, body in outs:
+            with open(path + ".tmp", "w", encoding="utf-8") as f:
+                f.write(body)
+            os.replace(path + ".tmp", path)
+
+    def on_term(signum, frame):
+        raise SystemExit(128 + signum)
+    signal.signal(signal.SIGTERM, on_term)
+
     try:
         for entry in [t for t in args.tasks.split(",") if t]:
             tdir, tid = args.tasks_dir, entry
@@ -196,21 +276,32 @@ def main():
             gpath = os.path.join(tdir, tid, "graph.json")
             if not os.path.isfile(gpath):
                 print("anchor: no task %s" % tid)
-                errors += 1
+                state["errors"] += 1
                 continue
             doc = graph_torch.load(gpath)
+            if left() < 5:
+                for v in doc["variants"]:
+                    rows.append({"task": tid, "variant": v["name"], "passfs": None, "torch": None, "inductor": None,
+                                 "min_t": None, "max_abs": None, "ok": False, "note": "not reached: deadline",
+                                 "tasks_dir": tdir})
+                print("%-30s (not reached: the deadline)" % tid[:30], flush=True)
+                continue
             out = os.path.join(tmp, tid)
             t0 = time.time()
-            p = subprocess.run([args.passfs, "eager", "--tasks", tdir, "--task", tid, "--backend",
-                                dev, "--trials", str(TRIALS if dev == "cuda" else 3), "--out", out],
-                               capture_output=True, text=True, timeout=300)
+            try:
+                p = subprocess.run([args.passfs, "eager", "--tasks", tdir, "--task", tid, "--backend",
+                                    back, "--trials", str(trials), "--out", out],
+                                   capture_output=True, text=True, timeout=max(5, min(300, left())))
+            except subprocess.TimeoutExpired:
+                print("FAIL %s: passfs eager did not finish before the deadline" % tid, flush=True)
+                state["errors"] += 1
+                continue
             if p.returncode != 0:
                 msg = (p.stderr.strip().splitlines() or ["exit %d" % p.returncode])[-1]
-                print("FAIL %s: passfs eager: %s" % (tid, msg))
-                errors += 1
+                print("FAIL %s: passfs eager: %s" % (tid, msg), flush=True)
+                state["errors"] += 1
                 continue
-            print("     %s: passfs eager (compile + %d variants x %d runs) %.1f s" % (
-                tid, len(doc["variants"]), (TRIALS if dev == "cuda" else 3) + 1, time.time() - t0))
+            eager_s = time.time() - t0
             for v in doc["variants"]:
                 row = {"task": tid, "variant": v["name"], "passfs": None, "torch": None, "inductor": None,
                        "min_t": None, "max_abs": None, "ok": False, "note": "", "tasks_dir": tdir}
@@ -243,11 +334,18 @@ def main():
                     def run_torch(v=v, env=env):
                         with torch.no_grad():
                             return graph_torch.run_variant(v, device=dev, inputs=env)
-                    row["torch"] = time_fn(sync, run_torch) if dev == "cuda" else time_fn(sync, run_torch, 1, 3)
+                    row["torch"] = time_fn(sync, run_torch, warmup, trials)
                     row["_fn"], row["_ins"], row["_names"] = v, ins, names
                 except Exception as e:  # noqa: BLE001 - one broken variant must not stop the rest
                     row["note"] = "%s: %s" % (type(e).__name__, str(e).splitlines()[0] if str(e) else "")
-                sys.stdout.flush()
+                print("%-30s %-18s %10s %10s %8s %5s  %s%s" % (
+                    tid[:30], v["name"][:18], fmt(row["passfs"]), fmt(row["torch"]),
+                    fmt(ratio(row["passfs"], row["torch"]), "%.2f"),
+                    "-" if row["min_t"] is None else str(row["min_t"]), "" if row["ok"] else "MISMATCH ",
+                    row["note"]), flush=True)
+                save()
+            print("     (%s: passfs eager, compile + %d variants x %d runs, %.1f s)" % (
+                tid, len(doc["variants"]), trials + 1, eager_s), flush=True)
             shutil.rmtree(out, ignore_errors=True)
 
         # torch.compile, by priority, within the deadline
@@ -265,7 +363,7 @@ def main():
             for rs in by_task.values():
                 order.extend(rs[1:-1])
             for r in order:
-                if time.time() - start > args.deadline:
+                if left() < 5:
                     r["note"] = r["note"] or "inductor: time budget"
                     continue
                 try:
@@ -282,58 +380,21 @@ def main():
                     t0 = time.time()
                     run_comp()
                     r["compile_s"] = time.time() - t0
-                    r["inductor"] = time_fn(sync, run_comp)
+                    r["inductor"] = time_fn(sync, run_comp, warmup, trials)
                 except Exception as e:  # noqa: BLE001
                     r["note"] = "inductor: %s" % (str(e).splitlines()[0][:80] if str(e) else type(e).__name__)
-                sys.stdout.flush()
+                print("inductor %-30s %-18s %10s ms (compile %.1f s), torch/inductor %s" % (
+                    r["task"][:30], r["variant"][:18], fmt(r["inductor"]), r.get("compile_s", 0),
+                    fmt(ratio(r["torch"], r["inductor"]), "%.2f")), flush=True)
+                save()
+        state["complete"] = True
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-
-    # the table
-    lines = []
-    hdr = "%-30s %-18s %10s %10s %10s %8s %8s %5s %9s  %s" % (
-        "task", "variant", "passfs_ms", "torch_ms", "induct_ms", "pf/torch", "tr/ind", "min_t", "max_err", "note")
-    lines.append(hdr)
-    lines.append("-" * len(hdr))
-    ratios, ind = [], []
-    for r in rows:
-        pr = r["passfs"] / r["torch"] if r["passfs"] and r["torch"] else None
-        ir = r["torch"] / r["inductor"] if r["torch"] and r["inductor"] else None
-        if pr:
-            ratios.append(pr)
-        if ir:
-            ind.append(ir)
-        lines.append("%-30s %-18s %10s %10s %10s %8s %8s %5s %9s  %s%s" % (
-            r["task"][:30], r["variant"][:18], fmt(r["passfs"]), fmt(r["torch"]), fmt(r["inductor"]),
-            fmt(pr, "%.2f"), fmt(ir, "%.2f"), "-" if r["min_t"] is None else str(r["min_t"]),
-            "-" if r["max_abs"] is None else "%.1e" % r["max_abs"], "" if r["ok"] else "MISMATCH ", r["note"]))
-    n_ok = sum(1 for r in rows if r["ok"])
-    lines.append("")
-    lines.append("passfs eager's vendor libraries: %s" % ("; ".join(sorted(libs)) or "-"))
-    if ratios:
-        med = statistics.median(ratios)
-        within = sum(1 for x in ratios if x <= 1.25)
-        lines.append("passfs eager / torch eager: median %.2f (target <= 1.25: %s), %d of %d variants within 1.25x, "
-                     "geomean %.2f" % (med, "met" if med <= 1.25 else "NOT met", within, len(ratios),
-                                      math.exp(sum(math.log(x) for x in ratios) / len(ratios))))
-    if ind:
-        lines.append("torch eager / inductor: geomean %.2f over %d variants (inductor slower than eager on %d)" % (
-            math.exp(sum(math.log(x) for x in ind) / len(ind)), len(ind), sum(1 for x in ind if x < 1)))
-    lines.append("outputs agree with torch (%s): %d of %d variants (%d task errors); %.0f s" % (
-        dev, n_ok, len(rows), errors, time.time() - start))
-    text = "\n".join(lines)
-    print(text)
-    if args.table:
-        with open(args.table, "w", encoding="utf-8") as f:
-            f.write(text + "\n")
-    if args.json:
-        keep = [{"task": r["task"], "variant": r["variant"], "passfs_ms": r["passfs"], "torch_ms": r["torch"],
-                 "inductor_ms": r["inductor"], "min_t": r["min_t"], "max_abs": r["max_abs"], "ok": r["ok"],
-                 "note": r["note"], "tasks_dir": os.path.relpath(r["tasks_dir"], REPO)} for r in rows]
-        with open(args.json, "w", encoding="utf-8") as f:
-            json.dump({"device": torch.cuda.get_device_name(0) if dev == "cuda" else "cpu",
-                       "torch": torch.__version__, "rows": keep}, f, indent=1)
-    return 0 if errors == 0 and rows and n_ok == len(rows) else 1
+        text, n_ok = table()
+        print()
+        print(text, flush=True)
+        save()
+    return 0 if state["errors"] == 0 and rows and n_ok == len(rows) else 1
 
 
 if __name__ == "__main__":

@@ -1,65 +1,70 @@
 #!/usr/bin/env bash
 # tests/gpu/check.sh - the device check for the cuda backend: one script for a
 # machine with a GPU (written for an H200 with CUDA 13, PyTorch and
-# TorchInductor; about 4-5 minutes), run from a copy of the repository:
+# TorchInductor), run from a copy of the repository, bounded by
+# CHECK_BUDGET_S (default 290 s: under 5 minutes, so that a 15-minute lease
+# holds the machine's start, one run and one rerun):
 #
-#   bash tests/gpu/check.sh            # OUT=/some/dir to keep the table and logs
+#   OUT=/some/dir bash tests/gpu/check.sh
 #
-# Steps (each with a time limit; a failed step does not stop the others, and
-# steps that need the binary are skipped when the build failed):
-#   1 env        nvidia-smi, compilers, torch
-#   2 build      cmake Release (warnings not fatal here) into build-gpu/; or,
-#                when build-prebuilt/ is there (tests/gpu/prepare.sh, run on a
-#                development machine and carried along: the GPU machine may
-#                have no jansson or libfuse3 to build with), those binaries
-#   3 device     `passfs doctor` (must pick cuda and pass, its built-in
-#                end-to-end evaluation included), then unit tests
-#                on the GPU: test_cuda_device (launches, CUPTI,
-#                escape, faults, big shared memory, L2 flush, lock, module
-#                cache, CUDA inside the sandbox), test_cuda_backend,
-#                test_cuda_pack, test_sandbox
-#   4 sandbox    what the real driver does inside the pass worker's seccomp
-#                sandbox: which open functions libcuda imports (passfs serves
-#                the driver's re-opens of its device paths through its own),
-#                then one eval with PASSFS_SANDBOX_AUDIT (refused calls are
-#                logged and carried out): an empty log passes; the log's
-#                lines go to the summary
-#   5 speed      `passfs eval` of a 6-variant task with a correct pass, twice:
-#                wall time (target < 1.5 s warm) and scores within 2%
-#   5b modload   a matmul task (eager: cuBLAS) with a correct tiled GEMM pass
-#                (tests/gpu/tasks/gemm_f32, tests/gpu/passes/gemm_tiled.c)
-#                under CUDA_MODULE_LOADING=EAGER (what passfs sets) and LAZY:
-#                wall time and the eager kernels CUPTI saw, side by side
-#   6 verdicts   tests/cli/eval_verdicts.sh with BACKEND=cuda (every verdict)
-#   7 gpu-passes tests/gpu/passes: inline PTX + wmma (ok), static + dynamic
-#                shared memory over 48 KiB (ok), the escaping slow
-#                kernel (ok, speedup < 1: the sync caught it; CUPTI's kernel
-#                time shows the ~3 ms), a faulting kernel (runtime_error
-#                naming it), then the GPU still works with CUPTI times and
-#                kernel resources in result.json; --cold; two evaluations at
-#                once (the second waits for the benchmark lock)
-#   8 cheats     tests/cli/cheats.sh with BACKEND=cuda: the hack suite's GPU
-#                expectations (c08's late kernel timed, %globaltimer refused,
-#                the host memory flood stopped by RLIMIT_DATA, ...)
-#   9 truth      tests/cli/reward_truth.sh with BACKEND=cuda (5 bf16 runs), and
-#                the launch forms (templated helper, #undef'd macro, kernel
-#                table: kernels found by their exported symbols) verdict ok
-#  10 fusion     the fused passes of bench/passes on three elementwise tasks,
-#                and the block-per-row and thread-per-row RMSNorm passes on
-#                t5_rmsnorm: the GPU's measured score beside the cpu backend's
-#                modeled one for the same pass (docs/backends.md, "The modeled
-#                H200 time"; the values docs/benchmarks.md quotes): the model's
-#                calibration, and whether it ranks the two RMSNorm passes as
-#                the GPU does
-#  11 anchor     tests/gpu/anchor.py: passfs eager vs PyTorch eager and
-#                torch.compile on 10 tasks (outputs compared, 25 + 100 trials)
-# Then a summary, and the anchor's table; with OUT set, both go to
-# $OUT/gpu-check.txt, the anchor's rows to $OUT/anchor.json (bench/calibration.py)
-# and every step's log to $OUT/logs/.
+# Steps, in the order of what a short lease must bring back first (each with
+# a time limit shrunk to the budget left; a failed step does not stop the
+# others; steps that need the binary are skipped when the build failed):
+#   1 env         nvidia-smi, compilers, torch, the nvidia wheels found
+#   2 build       cmake Release (warnings not fatal here) into build-gpu/; or,
+#                 when build-prebuilt/ is there (tests/gpu/prepare.sh, run on
+#                 a development machine and carried along: the GPU machine
+#                 may have no jansson, libfuse3 or hiredis), those binaries
+#   3 device      `passfs doctor` (must pick cuda and pass, its built-in
+#                 end-to-end evaluation included), then the unit tests on the
+#                 GPU: test_cuda_device (launches, CUPTI, escape, faults, big
+#                 shared memory, L2 flush, lock, module cache, CUDA inside the
+#                 sandbox), test_cuda_abi, test_cuda_backend, test_cuda_pack,
+#                 test_sandbox, test_cpu_backend
+#   4 anchor      tests/gpu/anchor.py: passfs eager vs PyTorch eager and
+#                 torch.compile on 10 tasks (outputs compared, 25 + 100
+#                 trials); a row per variant printed as it finishes, the
+#                 whole step bounded by its limit, the table kept as it grows
+#   5 latency     tests/gpu/latency.py: write pass.c on a `passfs watch` tree
+#                 and on a FUSE mount (when /dev/fuse is there), seconds until
+#                 result.json judges those bytes, first and second write
+#   6 calibration the fused passes of bench/passes on three elementwise
+#                 tasks, and the block-per-row and thread-per-row RMSNorm
+#                 passes on t5_rmsnorm: the GPU's measured score beside the cpu
+#                 backend's modeled one for the same pass (docs/benchmarks.md)
+#   7 speed       `passfs eval` of a 6-variant task with a correct pass, twice:
+#                 wall time (target < 1.5 s warm) and scores within 2%
+#   8 sandbox     what the real driver does inside the pass worker's seccomp
+#                 sandbox: which open functions libcuda imports, then one eval
+#                 with PASSFS_SANDBOX_AUDIT (refused calls are logged and
+#                 carried out): an empty log passes
+#   9 modload     a matmul task (eager: cuBLAS) with a correct tiled GEMM pass,
+#                 as passfs loads modules (EAGER in the pass worker only,
+#                 eager's worker lazy) and with CUDA_MODULE_LOADING=EAGER
+#                 everywhere: wall time and the eager kernels CUPTI saw
+#  10 gpu-passes  tests/gpu/passes: inline PTX + wmma, shared memory over 48
+#                 KiB, the escaping slow kernel, a faulting kernel, the GPU
+#                 after it, CUPTI times, --cold, two evaluations at once
+#  11 verdicts    tests/cli/eval_verdicts.sh with BACKEND=cuda
+#  12 cheats      tests/cli/cheats.sh with BACKEND=cuda on a subset that fits
+#                 (CHEATS_ONLY; the GPU's own expectations: c08's late kernel
+#                 timed, %globaltimer refused, RLIMIT_DATA, ...)
+#  13 truth       tests/cli/reward_truth.sh with BACKEND=cuda (5 bf16 runs),
+#                 the launch forms (templated, macro, kernel table) ok
+# What comes back, rewritten after every step so a run stopped from outside
+# still returns what it measured (three files, the device runner returns 8):
+#   $OUT/gpu-check.txt   the steps' table, the anchor's table, the latency and
+#                        calibration rows, the sandbox audit's lines
+#   $OUT/anchor.json     the anchor's rows (bench/calibration.py, run back
+#                        here, sets the cpu backend's modeled times beside them)
+#   $OUT/logs.tar.gz     every step's log
 #
-# Environment: CHECK_BUDGET_S (total seconds, default 290: later steps shrink
-# or are skipped to fit), BUILD_DIR (build-gpu), PYTHON (a python with torch;
-# default: python3 if it imports torch, else /usr/bin/python3), JOBS.
+# Environment: CHECK_BUDGET_S (290), CHECK_STEP_MAX_S (a cap on every step's
+# limit), BUILD_DIR (build-gpu), PREBUILT_DIR (build-prebuilt), PYTHON (a python
+# with torch; default: python3 if it imports torch, else /usr/bin/python3),
+# JOBS, ANCHOR_TASKS / ANCHOR_TRIALS (anchor.py), CHEATS_ONLY (a regex on the
+# cheat cases' names).  tests/gpu/rehearse.sh runs this script here against
+# the mock driver and a fake wheel tree (the suite's rehearsal).
 #
 # On a GPU machine where nothing can be installed:
 #   here:  bash tests/gpu/prepare.sh
@@ -71,18 +76,19 @@ START=$(date +%s)
 BUDGET=${CHECK_BUDGET_S:-290}
 BUILD=${BUILD_DIR:-build-gpu}
 PREBUILT=0
-if [ -z "${BUILD_DIR:-}" ] && [ -f build-prebuilt/.prebuilt ]; then
-	BUILD=build-prebuilt
+if [ -z "${BUILD_DIR:-}" ] && [ -f "${PREBUILT_DIR:-build-prebuilt}/.prebuilt" ]; then
+	BUILD=${PREBUILT_DIR:-build-prebuilt}
 	PREBUILT=1
 fi
 # Binaries built elsewhere know that checkout's paths: point them at this one.
 export PASSFS_INCLUDE_DIR=$REPO/gpu/include PASSFS_OPLIB_DIR=$REPO/gpu/oplib PASSFS_TASKS=$REPO/tasks
 JOBS=${JOBS:-$(nproc 2>/dev/null || echo 4)}
-PASSFS=$REPO/$BUILD/passfs
+case $BUILD in /*) ;; *) BUILD=$REPO/$BUILD ;; esac
+PASSFS=$BUILD/passfs
 LOGS=$(mktemp -d "${TMPDIR:-/tmp}/passfs-gpu-check.XXXXXX")
 OUTDIR=${OUT:-}
 if [ -n "$OUTDIR" ]; then
-	mkdir -p "$OUTDIR/logs"
+	mkdir -p "$OUTDIR"
 fi
 # Fresh, private state for this run: module cache, GPU lock directory.
 export PASSFS_CACHE_DIR=$LOGS/module-cache PASSFS_LOCK_DIR=$LOGS
@@ -140,9 +146,11 @@ step() {
 		return
 	fi
 	[ "$limit" -gt "$left" ] && limit=$left
+	[ -n "${CHECK_STEP_MAX_S:-}" ] && [ "$limit" -gt "$CHECK_STEP_MAX_S" ] && limit=$CHECK_STEP_MAX_S
 	t0=$(date +%s)
 	# the step functions are exported: timeout runs them in a child bash
-	timeout -k 10 "$limit" bash -c '"$@"' step "$@" >"$log" 2>&1
+	# (STEP_LIMIT: the steps that bound their own work, anchor and latency)
+	STEP_LIMIT=$limit timeout -k 10 "$limit" bash -c '"$@"' step "$@" >"$log" 2>&1
 	rc=$?
 	dt=$(($(date +%s) - t0))
 	if [ $rc -eq 0 ]; then
@@ -159,8 +167,51 @@ step() {
 		fi
 	fi
 	secs+=("$dt")
-	if [ -n "$OUTDIR" ]; then cp "$log" "$OUTDIR/logs/" 2>/dev/null; fi
+	write_out
 	return 0
+}
+
+# The summary as it stands, and (with OUT) the three files that come back.
+write_summary() {
+	local k failed=0
+	echo "passfs device check, $(date -u +%FT%TZ), $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -1)"
+	printf '%-12s %-8s %6s  %s\n' step result seconds note
+	for k in "${!names[@]}"; do
+		printf '%-12s %-8s %6s  %s\n' "${names[$k]}" "${results[$k]}" "${secs[$k]:-}" "${notes[$k]:-}"
+		[ "${results[$k]}" = ok ] || failed=$((failed + 1))
+	done
+	echo "total $(elapsed)s of ${BUDGET}s; $failed step(s) not ok${FINAL:+; done}"
+	if [ -s "$LOGS/sandbox-audit.txt" ]; then
+		echo
+		echo "the driver's calls the sandbox refuses (PASSFS_SANDBOX_AUDIT):"
+		sed 's/ = -\{0,1\}[0-9]*$//' "$LOGS/sandbox-audit.txt" | sort -u | head -15
+	fi
+	if [ -s "$LOGS/anchor.txt" ]; then
+		echo
+		echo "anchor (passfs eager vs PyTorch eager vs torch.compile; ms = median of the timed calls after warm-up):"
+		cat "$LOGS/anchor.txt"
+	fi
+	if [ -s "$LOGS/latency.txt" ]; then
+		echo
+		echo "latency (write pass.c -> result.json for those bytes):"
+		cat "$LOGS/latency.txt"
+	fi
+	if [ -s "$LOGS/calibration.txt" ]; then
+		echo
+		echo "calibration (the GPU's measured score beside the cpu backend's modeled one, same pass):"
+		cat "$LOGS/calibration.txt"
+	fi
+}
+
+write_out() {
+	write_summary >"$LOGS/summary.txt"
+	[ -n "$OUTDIR" ] || return 0
+	cp "$LOGS/summary.txt" "$OUTDIR/gpu-check.txt.tmp" && mv "$OUTDIR/gpu-check.txt.tmp" "$OUTDIR/gpu-check.txt"
+	if [ -s "$LOGS/anchor.json" ]; then
+		cp "$LOGS/anchor.json" "$OUTDIR/anchor.json.tmp" && mv "$OUTDIR/anchor.json.tmp" "$OUTDIR/anchor.json"
+	fi
+	tar -czf "$OUTDIR/logs.tar.gz.tmp" -C "$LOGS" --exclude=module-cache --exclude='*.lock' . 2>/dev/null &&
+		mv "$OUTDIR/logs.tar.gz.tmp" "$OUTDIR/logs.tar.gz"
 }
 
 # ---- the steps -----------------------------------------------------------
@@ -177,6 +228,7 @@ s_env() {
 	ls /usr/local/cuda/lib64/libnvrtc.so* /usr/local/cuda/lib64/libcupti.so* 2>/dev/null | head -4
 	"$PYTHON" -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda, "gpu", torch.cuda.is_available())' ||
 		echo "torch: not importable with $PYTHON"
+	echo "nvidia wheels (PASSFS_CUDA_LIBDIRS): ${PASSFS_CUDA_LIBDIRS:-none}"
 	command -v nvidia-smi >/dev/null
 }
 
@@ -199,6 +251,32 @@ s_device() {
 	"$PASSFS" doctor >"$LOGS/doctor.txt" || rc=1
 	cat "$LOGS/doctor.txt"
 	grep -q 'auto picks cuda' "$LOGS/doctor.txt" || { echo "passfs doctor: auto does not pick cuda"; rc=1; }
+	# A pass that cannot be compiled in the compile jail here: what the jail
+	# lacks (NVRTC's files, its builtins, the headers), and whether passfs
+	# works without the namespaces (PASSFS_JAIL=limits; the later steps then
+	# use it, and the summary says so).
+	if grep -qE '^ *(FAIL|note) +evaluation' "$LOGS/doctor.txt"; then
+		echo "--- the evaluation failed: NVRTC and the jail"
+		local lib
+		lib=$(grep -oE 'NVRTC [0-9.]+.*' "$LOGS/doctor.txt" | head -1)
+		echo "doctor: $lib"
+		local d
+		for d in ${PASSFS_CUDA_LIBDIRS//:/ } /usr/local/cuda/lib64; do
+			for lib in "$d"/libnvrtc*; do
+				[ -e "$lib" ] || continue
+				echo "$lib -> $(realpath "$lib")"
+				readelf -d "$lib" 2>/dev/null | grep -iE 'rpath|runpath|needed' | sed 's/^/    /'
+			done
+		done
+		echo "--- passfs doctor with PASSFS_JAIL=limits"
+		PASSFS_JAIL=limits "$PASSFS" doctor >"$LOGS/doctor-limits.txt" 2>&1
+		grep -E 'jail|evaluation' "$LOGS/doctor-limits.txt"
+		if grep -qE '^ *ok +evaluation' "$LOGS/doctor-limits.txt"; then
+			echo "the compile jail fails here and PASSFS_JAIL=limits works: later steps use it"
+			touch "$LOGS/jail-limits"
+		fi
+		rc=1
+	fi
 	for t in test_cuda_device test_cuda_abi test_cuda_backend test_cuda_pack test_sandbox test_cpu_backend; do
 		echo "--- $t"
 		if [ -x "$BUILD/$t" ]; then
@@ -251,17 +329,22 @@ sys.exit(0 if ok else 1)
 PY
 }
 
-# A matmul task (eager: cuBLAS) with a correct tiled GEMM pass, under the
-# module loading passfs sets (EAGER: every kernel loads with its module, before
-# the pass worker's sandbox) and under CUDA_MODULE_LOADING=LAZY (the
-# driver's default): the eval's wall time (cuBLAS's start-up is in it) and
-# whether CUPTI saw the same eager kernels.  Informational but for the verdicts.
+# A matmul task (eager: cuBLAS) with a correct tiled GEMM pass, as passfs
+# loads modules (CUDA_MODULE_LOADING=EAGER in the pass worker only, before its
+# sandbox; eager's worker keeps the driver's lazy loading, so cuBLAS does not
+# load every kernel it has) and with EAGER everywhere: the eval's wall time
+# (cuBLAS's start-up is in it) and whether CUPTI saw the same eager kernels.
 s_modload() {
 	local mode t0 t1 rc=0
-	for mode in EAGER LAZY; do
+	for mode in default EAGER; do
 		t0=$(date +%s%N)
-		CUDA_MODULE_LOADING=$mode "$PASSFS" eval --tasks tests/gpu/tasks --task gemm_f32 --backend cuda --json \
-			--pass tests/gpu/passes/gemm_tiled.c >"$LOGS/modload-$mode.json" || rc=1
+		if [ $mode = default ]; then
+			env -u CUDA_MODULE_LOADING "$PASSFS" eval --tasks tests/gpu/tasks --task gemm_f32 --backend cuda --json \
+				--pass tests/gpu/passes/gemm_tiled.c >"$LOGS/modload-$mode.json" || rc=1
+		else
+			CUDA_MODULE_LOADING=$mode "$PASSFS" eval --tasks tests/gpu/tasks --task gemm_f32 --backend cuda --json \
+				--pass tests/gpu/passes/gemm_tiled.c >"$LOGS/modload-$mode.json" || rc=1
+		fi
 		t1=$(date +%s%N)
 		echo $(((t1 - t0) / 1000000)) >"$LOGS/modload-$mode.ms"
 	done
@@ -269,29 +352,45 @@ s_modload() {
 import json, os, sys
 d = sys.argv[1]
 rs = {}
-for mode in ("EAGER", "LAZY"):
-    r = json.load(open(os.path.join(d, "modload-%s.json" % mode)))
+for mode in ("default", "EAGER"):
+    try:
+        r = json.load(open(os.path.join(d, "modload-%s.json" % mode)))
+    except Exception as e:
+        print("%-7s no result (%s)" % (mode, e))
+        sys.exit(1)
     ms = int(open(os.path.join(d, "modload-%s.ms" % mode)).read())
     rs[mode] = r
-    print("%-5s wall %.2f s  verdict %s  libraries: %s" % (mode, ms / 1e3, r["verdict"],
-                                                          r.get("eager", {}).get("libraries")))
+    print("%-7s wall %.2f s  verdict %s  libraries: %s" % (mode, ms / 1e3, r["verdict"],
+                                                            r.get("eager", {}).get("libraries")))
     for v in r["variants"]:
         print("   %-18s speedup %-8s eager %s ms (gpu %s ms, %s kernels)  pass %s ms" % (
             v["name"], v.get("speedup"), v.get("eager_ms"), v.get("eager_gpu_ms"), v.get("eager_kernels"),
             v.get("pass_ms")))
-same = [v.get("eager_kernels") for v in rs["EAGER"]["variants"]] == [v.get("eager_kernels") for v in rs["LAZY"]["variants"]]
-print("eager kernel counts %s under both modes" % ("the same" if same else "DIFFER"))
+same = [v.get("eager_kernels") for v in rs["default"]["variants"]] == [v.get("eager_kernels") for v in rs["EAGER"]["variants"]]
+print("eager kernel counts %s under both" % ("the same" if same else "DIFFER"))
 sys.exit(0 if all(r["verdict"] == "ok" for r in rs.values()) else 1)
 PY
 	return $rc
 }
 
 s_sandbox() {
-	local lib
-	lib=$(ldconfig -p 2>/dev/null | awk '/libcuda\.so\.1 /{print $NF; exit}')
-	echo "libcuda: ${lib:-not found by ldconfig}"
-	[ -n "$lib" ] && nm -D --undefined-only "$lib" 2>/dev/null |
-		grep -E ' (open|open64|openat|openat64|__open_2|__open64_2|__openat_2|__openat64_2|syscall)(@|$)'
+	local lib d
+	lib=${PASSFS_LIBCUDA:-}
+	[ -n "$lib" ] || lib=$(ldconfig -p 2>/dev/null | awk '/libcuda\.so\.1 /{print $NF; exit}')
+	# a driver mounted into a container is often not in ld.so.cache
+	if [ -z "$lib" ]; then
+		for d in ${LD_LIBRARY_PATH//:/ } /usr/lib/x86_64-linux-gnu /usr/lib64 /usr/local/nvidia/lib64 \
+			/usr/local/nvidia/lib /usr/lib/wsl/lib /run/nvidia/driver/usr/lib/x86_64-linux-gnu; do
+			[ -e "$d/libcuda.so.1" ] && { lib=$d/libcuda.so.1; break; }
+		done
+	fi
+	echo "libcuda: ${lib:-not found (ld.so.cache, LD_LIBRARY_PATH, the usual driver directories)}"
+	if [ -n "$lib" ]; then
+		echo "open functions it imports (passfs serves the driver's re-opens of its device paths):"
+		nm -D --undefined-only "$lib" 2>/dev/null |
+			grep -E ' (open|open64|openat|openat64|__open_2|__open64_2|__openat_2|__openat64_2|syscall)(@|$)' ||
+			echo "  none (or nm is missing)"
+	fi
 	rm -f "$LOGS/sandbox-audit.txt"
 	PASSFS_SANDBOX_AUDIT=$LOGS/sandbox-audit.txt eval_json "$LOGS/sandbox.json" --pass tests/passes/ok_fused.c ||
 		return 1
@@ -308,8 +407,11 @@ s_verdicts() {
 	BACKEND=cuda PASSFS=$PASSFS bash tests/cli/eval_verdicts.sh
 }
 
+# the cases whose GPU behaviour differs from the cpu backend's, and the
+# sandbox's refusals (about 12 evaluations)
 s_cheats() {
-	BACKEND=cuda PASSFS=$PASSFS bash tests/cli/cheats.sh
+	BACKEND=cuda PASSFS=$PASSFS CHEATS_ONLY=${CHEATS_ONLY:-'^(c01|c03|c05|c06a|c07b|c08|c09a|c09b|c10a|c10c|c13)_'} \
+		bash tests/cli/cheats.sh
 }
 
 s_gpu_passes() {
@@ -393,23 +495,26 @@ s_truth() {
 	return $rc
 }
 
-s_fusion() {
+s_calibration() {
 	local tp t p rc=0
-	# the cpu backend's scores (modeled H200 speedup) for these passes
-	# (docs/benchmarks.md, "Ranking like a GPU")
-	declare -A modeled=([gpt2_bias_gelu_tanh:bench/passes/gpt2_bias_gelu_tanh.c]=1.65
+	set -o pipefail
+	# the cpu backend's scores (modeled H200 speedup) for these passes, with
+	# eager as a GPU runs it (split reductions, library GEMMs; docs/benchmarks.md,
+	# "Ranking like a GPU")
+	declare -A modeled=([gpt2_bias_gelu_tanh:bench/passes/gpt2_bias_gelu_tanh.c]=1.75
 		[detr_frozen_batchnorm_relu:bench/passes/detr_frozen_batchnorm_relu.c]=3.67
-		[llama_swiglu:bench/passes/llama_swiglu.c]=2.12
-		[t5_rmsnorm:bench/passes/t5_rmsnorm.c]=3.26
-		[t5_rmsnorm:tests/passes/rmsnorm_row_per_thread.c]=1.04)
-	printf '%-30s %-38s %-8s %10s %10s  %s\n' task pass verdict measured modeled "per variant (measured)"
+		[llama_swiglu:bench/passes/llama_swiglu.c]=1.74
+		[t5_rmsnorm:bench/passes/t5_rmsnorm.c]=3.94
+		[t5_rmsnorm:tests/passes/rmsnorm_row_per_thread.c]=1.07)
+	printf '%-30s %-38s %-8s %10s %10s  %s\n' task pass verdict measured modeled "per variant (measured)" |
+		tee "$LOGS/calibration.txt"
 	for tp in gpt2_bias_gelu_tanh:bench/passes/gpt2_bias_gelu_tanh.c \
 		detr_frozen_batchnorm_relu:bench/passes/detr_frozen_batchnorm_relu.c llama_swiglu:bench/passes/llama_swiglu.c \
 		t5_rmsnorm:bench/passes/t5_rmsnorm.c t5_rmsnorm:tests/passes/rmsnorm_row_per_thread.c; do
 		t=${tp%%:*} p=${tp#*:}
 		"$PASSFS" eval --task "$t" --pass "$p" --backend cuda --json >"$LOGS/fusion-$t-${p##*/}.json" 2>/dev/null ||
 			rc=1
-		/usr/bin/python3 - "$LOGS/fusion-$t-${p##*/}.json" "$t" "$p" "${modeled[$tp]}" <<'PY' || rc=1
+		/usr/bin/python3 - "$LOGS/fusion-$t-${p##*/}.json" "$t" "$p" "${modeled[$tp]}" <<'PY' | tee -a "$LOGS/calibration.txt" || rc=1
 import json, sys
 try:
     r = json.load(open(sys.argv[1]))
@@ -424,65 +529,52 @@ PY
 	return $rc
 }
 
+# The anchor gets its step's limit less a margin; torch.compile starts no
+# variant in the last 5 s.  Without a GPU for torch (the rehearsal, against
+# the mock driver) torch runs on the CPU: the flow and the table, not numbers.
 s_anchor() {
-	local deadline=$1
-	"$PYTHON" tests/gpu/anchor.py --passfs "$PASSFS" --deadline "$deadline" --table "$LOGS/anchor.txt" \
-		--json "$LOGS/anchor.json"
+	local dl=$((${STEP_LIMIT:-200} - 10)) dev=()
+	[ $dl -lt 20 ] && dl=20
+	"$PYTHON" -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' 2>/dev/null ||
+		{ echo "torch sees no GPU: torch runs on the CPU (its columns are CPU times)"; dev=(--torch-device cpu); }
+	"$PYTHON" tests/gpu/anchor.py --passfs "$PASSFS" --deadline "$dl" --table "$LOGS/anchor.txt" \
+		--json "$LOGS/anchor.json" "${dev[@]}"
+}
+
+s_latency() {
+	local dl=$((${STEP_LIMIT:-60} - 5))
+	set -o pipefail
+	"$PYTHON" tests/gpu/latency.py --passfs "$PASSFS" --backend cuda --deadline "$dl" | tee "$LOGS/latency.txt"
 }
 
 # ---- run -------------------------------------------------------------------
 
 echo "passfs device check: $(date -u +%FT%TZ), budget ${BUDGET}s, logs in $LOGS"
 export REPO BUILD PREBUILT JOBS PASSFS LOGS PYTHON
-export -f s_env s_build s_device eval_json s_sandbox s_speed s_modload s_verdicts s_gpu_passes s_cheats s_truth s_fusion s_anchor
-step env 30 0 s_env
+export -f s_env s_build s_device eval_json s_anchor s_latency s_calibration s_speed s_sandbox s_modload \
+	s_gpu_passes s_verdicts s_cheats s_truth
+step env 20 0 s_env
 step build 180 0 s_build
 [ "${results[-1]}" = ok ] && built=1
-step device 120 1 s_device
-step sandbox 40 1 s_sandbox
-step speed 60 1 s_speed
-step modload 45 1 s_modload
-step verdicts 150 1 s_verdicts
-step gpu-passes 90 1 s_gpu_passes
-step cheats 50 1 s_cheats
+step device 60 1 s_device
+if [ -e "$LOGS/jail-limits" ]; then
+	export PASSFS_JAIL=limits
+	notes[-1]="${notes[-1]}; the compile jail failed: later steps use PASSFS_JAIL=limits"
+fi
+step anchor 110 1 s_anchor
+step latency 45 1 s_latency
+step calibration 45 1 s_calibration
+step speed 30 1 s_speed
+step sandbox 30 1 s_sandbox
+step modload 40 1 s_modload
+step gpu-passes 60 1 s_gpu_passes
+step verdicts 120 1 s_verdicts
+step cheats 60 1 s_cheats
 step truth 40 1 s_truth
-step fusion 45 1 s_fusion
-# the anchor gets what is left, less a margin for the summary; torch.compile
-# stops starting new variants 20 s before its own limit
-left=$((BUDGET - $(elapsed) - 10))
-[ $left -gt 240 ] && left=240
-step anchor "$left" 1 s_anchor $((left > 40 ? left - 20 : 20))
 
-# ---- summary ---------------------------------------------------------------
-
-summary=$LOGS/summary.txt
-{
-	echo "passfs device check, $(date -u +%FT%TZ), $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -1)"
-	printf '%-12s %-8s %6s  %s\n' step result seconds note
-	failed=0
-	for k in "${!names[@]}"; do
-		printf '%-12s %-8s %6s  %s\n' "${names[$k]}" "${results[$k]}" "${secs[$k]}" "${notes[$k]}"
-		[ "${results[$k]}" = ok ] || failed=$((failed + 1))
-	done
-	echo "total $(elapsed)s; $failed step(s) not ok"
-	if [ -s "$LOGS/sandbox-audit.txt" ]; then
-		echo
-		echo "the driver's calls the sandbox refuses (PASSFS_SANDBOX_AUDIT):"
-		sed 's/ = -\{0,1\}[0-9]*$//' "$LOGS/sandbox-audit.txt" | sort -u | head -15
-	fi
-	if [ -s "$LOGS/anchor.txt" ]; then
-		echo
-		echo "anchor (passfs eager vs PyTorch eager vs torch.compile; ms = median of 100 after warm-up):"
-		cat "$LOGS/anchor.txt"
-	fi
-} >"$summary"
+FINAL=1 write_out
 echo
 echo "=== summary"
-cat "$summary"
-if [ -n "$OUTDIR" ]; then
-	cp "$summary" "$OUTDIR/gpu-check.txt"
-	# the anchor's rows, for bench/calibration.py (the modeled H200 times beside them)
-	[ -s "$LOGS/anchor.json" ] && cp "$LOGS/anchor.json" "$OUTDIR/anchor.json"
-	echo "(written to $OUTDIR/gpu-check.txt, logs in $OUTDIR/logs/; anchor rows in $OUTDIR/anchor.json)"
-fi
-grep -q '^total .*; 0 step(s) not ok' "$summary"
+cat "$LOGS/summary.txt"
+[ -n "$OUTDIR" ] && echo "(in $OUTDIR: gpu-check.txt, anchor.json, logs.tar.gz)"
+grep -q '^total .*; 0 step(s) not ok' "$LOGS/summary.txt"

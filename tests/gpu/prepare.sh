@@ -13,10 +13,13 @@
 # into them are this machine's).  Carry it to the GPU machine with the
 # working tree (the device runner's `carry: ["build-prebuilt"]`).  Needs the
 # CUDA headers here (/usr/local/cuda) so the cuda backend's tests are built.
+# PREPARE_BUILD_DIR (build-gpu-static) and PREBUILT_DIR (build-prebuilt) move
+# the build and the result (tests/gpu/rehearse.sh builds in a directory of
+# its own).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-B=build-gpu-static
-OUTD=build-prebuilt
+B=${PREPARE_BUILD_DIR:-build-gpu-static}
+OUTD=${PREBUILT_DIR:-build-prebuilt}
 cmake -S . -B "$B" -DCMAKE_BUILD_TYPE=Release -DPASSFS_STATIC_DEPS=ON -DPASSFS_WERROR=OFF >/dev/null
 cmake --build "$B" -j "$(nproc)" --target passfs test_cuda_device test_cuda_abi test_cuda_backend test_cuda_pack \
 	test_sandbox test_cpu_backend >/dev/null

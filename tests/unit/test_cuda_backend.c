@@ -1,7 +1,8 @@
 /* test_cuda_backend.c - the parts of the cuda backend that need no GPU: the
  * failure of --backend cuda without one (and with the driver's stub library),
  * the driver entry points (resolved in the stub), the launch argument check,
- * the arch name, the L2 flush size, the benchmark lock, CUPTI record
+ * the arch name and the NVRTC target (PTX for the newest arch NVRTC knows
+ * on a newer GPU, with the real NVRTC), the L2 flush size, the benchmark lock, CUPTI record
  * accounting from synthetic records, the host compile with device stubs (a
  * pass with inline PTX and wmma compiles for the cuda backend, its PTX
  * assembles for sm_90a with the toolkit's ptxas; its kernel table keeps
@@ -635,6 +636,69 @@ static void test_demangle(void)
 		  "a small buffer is filled");
 }
 
+/* The NVRTC target: the device's own arch where this NVRTC knows it; on a
+ * GPU newer than the NVRTC, where every compile for the device's arch fails,
+ * PTX for the newest arch NVRTC knows (no cubin), which the driver
+ * JIT-compiles. */
+static void test_target_arch(void)
+{
+	if (!nvrtc_available(NULL, 0)) {
+		printf("note: no NVRTC: the compile target is not checked\n");
+		return;
+	}
+	int archs[256], newest = -1;
+	int n = nvrtc_supported_archs(archs, 256);
+	CHECK_MSG(n > 0, "NVRTC lists no archs");
+	for (int i = 0; i < n; i++)
+		if (archs[i] > newest)
+			newest = archs[i];
+	if (newest < 0)
+		return;
+	char t[16], note[320], want[32], msg[700];
+	CHECK_MSG(gpu_cuda_target_arch(9, 0, t, sizeof t, note, sizeof note) == 0 && strcmp(t, "sm_90a") == 0 &&
+			  note[0] == '\0',
+		  t);
+	snprintf(want, sizeof want, "compute_%d", newest);
+	/* the next major above NVRTC's newest (13.0 for NVRTC 13.0's sm_121),
+	 * and one far above */
+	int majors[2] = {newest / 10 + 1, 99};
+	for (int k = 0; k < 2; k++) {
+		int rc = gpu_cuda_target_arch(majors[k], 0, t, sizeof t, note, sizeof note);
+		char own[32];
+		snprintf(own, sizeof own, "sm_%d0", majors[k]);
+		snprintf(msg, sizeof msg, "%d.0: %s: %s", majors[k], t, note);
+		CHECK_MSG(rc == 1 && strcmp(t, want) == 0 && strstr(note, own) != NULL && strstr(note, want) != NULL,
+			  msg);
+	}
+	static const char *const names[] = {"k"};
+	const char *src = "extern \"C\" __global__ void k(float *y) { y[threadIdx.x] = 1.0f; }\n";
+	struct nvrtc_output no;
+	char err[600];
+	/* the device's own arch is what fails: why the fallback exists */
+	char own[16];
+	gpu_cuda_arch_name(majors[0], 0, own, sizeof own);
+	struct nvrtc_request r = {.label = "k.cu", .src = src, .arch = own, .names = names, .n_names = 1,
+				  .want_cubin = 1};
+	CHECK_MSG(nvrtc_compile(&r, &no, err, sizeof err) != NVRTC_GATE_OK, own);
+	nvrtc_output_free(&no);
+	gpu_cuda_target_arch(majors[0], 0, t, sizeof t, note, sizeof note);
+	r.arch = t;
+	enum nvrtc_status st = nvrtc_compile(&r, &no, err, sizeof err);
+	char target[32];
+	snprintf(target, sizeof target, ".target sm_%d", newest);
+	CHECK_MSG(st == NVRTC_GATE_OK && no.ptx != NULL && strstr(no.ptx, target) != NULL && no.cubin == NULL &&
+			  no.n_lowered == 1 && strcmp(no.lowered[0], "k") == 0,
+		  err);
+	nvrtc_output_free(&no);
+	/* a GPU NVRTC knows still gets its cubin */
+	r.arch = "sm_90a";
+	st = nvrtc_compile(&r, &no, err, sizeof err);
+	CHECK_MSG(st == NVRTC_GATE_OK && no.ptx != NULL && strstr(no.ptx, ".target sm_90a") != NULL &&
+			  no.cubin != NULL && no.cubin_size > 0,
+		  err);
+	nvrtc_output_free(&no);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc > 1 && strcmp(argv[1], "--stub-probe") == 0)
@@ -643,6 +707,7 @@ int main(int argc, char **argv)
 	test_stub_driver();
 	test_check_args();
 	test_arch_and_l2();
+	test_target_arch();
 	test_lock();
 	test_cupti_records();
 	test_device_stubs();

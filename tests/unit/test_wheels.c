@@ -4,7 +4,8 @@
  * directories, PASSFS_CUDA_LIBDIRS first.  Built on a fake tree in a
  * temporary directory: a venv with nvidia/cu13/lib and nvidia/cudnn/lib, a
  * dist-packages tree, the precedence of PASSFS_CUDA_LIBDIRS, and nothing
- * found where nothing is. */
+ * found where nothing is; and gpu_wheel_include, the headers NVRTC needs
+ * (nvidia/cu13/include, or beside a PASSFS_CUDA_LIBDIRS directory). */
 #define _GNU_SOURCE
 #include <stdio.h>
 #include <stdlib.h>
@@ -94,6 +95,23 @@ int main(void)
 	unsetenv("PASSFS_CUDA_LIBDIRS");
 
 	check(gpu_wheel_lib("libpassfs_wheel_absent.so.1", got, sizeof got) == 0, "an absent library: 0");
+
+	/* the headers: a cu13 wheel's include directory, the directory given */
+	check(gpu_wheel_include("passfs_probe_fp16.h", got, sizeof got) == 0, "no header: 0");
+	snprintf(d, sizeof d, "%s/lib/python3.12/site-packages/nvidia/cu13/include", venv);
+	touch(d, "passfs_probe_fp16.h");
+	check(gpu_wheel_include("passfs_probe_fp16.h", got, sizeof got) == 1 && strcmp(got, d) == 0,
+	      "nvidia/cu13/include: the directory that holds the header");
+	char inc[600];
+	snprintf(inc, sizeof inc, "%s/own2/include", root);
+	touch(inc, "passfs_probe_fp16.h");
+	snprintf(dirs, sizeof dirs, "%s/own2/lib", root);
+	mkdirs(dirs);
+	setenv("PASSFS_CUDA_LIBDIRS", dirs, 1);
+	snprintf(want, sizeof want, "%s/own2/lib/../include", root);
+	check(gpu_wheel_include("passfs_probe_fp16.h", got, sizeof got) == 1 && strcmp(got, want) == 0,
+	      "PASSFS_CUDA_LIBDIRS's ../include first");
+	unsetenv("PASSFS_CUDA_LIBDIRS");
 	setenv("VIRTUAL_ENV", "relative/venv", 1);
 	check(gpu_wheel_lib("libpassfs_wheel_cu13.so.13", got, sizeof got) == 0, "a relative VIRTUAL_ENV is ignored");
 

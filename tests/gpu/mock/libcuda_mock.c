@@ -5,9 +5,13 @@
  * copied in.  What it lets a test check without a GPU: the probe, lazy
  * initialisation in each worker, module loading (a lowered name must occur
  * in the PTX or cubin loaded), the kernel table mapping and argument
- * packing, the sandbox's allowance for driver descriptors (cuInit opens two
- * descriptors on /dev/null, and cuCtxSynchronize and cuLaunchKernel issue an
- * ioctl on one, as a driver would), and sticky faults:
+ * packing, the launch-time argument check (cuFuncGetParamInfo answers from
+ * the kernel's parameters in the cubin or PTX), the module loading each
+ * worker asks for (CUDA_MODULE_LOADING, logged at cuInit), the PTX target
+ * on a newer GPU (MOCK_CUDA_CC), the sandbox's allowance for driver
+ * descriptors (cuInit opens two descriptors on /dev/null, and
+ * cuCtxSynchronize and cuLaunchKernel issue an ioctl on one, as a driver
+ * would), and sticky faults:
  *
  *   MOCK_CUDA_FAULT=substring   cuCtxSynchronize fails with
  *                               CUDA_ERROR_ILLEGAL_ADDRESS (700) when a kernel
@@ -28,11 +32,15 @@
  *                               an ioctl on the last one.
  *   MOCK_CUDA_SYSCALL=1         every launch also calls getsid through
  *                               libc's syscall(), a call no sandbox allows.
+ *   MOCK_CUDA_CC=MAJOR.MINOR    the compute capability reported (9.0).
  *   MOCK_CUDA_LOG=path          appends one line per launch ("launch NAME
- *                               grid block smem nargs"), per process that
- *                               initialises CUDA ("init PID") and per memset
- *                               of 8 MiB or more ("memset BYTES": the L2
- *                               flush of --cold).
+ *                               grid block smem pid PID"), per kernel looked
+ *                               up in a loaded module ("function NAME from
+ *                               cubin|ptx pid PID"), per process that
+ *                               initialises CUDA ("init PID module_loading=
+ *                               VALUE": CUDA_MODULE_LOADING at cuInit, or
+ *                               "(unset)") and per memset of 8 MiB or more
+ *                               ("memset BYTES": the L2 flush of --cold).
  *
  * It is also a mock CUPTI (PASSFS_CUPTI_LIB=<this library>: the same loaded
  * object, so it sees the launches): once the activity kinds are enabled,
@@ -70,11 +78,15 @@ struct mock_module {
 	size_t len;
 };
 
+#define MAX_PARAMS 64
+
 struct mock_func {
 	char name[256];
 	struct mock_module *mod;
 	int static_smem;        /* the kernel's __shared__ bytes, from its image */
 	int dyn_max;            /* MAX_DYNAMIC_SHARED_SIZE_BYTES */
+	int n_params;           /* from its image; -1: not found there */
+	size_t param_off[MAX_PARAMS], param_size[MAX_PARAMS];
 };
 
 #define MOCK_SMEM_OPTIN (227 * 1024)    /* an H100's/H200's per-block maximum */
@@ -128,12 +140,152 @@ static int static_smem_of(const struct mock_module *m, const char *name)
 	return total;
 }
 
+/* The ELF section named `name` of a cubin: its bytes and size, or NULL. */
+static const char *elf_section(const struct mock_module *m, const char *name, uint64_t *size)
+{
+	const char *p = m->image;
+	uint64_t shoff;
+	uint16_t shentsize, shnum, shstrndx;
+	memcpy(&shoff, p + 0x28, 8);
+	memcpy(&shentsize, p + 0x3a, 2);
+	memcpy(&shnum, p + 0x3c, 2);
+	memcpy(&shstrndx, p + 0x3e, 2);
+	if (shstrndx >= shnum || shoff + (uint64_t)shentsize * shnum > m->len)
+		return NULL;
+	uint64_t stroff;
+	memcpy(&stroff, p + shoff + (uint64_t)shentsize * shstrndx + 0x18, 8);
+	size_t nl = strlen(name);
+	for (unsigned i = 0; i < shnum; i++) {
+		const char *sh = p + shoff + (uint64_t)shentsize * i;
+		uint32_t nm;
+		uint64_t off, sz;
+		memcpy(&nm, sh, 4);
+		memcpy(&off, sh + 0x18, 8);
+		memcpy(&sz, sh + 0x20, 8);
+		if (stroff + nm + nl >= m->len || strcmp(p + stroff + nm, name) != 0)
+			continue;
+		if (off + sz > m->len)
+			return NULL;
+		*size = sz;
+		return p + off;
+	}
+	return NULL;
+}
+
+/* The bytes of one PTX parameter type (".u64", ".f32", ".b8", ...), 0 if none. */
+static size_t ptx_type_bytes(const char *t, size_t n)
+{
+	if (n < 3 || t[0] != '.' || strchr("usfb", t[1]) == NULL)
+		return 0;
+	int bits = atoi(t + 2);
+	return bits == 8 || bits == 16 || bits == 32 || bits == 64 ? (size_t)bits / 8 : 0;
+}
+
+/* A kernel's parameters, as the driver knows them (cuFuncGetParamInfo): in
+ * a cubin the EIATTR_KPARAM_INFO records of section .nv.info.NAME (format
+ * 4, attribute 0x17: index u32, ordinal u16, offset u16, then a word whose
+ * top 14 bits are the size); in PTX the .param declarations of `.entry
+ * NAME(...)` (".param .align 8 .b8 NAME_param_2[24]"), laid out in order at
+ * their alignment.  Sets f->n_params (-1 when the kernel is not found). */
+static void params_of(struct mock_func *f)
+{
+	const struct mock_module *m = f->mod;
+	f->n_params = -1;
+	if (m->len > 0x40 && memcmp(m->image, "\177ELF", 4) == 0) {
+		char sec[300];
+		uint64_t size = 0;
+		snprintf(sec, sizeof sec, ".nv.info.%s", f->name);
+		const unsigned char *q = (const unsigned char *)elf_section(m, sec, &size);
+		if (q == NULL)
+			return;
+		int n = 0;
+		for (uint64_t at = 0; at + 4 <= size;) {
+			unsigned fmt = q[at], attr = q[at + 1];
+			uint16_t vsize;
+			memcpy(&vsize, q + at + 2, 2);
+			uint64_t len = fmt == 4 ? 4 + (uint64_t)vsize : 4;
+			if (at + len > size)
+				break;
+			if (fmt == 4 && attr == 0x17 && vsize >= 12) {
+				uint16_t ordinal, offset;
+				uint32_t word;
+				memcpy(&ordinal, q + at + 8, 2);
+				memcpy(&offset, q + at + 10, 2);
+				memcpy(&word, q + at + 12, 4);
+				if (ordinal >= MAX_PARAMS)
+					return;
+				f->param_off[ordinal] = offset;
+				f->param_size[ordinal] = word >> 18;
+				if (ordinal + 1 > n)
+					n = ordinal + 1;
+			}
+			at += len;
+		}
+		f->n_params = n;
+		return;
+	}
+	char key[300];
+	snprintf(key, sizeof key, ".entry %s(", f->name);
+	const char *e = strstr(m->image, key);
+	if (e == NULL)
+		return;
+	const char *end = strchr(e, ')');
+	size_t at = 0;
+	int n = 0;
+	for (const char *p = strstr(e, ".param"); p != NULL && end != NULL && p < end; p = strstr(p + 6, ".param")) {
+		const char *stop = p;
+		while (stop < end && *stop != ',')
+			stop++;
+		size_t elem = 0, align = 0, count = 1;
+		int ptr = 0;    /* after .ptr, .align is the pointee's */
+		for (const char *t = p + 6; t < stop;) {
+			while (t < stop && (*t == ' ' || *t == '\t' || *t == '\n'))
+				t++;
+			const char *w = t;
+			while (t < stop && *t != ' ' && *t != '\t' && *t != '\n')
+				t++;
+			size_t wn = (size_t)(t - w);
+			if (wn == 4 && memcmp(w, ".ptr", 4) == 0)
+				ptr = 1;
+			else if (wn == 6 && memcmp(w, ".align", 6) == 0 && !ptr)
+				align = (size_t)atoi(t);
+			else if (elem == 0)
+				elem = ptx_type_bytes(w, wn);
+			const char *br = memchr(w, '[', wn);
+			if (br != NULL)
+				count = (size_t)atoi(br + 1);
+		}
+		if (elem == 0 || n == MAX_PARAMS)
+			return;
+		if (align == 0)
+			align = elem;
+		at = (at + align - 1) / align * align;
+		f->param_off[n] = at;
+		f->param_size[n] = elem * count;
+		at += elem * count;
+		n++;
+	}
+	f->n_params = n;
+}
+
 static int inited, broken, fds[2] = {-1, -1}, late_fd = -1, last_fd = -1;
+static int mock_pid;            /* taken at cuInit: the sandbox may refuse getpid later */
 static int launch_log = -1;     /* opened by cuInit: before any sandbox */
 static struct mock_func funcs[MAX_FUNCS];
 static int n_funcs;
 static int fault_pending;
 static int ctx_dummy;
+
+/* The environment as it is now (getenv is the snapshot's, mock_env.h). */
+static const char *real_getenv(const char *name)
+{
+	extern char **environ;
+	size_t n = strlen(name);
+	for (char **e = environ; e != NULL && *e != NULL; e++)
+		if (strncmp(*e, name, n) == 0 && (*e)[n] == '=')
+			return *e + n + 1;
+	return NULL;
+}
 
 static CUresult check(void)
 {
@@ -171,9 +323,14 @@ CUresult cuInit(unsigned flags)
 		const char *log = getenv("MOCK_CUDA_LOG");
 		if (log != NULL && *log != '\0')
 			launch_log = open(log, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+		mock_pid = (int)getpid();
 		if (launch_log >= 0) {
-			char line[64];
-			int k = snprintf(line, sizeof line, "init %d\n", (int)getpid());
+			/* what a real driver would read now, once: the process's
+			 * own setting, not the mock's snapshot of MOCK_* */
+			const char *ml = real_getenv("CUDA_MODULE_LOADING");
+			char line[160];
+			int k = snprintf(line, sizeof line, "init %d module_loading=%.64s\n", mock_pid,
+					 ml != NULL ? ml : "(unset)");
 			if (k > 0)
 				(void)!write(launch_log, line, (size_t)k);
 		}
@@ -193,12 +350,23 @@ CUresult cuDeviceGetName(char *name, int len, int dev)
 	return 0;
 }
 
+/* The compute capability's major (part 0) or minor (1): 9.0, or
+ * MOCK_CUDA_CC=MAJOR.MINOR. */
+static int mock_cc(int part)
+{
+	const char *cc = getenv("MOCK_CUDA_CC");
+	if (cc == NULL || *cc == '\0')
+		return part == 0 ? 9 : 0;
+	const char *dot = strchr(cc, '.');
+	return part == 0 ? atoi(cc) : dot != NULL ? atoi(dot + 1) : 0;
+}
+
 CUresult cuDeviceGetAttribute(int *v, int attr, int dev)
 {
 	(void)dev;
 	switch (attr) {
-	case 75: *v = 9; break;                 /* compute capability 9.0 */
-	case 76: *v = 0; break;
+	case 75: *v = mock_cc(0); break;        /* compute capability */
+	case 76: *v = mock_cc(1); break;
 	case 16: *v = 132; break;               /* SMs */
 	/* memory clock (kHz) and bus width (bits): an H100 SXM's (3.35 TB/s),
 	 * or MOCK_CUDA_MEM_KHZ / MOCK_CUDA_MEM_BITS; L2 50 MiB or MOCK_CUDA_L2 */
@@ -298,10 +466,11 @@ CUresult cuModuleGetFunction(void **fn, void *mod, const char *name)
 	snprintf(f->name, sizeof f->name, "%s", name);
 	f->mod = m;
 	f->static_smem = static_smem_of(m, name);
+	params_of(f);
 	if (launch_log >= 0) {
 		char line[400];
-		int k = snprintf(line, sizeof line, "function %s from %s\n", name,
-				 memcmp(m->image, "\177ELF", 4) == 0 ? "cubin" : "ptx");
+		int k = snprintf(line, sizeof line, "function %s from %s pid %d\n", name,
+				 memcmp(m->image, "\177ELF", 4) == 0 ? "cubin" : "ptx", mock_pid);
 		if (k > 0)
 			(void)!write(launch_log, line, (size_t)k < sizeof line ? (size_t)k : sizeof line - 1);
 	}
@@ -330,6 +499,47 @@ CUresult cuFuncSetAttribute(void *fn, int attr, int v)
 			return 1;       /* CUDA_ERROR_INVALID_VALUE */
 		f->dyn_max = v;
 	}
+	return 0;
+}
+
+/* CUDA 12.4's: the offset and size of parameter `index`, as params_of read
+ * them; CUDA_ERROR_INVALID_VALUE past the last.  The first refusal per
+ * kernel is logged ("params NAME COUNT OFFSET:SIZE,... pid PID"): the
+ * backend asks for each parameter in turn until then. */
+CUresult cuFuncGetParamInfo(void *fn, size_t index, size_t *offset, size_t *size)
+{
+	CUresult rc = check();
+	if (rc)
+		return rc;
+	struct mock_func *f = fn;
+	if (f < funcs || f >= funcs + n_funcs || f->n_params < 0)
+		return 400;     /* CUDA_ERROR_INVALID_HANDLE */
+	if (index >= (size_t)f->n_params || offset == NULL) {
+		static const struct mock_func *logged[MAX_FUNCS];
+		int seen = 0;
+		for (int i = 0; i < MAX_FUNCS && logged[i] != NULL && !seen; i++)
+			seen = logged[i] == f;
+		if (!seen && launch_log >= 0) {
+			for (int i = 0; i < MAX_FUNCS; i++)
+				if (logged[i] == NULL) {
+					logged[i] = f;
+					break;
+				}
+			char line[1200];
+			int k = snprintf(line, sizeof line, "params %s %d", f->name, f->n_params);
+			for (int i = 0; i < f->n_params && k > 0 && (size_t)k < sizeof line; i++)
+				k += snprintf(line + k, sizeof line - (size_t)k, "%s%zu:%zu", i ? "," : " ",
+					      f->param_off[i], f->param_size[i]);
+			if (k > 0 && (size_t)k < sizeof line)
+				k += snprintf(line + k, sizeof line - (size_t)k, " pid %d\n", mock_pid);
+			if (k > 0)
+				(void)!write(launch_log, line, (size_t)k < sizeof line ? (size_t)k : sizeof line - 1);
+		}
+		return 1;       /* CUDA_ERROR_INVALID_VALUE */
+	}
+	*offset = f->param_off[index];
+	if (size != NULL)
+		*size = f->param_size[index];
 	return 0;
 }
 
@@ -493,8 +703,8 @@ CUresult cuLaunchKernel(void *fn, unsigned gx, unsigned gy, unsigned gz, unsigne
 		 * refuses on a log (it allows the driver's descriptors only the
 		 * calls a driver makes) */
 		char line[400];
-		int k = snprintf(line, sizeof line, "launch %s %u,%u,%u %u,%u,%u %u\n", f->name, gx, gy, gz, bx, by,
-				 bz, smem);
+		int k = snprintf(line, sizeof line, "launch %s %u,%u,%u %u,%u,%u %u pid %d\n", f->name, gx, gy, gz,
+				 bx, by, bz, smem, mock_pid);
 		if (k > 0)
 			(void)!write(launch_log, line, (size_t)k < sizeof line ? (size_t)k : sizeof line - 1);
 	}
