@@ -58,6 +58,34 @@ static int try_open(const char *path)
 	return 1;
 }
 
+/* NVRTC loads its builtins (libnvrtc-builtins.so.X.Y) at each compile, by a
+ * search of its own, and unloads them after.  Pass compiles run in the
+ * compile jail (engine/eval/guard/jail.c), which shows NVRTC's own
+ * directory: on an H200 with NVRTC beside PyTorch's wheels every compile
+ * there failed with NVRTC_ERROR_BUILTIN_OPERATION_FAILURE, while Landlock's
+ * view of the same files worked.  Loaded here (where NVRTC is loaded, before
+ * any fork) and kept, the builtins are in every child: NVRTC's dlopen of
+ * their soname finds them loaded and reads no file. */
+static void *builtins_handle;
+
+static void keep_builtins(int major, int minor)
+{
+	char name[64], path[4200];
+	snprintf(name, sizeof name, "libnvrtc-builtins.so.%d.%d", major, minor);
+	Dl_info info;
+	if (dladdr((void *)nv.Version, &info) != 0 && info.dli_fname != NULL) {
+		const char *sl = strrchr(info.dli_fname, '/');
+		if (sl != NULL) {
+			snprintf(path, sizeof path, "%.*s/%s", (int)(sl - info.dli_fname), info.dli_fname, name);
+			builtins_handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+		}
+	}
+	if (builtins_handle == NULL)
+		builtins_handle = dlopen(name, RTLD_NOW | RTLD_LOCAL);
+	if (builtins_handle == NULL && gpu_wheel_lib(name, path, sizeof path))
+		builtins_handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+}
+
 static void nv_load(void)
 {
 	const char *env = getenv("PASSFS_NVRTC");
@@ -114,6 +142,7 @@ static void nv_load(void)
 	if (nv.Version(&major, &minor) == 0)
 		snprintf(nv.version, sizeof nv.version, "%d.%d", major, minor);
 	nv.why[0] = '\0';
+	keep_builtins(major, minor);
 }
 
 int nvrtc_available(char *why, size_t whylen)

@@ -50,6 +50,10 @@ else
 fi
 
 # 2. the wheel tree, the driver, nvidia-smi
+# the site reached through a link, as a venv often is: NVRTC's builtins were
+# then out of the compile jail's view (tests/cli/nvrtc_jail.sh)
+mkdir -p "$tmp/py-real"
+ln -s "$tmp/py-real" "$tmp/py"
 site=$tmp/py/lib/python3/site-packages
 cu=$site/nvidia/cu13/lib
 dnn=$site/nvidia/cudnn/lib

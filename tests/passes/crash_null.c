@@ -1,4 +1,4 @@
-/* Writes through a null pointer in the kernel (verdict runtime_error). */
+/* Writes through a wild pointer in the kernel (verdict runtime_error). */
 #include <passfs.h>
 
 __device__ inline float ld(const float *p, long long i) { return p[i]; }
@@ -14,8 +14,10 @@ __global__ void bias_gelu(const T *x, const T *bias, T *y, long long n, long lon
 	long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
 	if (i >= n)
 		return;
-	T *bad = (T *)0;
-	st(bad, i + 4096, ld(x, i) + ld(bias, i % c));
+	/* a terabyte past the output: unmapped on the GPU and on the host (a
+	 * store through a null pointer was compiled away by NVRTC on an H200) */
+	T *bad = (T *)((char *)y + (1ll << 40));
+	st(bad, i, ld(x, i) + ld(bias, i % c));
 	st(y, i, 0.0f);
 }
 

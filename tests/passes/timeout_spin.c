@@ -1,4 +1,7 @@
-/* Spins forever in the kernel (verdict timeout; the machine stays usable). */
+/* Spins forever in the kernel (verdict timeout; the machine stays usable).
+ * The loop reads the input through a volatile pointer: a loop over a
+ * volatile local was compiled away by NVRTC on an H200 (the kernel finished
+ * and the verdict was mismatch), a volatile load of memory cannot be. */
 #include <passfs.h>
 
 __device__ inline float ld(const float *p, long long i) { return p[i]; }
@@ -14,8 +17,8 @@ __global__ void bias_gelu(const T *x, const T *bias, T *y, long long n, long lon
 	long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
 	if (i >= n)
 		return;
-	volatile int spin = 1;
-	while (spin)
+	volatile const unsigned char *p = (volatile const unsigned char *)x;
+	while (p[0] == p[0])
 		;
 	st(y, i, ld(x, i));
 }
