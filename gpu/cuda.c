@@ -994,8 +994,11 @@ static void kernel_describe(struct cuda_kernel *k)
 	int n = 0;
 	for (; n < 256; n++) {
 		size_t off = 0, sz = 0;
-		if (cu.FuncGetParamInfo(k->fn, (size_t)n, &off, &sz) != CUDA_SUCCESS)
-			break;
+		CUresult rc = cu.FuncGetParamInfo(k->fn, (size_t)n, &off, &sz);
+		if (rc == CUDA_ERROR_INVALID_VALUE)
+			break;                  /* past the last parameter */
+		if (rc != CUDA_SUCCESS)
+			return;                 /* no parameter list: the launch is not checked */
 		sizes[n] = sz;
 		if (off + sz > end)
 			end = off + sz;

@@ -39,6 +39,7 @@ enum {
 	CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES = 6,
 	/* CUresult */
 	CUDA_SUCCESS = 0,
+	CUDA_ERROR_INVALID_VALUE = 1,
 	CUDA_ERROR_OUT_OF_MEMORY = 2,
 	/* the errors that leave a context unusable */
 	CUDA_ERROR_ILLEGAL_ADDRESS = 700,
