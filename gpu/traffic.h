@@ -64,6 +64,15 @@ uint64_t traffic_guard_touches(uintptr_t *first);
  * cpu backend's emulation (pf_launch_stats): they include the emulator's
  * cost of a barrier (a fiber switch, ~10 ns), which a GPU does not pay. */
 #define MODEL_LAUNCH_MS 0.003
+/* A call's own cost on the H200, beyond its launches: the context-wide sync
+ * that ends every timed call (PassBench's protocol: synchronize, clock,
+ * call, synchronize, clock) and the call's entry.  Measured on the first
+ * device run (docs/benchmarks.md, "Calibration against the first run") both
+ * ways: eager's two-launch tiny_bias_gelu variant took 0.0206 ms end to end
+ * against 0.0041 ms of kernels, the one-launch pass 0.0146 ms against
+ * 0.0012 ms - 3.2 us a launch (MODEL_LAUNCH_MS) and 10.2 us a call, the
+ * same on both sides.  Added to each side's modeled time once. */
+#define MODEL_CALL_MS 0.010
 #define MODEL_BYTES_PER_MS 4.3e9
 #define MODEL_SMS 132
 #define MODEL_THREADS_PER_SM 2048

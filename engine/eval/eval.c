@@ -494,10 +494,11 @@ static json_t *variant_json(const struct graph_variant *v, const struct vresult 
 				const struct gpu_traffic *g = side[k];
 				json_object_set_new(
 					tr, k ? "pass" : "eager",
-					json_pack("{s:I, s:I, s:I, s:f, s:f, s:f}", "launches", (json_int_t)g->launches,
+					json_pack("{s:I, s:I, s:I, s:f, s:f, s:f, s:f}", "launches", (json_int_t)g->launches,
 						  "bytes", (json_int_t)g->bytes, "threads", (json_int_t)g->threads,
 						  "memory_ms", eval_round(g->mem_ms, 6), "path_ms",
-						  eval_round(g->path_ms, 6), "parallel_ms", eval_round(g->par_ms, 6)));
+						  eval_round(g->path_ms, 6), "parallel_ms", eval_round(g->par_ms, 6),
+						  "call_ms", MODEL_CALL_MS));
 			}
 			if (vr->eager_traffic.approx || vr->pass_traffic.approx)
 				json_object_set_new(tr, "approx", json_true());
@@ -544,11 +545,12 @@ static json_t *eager_model_json(const struct graph_variant *v, const struct eage
 {
 	json_t *kf = json_pack("{s:f, s:f, s:f}", "bytes", m->kbytes, "cpu_ms", eval_round(m->kcpu_ms, 4), "floor_ms",
 			       eval_round(m->floor_ms, 6));
-	return json_pack("{s:s, s:o, s:f, s:f, s:f, s:f, s:f, s:I, s:I, s:f, s:o, s:b}", "name", v->name,
+	return json_pack("{s:s, s:o, s:f, s:f, s:f, s:f, s:f, s:f, s:I, s:I, s:f, s:o, s:b}", "name", v->name,
 			 "modeled_h200_ms", m->model_ms > 0 ? json_real(eval_round(m->model_ms, 6)) : json_null(),
 			 "memory_ms", eval_round(m->tr.mem_ms, 6), "path_ms", eval_round(m->tr.path_ms, 6),
 			 "parallel_ms", eval_round(m->tr.par_ms, 6), "host_ms", eval_round(m->host_ms, 6),
-			 "launch_ms", eval_round((double)m->tr.launches * MODEL_LAUNCH_MS, 6), "launches",
+			 "launch_ms", eval_round((double)m->tr.launches * MODEL_LAUNCH_MS, 6), "call_ms", MODEL_CALL_MS,
+			 "launches",
 			 (json_int_t)m->tr.launches, "threads", (json_int_t)m->tr.threads, "traffic_bytes",
 			 (double)m->tr.bytes, "kernel_floor", kf, "cached", m->cached);
 }

@@ -469,7 +469,7 @@ static int verify_run(struct ctx *c, struct vresult *vr, const char *what, const
 
 /* What names the model's constants in eager's cache key: change it with
  * them (a cached eager model is then measured again). */
-#define MODEL_ID "h200 model 2: launch 0.003 ms, 4.3e9 B/ms, 132 SMs x 2048, 32 blocks/SM, x20, share 0.05 an octave, 3 calls, clock off, eager 4 a thread, host or device, resume 10 ns, group mean, host less launches, host by CPU time, 8 short calls, hiccups, kernel floor: shared pages referenced, reductions split over blocks, eager GEMM/conv as cuBLAS/cuDNN: 6.7e10 and 9.89e11 FLOP/ms, x0.7, tiles 64, split-K 256"
+#define MODEL_ID "h200 model 2: launch 0.003 ms, call 0.010 ms, 4.3e9 B/ms, 132 SMs x 2048, 32 blocks/SM, x20, share 0.05 an octave, 3 calls, clock off, eager 4 a thread, host or device, resume 10 ns, group mean, host less launches, host by CPU time, 8 short calls, hiccups, kernel floor: shared pages referenced, reductions split over blocks, eager GEMM/conv as cuBLAS/cuDNN: 6.7e10 and 9.89e11 FLOP/ms, x0.7, tiles 64, split-K 256"
 
 const char *eval_scoring(const char *backend)
 {
@@ -725,12 +725,13 @@ static int eager_model(struct ctx *c, struct worker *ew, struct count_reply *er,
 /* A side's modeled ms from its counted calls: launches are asynchronous on
  * a GPU, so the host's work hides behind the kernels' and only shows where
  * it is the longer (each launch's own host work, the emulator's here, is in
- * its MODEL_LAUNCH_MS); the kernel's floor under it. */
+ * its MODEL_LAUNCH_MS); the kernel's floor under it; then the call's own
+ * cost (MODEL_CALL_MS: the sync that ends it), which every call pays. */
 static double side_model_ms(const struct count_reply *m, const struct kfloor *k)
 {
 	double h = m->host_ms - (double)m->tr.launches * MODEL_LAUNCH_MS;
 	double t = m->tr.model_ms > h ? m->tr.model_ms : h;
-	return t < k->floor_ms ? k->floor_ms : t;
+	return (t < k->floor_ms ? k->floor_ms : t) + MODEL_CALL_MS;
 }
 
 int eval_eager_model(struct ctx *c, int k, struct worker *ew, struct eager_model_result *out, char *err,

@@ -41,7 +41,9 @@ for v, gv in zip(r["variants"], g["variants"]):
         lo = base + max(s["memory_ms"], s["path_ms"], s["parallel_ms"])
         hi = base + s["memory_ms"] + s["path_ms"] + s["parallel_ms"]
         h = host[side] - s["launches"] * 0.003     # a launch's own host work is in its 3 us
-        lo, hi = max(lo, h), max(hi, h)
+        # then the call's own cost (the sync that ends it), once a side
+        assert abs(s["call_ms"] - 0.010) < 1e-12, (v["name"], side, s)
+        lo, hi = max(lo, h) + s["call_ms"], max(hi, h) + s["call_ms"]
         assert lo - 1e-5 <= m[side] <= hi + 1e-5, (v["name"], side, m[side], lo, hi, s)
         assert s["threads"] > 0 and s["path_ms"] > 0 and s["parallel_ms"] > 0 and host[side] >= 0, (v["name"], side, s)
     # eager on the GPU's launches: an element a thread, both kernels
