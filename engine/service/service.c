@@ -671,8 +671,10 @@ static int commit_files(struct task *t, uint64_t seq, json_t *doc, const char *s
 		return -ENOMEM;
 	size_t tl = strlen(text);
 	text[tl] = 0;
+	/* history entries are never replaced: a seq already there is another
+	 * writer's (the state directory's lock keeps a second daemon out) */
 	state_history_name(name, sizeof(name), seq, "c");
-	rc = state_write_atomic(t->hist, name, src, len, 0);
+	rc = state_write_new(t->hist, name, src, len);
 	if (rc == 0) {
 		state_history_name(name, sizeof(name), seq, "json");
 		char *full = malloc(tl + 2);
@@ -682,7 +684,7 @@ static int commit_files(struct task *t, uint64_t seq, json_t *doc, const char *s
 		}
 		memcpy(full, text, tl);
 		full[tl] = '\n';
-		rc = state_write_atomic(t->hist, name, full, tl + 1, 1);
+		rc = state_write_new(t->hist, name, full, tl + 1);
 		if (rc == 0 && latest)
 			rc = state_write_atomic(t->dir, "result.json", full, tl + 1, 1);
 		free(full);

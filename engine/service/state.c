@@ -24,6 +24,14 @@ int state_write_atomic(const char *dir, const char *name, const void *buf, size_
 	return base_write_atomic(dst, ".", buf, len, 0600, durable ? BASE_ATOMIC_DURABLE : 0);
 }
 
+int state_write_new(const char *dir, const char *name, const void *buf, size_t len)
+{
+	char dst[PATH_MAX];
+	if (snprintf(dst, sizeof(dst), "%s/%s", dir, name) >= (int)sizeof(dst))
+		return -ENAMETOOLONG;
+	return base_write_atomic(dst, ".", buf, len, 0600, BASE_ATOMIC_DURABLE | BASE_ATOMIC_NOCLOBBER);
+}
+
 void state_clean_temps(const char *dir, const char *prefix)
 {
 	DIR *d = opendir(dir);

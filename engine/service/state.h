@@ -19,6 +19,10 @@
  * or the new one, never a mix.  0 or -errno. */
 int state_write_atomic(const char *dir, const char *name, const void *buf, size_t len, int durable);
 
+/* The same, durable, for a file that must not exist yet (a history entry):
+ * -EEXIST, and the existing file untouched, when it does. */
+int state_write_new(const char *dir, const char *name, const void *buf, size_t len);
+
 /* Removes the files in dir whose names start with prefix and end in ".tmp":
  * the temporaries of writes a crash interrupted.  Errors are ignored. */
 void state_clean_temps(const char *dir, const char *prefix);

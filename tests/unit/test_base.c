@@ -420,11 +420,13 @@ static void test_clock(void)
 	nanosleep(&ts, NULL);
 	double c1 = base_thread_cpu_ms();
 	CHECK(c1 >= c0 && c1 < c0 + 10.0);
+	/* work until the CPU clock has moved 5 ms: a fixed stretch of wall time
+	 * gave fewer than 5 ms of CPU on a loaded machine (the thread waited for
+	 * a core); 5 s of wall time is the most a working thread may take */
 	volatile double x = 0;
-	double w0 = base_now_ms();
-	while (base_now_ms() < w0 + 30.0)
+	double w0 = base_now_ms(), c2;
+	while ((c2 = base_thread_cpu_ms()) < c1 + 5.0 && base_now_ms() < w0 + 5000.0)
 		x += 1.0;
-	double c2 = base_thread_cpu_ms();
 	CHECK(c2 >= c1 + 5.0);
 }
 
