@@ -1,14 +1,17 @@
 /* cmd_eval.c - `passfs eval`: evaluate one pass without a mount. */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "broker.h"
 #include "cmd.h"
 #include "evalopt.h"
+#include "file.h"
 #include "eval.h"
 #include "graph.h"
 #include "pass.h"
@@ -50,7 +53,8 @@ static void usage(FILE *f)
 		"launches, the bytes they touched, their threads' work: docs/scoring.md); the\n"
 		"measured cpu speedup is beside it, and PASSFS_CPU_SPEEDUP=measured scores it.\n\n"
 		"  --tasks DIR       tasks directory (default: $PASSFS_TASKS, else the bundled tasks)\n"
-		"  --pass FILE       the pass source; '-' reads standard input\n"
+		"  --pass FILE       the pass source; '-' reads standard input (over 1 MiB it is\n"
+		"                    judged compile_error; past 16 MiB it is not read)\n"
 		"  --json            print result.json instead of the summary\n"
 		"  --broker URL      evaluate on a worker of this Redis broker (redis://[user:pass@]\n"
 		"                    host:port[/db]; default: $" BROKER_ENV " when set; docs/broker.md)\n"
@@ -59,41 +63,30 @@ static void usage(FILE *f)
 	evalopt_usage(EVALOPT_EVAL, f);
 }
 
+/* The pass file (or stdin for "-"), whole: a pass over PASS_MAX_BYTES still
+ * reaches the evaluation, which judges it (compile_error naming its real
+ * size); past READ_PASS_MAX it is not read at all. */
+#define READ_PASS_MAX (16u << 20)
+
 static char *read_all(const char *path, size_t *len, char *err, size_t errlen)
 {
-	FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
-	if (f == NULL) {
+	int stdin_ = strcmp(path, "-") == 0;
+	int fd = stdin_ ? 0 : open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
 		snprintf(err, errlen, "%s: %s", path, strerror(errno));
 		return NULL;
 	}
-	size_t cap = 65536, n = 0;
-	char *buf = malloc(cap + 1);
-	while (buf) {
-		size_t got = fread(buf + n, 1, cap - n, f);
-		n += got;
-		if (got == 0)
-			break;
-		if (n == cap) {
-			if (cap >= PASS_MAX_BYTES * 2)
-				break;
-			char *nb = realloc(buf, cap * 2 + 1);
-			if (nb == NULL) {
-				free(buf);
-				buf = NULL;
-				break;
-			}
-			buf = nb;
-			cap *= 2;
-		}
-	}
-	if (f != stdin)
-		fclose(f);
+	int e = 0;
+	char *buf = base_read_fd(fd, READ_PASS_MAX, len, &e);
+	if (!stdin_)
+		close(fd);
 	if (buf == NULL) {
-		snprintf(err, errlen, "%s: out of memory", path);
-		return NULL;
+		if (e == EFBIG)
+			snprintf(err, errlen, "%s: over %u MiB, not read (a pass may have at most %u bytes)", path,
+				 READ_PASS_MAX >> 20, PASS_MAX_BYTES);
+		else
+			snprintf(err, errlen, "%s: %s", stdin_ ? "standard input" : path, strerror(e));
 	}
-	buf[n] = 0;
-	*len = n;
 	return buf;
 }
 

@@ -38,4 +38,23 @@ if cmp -s "$tmp/eval.help" "$tmp/watch.help" && cmp -s "$tmp/watch.help" "$tmp/m
 else
 	bad "--help option lines differ: $(diff "$tmp/eval.help" "$tmp/mount.help" | head -5)"
 fi
+
+# --pass FILE is read whole: a pass over the 1 MiB cap is judged with its real
+# size (it was cut at 2 MiB and named as 2097152 bytes), and one past 16 MiB is
+# not read at all (exit 1, named)
+head -c 3145728 /dev/zero | tr '\0' ' ' >"$tmp/big.c"
+cat tests/passes/ok_fused.c >>"$tmp/big.c"
+size=$(stat -c %s "$tmp/big.c")
+"$PASSFS" eval --tasks tests/passes/tasks --task tiny_bias_gelu --backend cpu --pass "$tmp/big.c" --json \
+	>"$tmp/big.json" 2>/dev/null
+if /usr/bin/python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); sys.exit(0 if r["verdict"] == "compile_error" and ("%s bytes" % sys.argv[2]) in r["message"] else 1)' "$tmp/big.json" "$size"; then
+	ok "a 3 MiB pass: compile_error with its real size ($size bytes)"
+else
+	bad "3 MiB pass: $(head -c 300 "$tmp/big.json")"
+fi
+head -c $((17 << 20)) /dev/zero >"$tmp/huge.c"
+out=$("$PASSFS" eval --tasks tests/passes/tasks --task tiny_bias_gelu --backend cpu --pass "$tmp/huge.c" 2>&1 >/dev/null)
+rc=$?
+if [ $rc -eq 1 ] && printf '%s' "$out" | grep -q "huge.c: over 16 MiB, not read"; then ok "a 17 MiB pass: exit 1, $out"
+else bad "17 MiB pass: exit $rc, $out"; fi
 finish
