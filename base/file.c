@@ -9,9 +9,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 #include <ftw.h>
+
+#include "clock.h"
 
 #include "proc.h"
 
@@ -232,4 +236,27 @@ int base_mkdirs(const char *path, mode_t mode)
 	if (stat(path, &st) != 0)
 		return -errno;
 	return S_ISDIR(st.st_mode) ? 0 : -ENOTDIR;
+}
+
+int base_flock_wait(int fd, int timeout_ms, const int *cancel)
+{
+	double deadline = base_now_ms() + (timeout_ms > 0 ? timeout_ms : 0);
+	int pause_ms = 1;
+	for (;;) {
+		/* a wait that can be cancelled polls, even without a timeout */
+		if (flock(fd, LOCK_EX | (timeout_ms < 0 && cancel == NULL ? 0 : LOCK_NB)) == 0)
+			return 0;
+		if (errno == EINTR)
+			continue;
+		if (errno != EWOULDBLOCK)
+			return -errno;
+		if (cancel != NULL && __atomic_load_n(cancel, __ATOMIC_RELAXED))
+			return -ECANCELED;
+		if (timeout_ms >= 0 && base_now_ms() >= deadline)
+			return -EWOULDBLOCK;
+		struct timespec ts = {0, (long)pause_ms * 1000000L};
+		nanosleep(&ts, NULL);
+		if (pause_ms < 20)
+			pause_ms *= 2;
+	}
 }

@@ -31,7 +31,12 @@
  *   base_rmtree     removes path and everything under it, depth first,
  *                   never following a symbolic link; a missing path is fine.
  *                   0, or -errno of the first failure (it goes on removing
- *                   what it can). */
+ *                   what it can).
+ *   base_flock_wait takes an exclusive flock(2) on fd, waiting up to
+ *                   timeout_ms (< 0: for as long as it takes) or until
+ *                   *cancel (may be NULL) is nonzero, polling from 1 ms to
+ *                   20 ms apart; 0, -EWOULDBLOCK when the wait ran out,
+ *                   -ECANCELED, or -errno. */
 #ifndef PASSFS_BASE_FILE_H
 #define PASSFS_BASE_FILE_H
 
@@ -58,6 +63,7 @@ int base_atomic_commit(struct base_atomic *a, int flags);
 void base_atomic_abort(struct base_atomic *a);
 int base_write_atomic(const char *path, const char *tmp_prefix, const void *buf, size_t len, mode_t mode,
 		      int flags);
+int base_flock_wait(int fd, int timeout_ms, const int *cancel);
 
 int base_mkdirs(const char *path, mode_t mode);
 int base_rmtree(const char *path);

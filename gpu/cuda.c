@@ -62,7 +62,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -1417,34 +1416,17 @@ int gpu_lockfile_acquire(const char *path, int timeout_ms, const int *cancel, ch
 	struct stat st;
 	if (fstat(fd, &st) == 0 && st.st_uid == geteuid() && (st.st_mode & 0666) != 0666)
 		fchmod(fd, 0666);
-	double deadline = base_now_ms() + (timeout_ms > 0 ? timeout_ms : 0);
-	int pause_ms = 1;
-	for (;;) {
-		/* a wait that can be cancelled polls, even without a timeout */
-		if (flock(fd, LOCK_EX | (timeout_ms < 0 && cancel == NULL ? 0 : LOCK_NB)) == 0)
-			return fd;
-		if (errno == EINTR)
-			continue;
-		if (errno == EWOULDBLOCK && cancel != NULL && __atomic_load_n(cancel, __ATOMIC_RELAXED)) {
-			close(fd);
-			snprintf(err, errlen, "cancelled");
-			return -1;
-		}
-		if (errno != EWOULDBLOCK || (timeout_ms >= 0 && base_now_ms() >= deadline)) {
-			int e = errno;
-			close(fd);
-			if (e == EWOULDBLOCK)
-				snprintf(err, errlen, "the GPU is busy: another benchmark held %s for over %d ms", path,
-					 timeout_ms);
-			else
-				snprintf(err, errlen, "GPU lock %s: %s", path, strerror(e));
-			return -1;
-		}
-		struct timespec ts = {0, (long)pause_ms * 1000000L};
-		nanosleep(&ts, NULL);
-		if (pause_ms < 20)
-			pause_ms *= 2;
-	}
+	int rc = base_flock_wait(fd, timeout_ms, cancel);
+	if (rc == 0)
+		return fd;
+	close(fd);
+	if (rc == -ECANCELED)
+		snprintf(err, errlen, "cancelled");
+	else if (rc == -EWOULDBLOCK)
+		snprintf(err, errlen, "the GPU is busy: another benchmark held %s for over %d ms", path, timeout_ms);
+	else
+		snprintf(err, errlen, "GPU lock %s: %s", path, strerror(-rc));
+	return -1;
 }
 
 /* --- open / close -------------------------------------------------------------------------------- */

@@ -176,8 +176,9 @@ static void buf_complete(cupti_ctx ctx, uint32_t stream, uint8_t *buffer, size_t
 	free(buffer);
 }
 
-static int try_open(const char *path)
+static int try_open(const char *path, void *ctx)
 {
+	(void)ctx;
 	void *h = gpu_dlopen(path, RTLD_NOW | RTLD_LOCAL);
 	if (h == NULL) {
 		if (cp.why[0] == '\0') {
@@ -203,7 +204,7 @@ int cupti_load(char *err, size_t errlen)
 		const char *env = getenv("PASSFS_CUPTI_LIB");
 		int ok = 0;
 		if (env != NULL && *env != '\0') {
-			ok = try_open(env);
+			ok = try_open(env, NULL);
 		} else {
 			/* the unversioned names exist only with the toolkit's
 			 * development files; the runtime has the versioned ones */
@@ -219,12 +220,7 @@ int cupti_load(char *err, size_t errlen)
 				"/usr/local/cuda/targets/x86_64-linux/lib/libcupti.so.13",
 				"/usr/local/cuda/targets/x86_64-linux/lib/libcupti.so.12", NULL
 			};
-			for (int i = 0; names[i] != NULL && !ok; i++)
-				ok = try_open(names[i]);
-			char path[4096];
-			for (int i = 0; names[i] != NULL && !ok; i++)
-				if (strchr(names[i], '/') == NULL && gpu_wheel_lib(names[i], path, sizeof path))
-					ok = try_open(path);
+			ok = gpu_open_lib(names, -1, try_open, NULL);
 		}
 		struct {
 			const char *name;

@@ -576,6 +576,36 @@ int gpu_demangle(const char *lowered, char *out, size_t len)
 	return 0;
 }
 
+int gpu_open_lib(const char *const *names, int n, int (*try_open)(const char *path, void *ctx), void *ctx)
+{
+	for (int i = 0; n < 0 ? names[i] != NULL : i < n; i++)
+		if (try_open(names[i], ctx))
+			return 1;
+	char wheel[PATH_MAX];
+	for (int i = 0; n < 0 ? names[i] != NULL : i < n; i++)
+		if (strchr(names[i], '/') == NULL && gpu_wheel_lib(names[i], wheel, sizeof wheel) &&
+		    try_open(wheel, ctx))
+			return 1;
+	return 0;
+}
+
+/* gpu_dlopen_vendor's try_open: the handle, and the first failure's words. */
+struct vendor_try {
+	void *h;
+	char first[300];
+};
+
+static int vendor_try_open(const char *path, void *ctx)
+{
+	struct vendor_try *t = ctx;
+	t->h = gpu_dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	if (t->h == NULL && t->first[0] == 0) {
+		const char *e = dlerror();
+		snprintf(t->first, sizeof t->first, "%s", e ? e : path);
+	}
+	return t->h != NULL;
+}
+
 void *gpu_dlopen_vendor(const char *env, const char *what, const char *const *names, int n, char *err,
 			size_t errlen)
 {
@@ -594,26 +624,11 @@ void *gpu_dlopen_vendor(const char *env, const char *what, const char *const *na
 			 env);
 		return NULL;
 	}
-	char first[300] = "";
-	for (int i = 0; i < n; i++) {
-		void *h = gpu_dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
-		if (h)
-			return h;
-		if (first[0] == 0) {
-			const char *e = dlerror();
-			snprintf(first, sizeof(first), "%s", e ? e : names[i]);
-		}
-	}
-	char wheel[PATH_MAX];
-	for (int i = 0; i < n; i++) {
-		if (strchr(names[i], '/') == NULL && gpu_wheel_lib(names[i], wheel, sizeof wheel)) {
-			void *h = gpu_dlopen(wheel, RTLD_NOW | RTLD_LOCAL);
-			if (h)
-				return h;
-		}
-	}
+	struct vendor_try t = {NULL, ""};
+	if (gpu_open_lib(names, n, vendor_try_open, &t))
+		return t.h;
 	snprintf(err, errlen, "no %s (%s; nor in PASSFS_CUDA_LIBDIRS or a Python site's nvidia wheels)", what,
-		 first);
+		 t.first);
 	return NULL;
 }
 

@@ -309,6 +309,11 @@ void *gpu_dlopen_vendor(const char *env, const char *what, const char *const *na
  * __file__, so only a search of the tree finds them.  1 with the path in
  * out, else 0. */
 int gpu_wheel_lib(const char *name, char *out, size_t outlen);
+/* Opens the first library of names (n of them; n < 0: NULL-terminated) that
+ * try_open accepts (it returns 1 when it opened path): each name as given,
+ * then, for the bare file names among them, the copy gpu_wheel_lib finds.
+ * 1 when one opened, else 0. */
+int gpu_open_lib(const char *const *names, int n, int (*try_open)(const char *path, void *ctx), void *ctx);
 /* The include directory of the nvidia wheels that holds header NAME
  * (cuda_fp16.h: the CUDA headers NVRTC needs where no toolkit is
  * installed), searched as gpu_wheel_lib searches (PASSFS_CUDA_LIBDIRS's

@@ -44,8 +44,9 @@ static struct {
 
 static pthread_once_t nv_once = PTHREAD_ONCE_INIT;
 
-static int try_open(const char *path)
+static int try_open(const char *path, void *ctx)
 {
+	(void)ctx;
 	void *h = gpu_dlopen(path, RTLD_NOW | RTLD_LOCAL);
 	if (h == NULL) {
 		if (nv.why[0] == '\0') {
@@ -68,29 +69,33 @@ static int try_open(const char *path)
  * their soname finds them loaded and reads no file. */
 static void *builtins_handle;
 
+static int keep_open(const char *path, void *ctx)
+{
+	(void)ctx;
+	builtins_handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	return builtins_handle != NULL;
+}
+
 static void keep_builtins(int major, int minor)
 {
-	char name[64], path[4200];
+	/* beside NVRTC first, then as the loader and the wheels find it */
+	char name[64], path[4200] = "";
 	snprintf(name, sizeof name, "libnvrtc-builtins.so.%d.%d", major, minor);
 	Dl_info info;
 	if (dladdr((void *)nv.Version, &info) != 0 && info.dli_fname != NULL) {
 		const char *sl = strrchr(info.dli_fname, '/');
-		if (sl != NULL) {
+		if (sl != NULL)
 			snprintf(path, sizeof path, "%.*s/%s", (int)(sl - info.dli_fname), info.dli_fname, name);
-			builtins_handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-		}
 	}
-	if (builtins_handle == NULL)
-		builtins_handle = dlopen(name, RTLD_NOW | RTLD_LOCAL);
-	if (builtins_handle == NULL && gpu_wheel_lib(name, path, sizeof path))
-		builtins_handle = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	const char *names[] = {path[0] ? path : name, name};
+	(void)gpu_open_lib(names, 2, keep_open, NULL);
 }
 
 static void nv_load(void)
 {
 	const char *env = getenv("PASSFS_NVRTC");
 	if (env != NULL && *env != '\0') {
-		if (!try_open(env))
+		if (!try_open(env, NULL))
 			return;
 	} else {
 		static const char *const names[] = {
@@ -98,14 +103,7 @@ static void nv_load(void)
 			"/usr/local/cuda/lib64/libnvrtc.so", "/usr/local/cuda/lib64/libnvrtc.so.13",
 			"/usr/local/cuda/lib64/libnvrtc.so.12", NULL
 		};
-		int ok = 0;
-		for (int i = 0; names[i] != NULL && !ok; i++)
-			ok = try_open(names[i]);
-		char path[4096];
-		for (int i = 0; names[i] != NULL && !ok; i++)
-			if (strchr(names[i], '/') == NULL && gpu_wheel_lib(names[i], path, sizeof path))
-				ok = try_open(path);
-		if (!ok)
+		if (!gpu_open_lib(names, -1, try_open, NULL))
 			return;
 	}
 	struct {

@@ -9,7 +9,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -114,23 +113,18 @@ void state_iso_now(char buf[32])
 /* "pid command line" of this process, for the lock file. */
 static int holder_line(char *buf, size_t len)
 {
-	int n = snprintf(buf, len, "%ld ", (long)getpid());
-	int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
-	if (fd >= 0) {
-		ssize_t k = read(fd, buf + n, len - (size_t)n - 2);
-		close(fd);
-		if (k > 0) {
-			for (ssize_t i = 0; i < k; i++)
-				if (buf[n + i] == '\0' || buf[n + i] == '\n')
-					buf[n + i] = ' ';
-			n += (int)k;
-			while (n > 0 && buf[n - 1] == ' ')
-				n--;
-		}
-	}
-	buf[n++] = '\n';
-	buf[n] = '\0';
-	return n;
+	int n = snprintf(buf, len, "%ld", (long)getpid());
+	size_t clen = 0;
+	int e = 0;
+	char *cmd = base_read_file("/proc/self/cmdline", 4096, &clen, &e);
+	for (size_t i = 0; cmd != NULL && i < clen; i++)
+		if (cmd[i] == '\0' || cmd[i] == '\n')
+			cmd[i] = ' ';
+	while (cmd != NULL && clen > 0 && cmd[clen - 1] == ' ')
+		clen--;
+	n += snprintf(buf + n, len - (size_t)n, "%s%.*s\n", clen ? " " : "", (int)clen, cmd ? cmd : "");
+	free(cmd);
+	return n < (int)len ? n : (int)len - 1;
 }
 
 int state_lock(const char *dir, double wait_s, int *fdp, char *err, size_t errlen)
@@ -146,37 +140,28 @@ int state_lock(const char *dir, double wait_s, int *fdp, char *err, size_t errle
 		snprintf(err, errlen, "state directory %s: cannot open its lock %s: %s", dir, path, strerror(errno));
 		return -1;
 	}
-	struct timespec t0;
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	for (;;) {
-		if (flock(fd, LOCK_EX | LOCK_NB) == 0)
-			break;
-		if (errno != EWOULDBLOCK && errno != EINTR) {
-			snprintf(err, errlen, "state directory %s: cannot lock %s: %s", dir, path, strerror(errno));
-			close(fd);
-			return -1;
-		}
-		struct timespec now;
-		clock_gettime(CLOCK_MONOTONIC, &now);
-		double waited = (double)(now.tv_sec - t0.tv_sec) + (double)(now.tv_nsec - t0.tv_nsec) / 1e9;
-		if (waited >= wait_s) {
-			char who[512] = "";
-			ssize_t k = pread(fd, who, sizeof who - 1, 0);
-			who[k > 0 ? k : 0] = '\0';
-			who[strcspn(who, "\n")] = '\0';
-			char *sp = strchr(who, ' ');
-			if (sp != NULL)
-				*sp++ = '\0';
-			snprintf(err, errlen,
-				 "state directory %s is in use by another passfs (pid %s: %s); one daemon per state "
-				 "directory: stop that one, or give this one --state with another directory",
-				 dir, who[0] ? who : "?", sp && *sp ? sp : "command unknown");
-			close(fd);
-			return -1;
-		}
-		usleep(50000);
+	int rc = base_flock_wait(fd, (int)(wait_s * 1e3), NULL);
+	if (rc == -EWOULDBLOCK) {
+		char who[512] = "";
+		ssize_t k = pread(fd, who, sizeof who - 1, 0);
+		who[k > 0 ? k : 0] = '\0';
+		who[strcspn(who, "\n")] = '\0';
+		char *sp = strchr(who, ' ');
+		if (sp != NULL)
+			*sp++ = '\0';
+		snprintf(err, errlen,
+			 "state directory %s is in use by another passfs (pid %s: %s); one daemon per state "
+			 "directory: stop that one, or give this one --state with another directory",
+			 dir, who[0] ? who : "?", sp && *sp ? sp : "command unknown");
+		close(fd);
+		return -1;
 	}
-	char line[700];
+	if (rc != 0) {
+		snprintf(err, errlen, "state directory %s: cannot lock %s: %s", dir, path, strerror(-rc));
+		close(fd);
+		return -1;
+	}
+	char line[4200];
 	int n = holder_line(line, sizeof line);
 	if (ftruncate(fd, 0) != 0 || pwrite(fd, line, (size_t)n, 0) != n) {
 		/* the lock holds without its note */

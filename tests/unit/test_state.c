@@ -11,20 +11,12 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "check.h"
+
 #include "clock.h"
 #include "file.h"
 #include "state.h"
 
-static int fails, passes;
-
-static void check(int cond, const char *what)
-{
-	printf("%s %s\n", cond ? "ok  " : "FAIL", what);
-	if (cond)
-		passes++;
-	else
-		fails++;
-}
 
 static int holds(const char *dir, const char *name, const char *want)
 {
@@ -40,27 +32,25 @@ static int holds(const char *dir, const char *name, const char *want)
 
 int main(void)
 {
-	const char *tmp = getenv("TMPDIR");
 	char dir[4096];
-	snprintf(dir, sizeof dir, "%s/passfs-test-state-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-	if (mkdtemp(dir) == NULL) {
+	if (mkdtemp(test_path(dir, sizeof dir, "passfs-test-state-XXXXXX")) == NULL) {
 		perror("mkdtemp");
 		return 1;
 	}
 
 	/* history entries: written once */
-	check(state_write_new(dir, "000001.json", "first\n", 6) == 0 && holds(dir, "000001.json", "first\n"),
+	CHECK_MSG(state_write_new(dir, "000001.json", "first\n", 6) == 0 && holds(dir, "000001.json", "first\n"),
 	      "state_write_new writes a new entry");
 	int rc = state_write_new(dir, "000001.json", "second\n", 7);
-	check(rc == -EEXIST && holds(dir, "000001.json", "first\n"), "a second write of the entry: -EEXIST, the first kept");
-	check(state_write_atomic(dir, "result.json", "a\n", 2, 1) == 0 && state_write_atomic(dir, "result.json", "b\n", 2, 1) == 0 &&
+	CHECK_MSG(rc == -EEXIST && holds(dir, "000001.json", "first\n"), "a second write of the entry: -EEXIST, the first kept");
+	CHECK_MSG(state_write_atomic(dir, "result.json", "a\n", 2, 1) == 0 && state_write_atomic(dir, "result.json", "b\n", 2, 1) == 0 &&
 		      holds(dir, "result.json", "b\n"),
 	      "state_write_atomic replaces (result.json)");
 
 	/* the lock */
 	int fd1 = -1, fd2 = -1;
 	char err[1024] = "";
-	check(state_lock(dir, 0.2, &fd1, err, sizeof err) == 0 && fd1 >= 0, "the first state_lock takes the directory");
+	CHECK_MSG(state_lock(dir, 0.2, &fd1, err, sizeof err) == 0 && fd1 >= 0, "the first state_lock takes the directory");
 	char pid[32];
 	snprintf(pid, sizeof pid, "%ld ", (long)getpid());
 	char lockp[4200];
@@ -68,7 +58,7 @@ int main(void)
 	size_t len = 0;
 	int e = 0;
 	char *note = base_read_file(lockp, 4096, &len, &e);
-	check(note != NULL && strncmp(note, pid, strlen(pid)) == 0 && strstr(note, "test_state") != NULL,
+	CHECK_MSG(note != NULL && strncmp(note, pid, strlen(pid)) == 0 && strstr(note, "test_state") != NULL,
 	      "the lock file names the holder's pid and command");
 	free(note);
 	double t0 = base_now_ms();
@@ -76,17 +66,17 @@ int main(void)
 	double waited = base_now_ms() - t0;
 	char want[64];
 	snprintf(want, sizeof want, "(pid %ld: ", (long)getpid());
-	check(rc == -1 && fd2 == -1 && strstr(err, "is in use by another passfs") != NULL && strstr(err, want) != NULL &&
+	CHECK_MSG(rc == -1 && fd2 == -1 && strstr(err, "is in use by another passfs") != NULL && strstr(err, want) != NULL &&
 		      strstr(err, "test_state") != NULL,
 	      "a second taker is refused, the holder named");
-	check(waited >= 150 && waited < 5000, "after waiting for it (0.2 s asked)");
+	CHECK_MSG(waited >= 150 && waited < 5000, "after waiting for it (0.2 s asked)");
 	close(fd1);
-	check(state_lock(dir, 0.2, &fd2, err, sizeof err) == 0, "once the first descriptor is closed, the lock is free");
+	CHECK_MSG(state_lock(dir, 0.2, &fd2, err, sizeof err) == 0, "once the first descriptor is closed, the lock is free");
 	if (fd2 >= 0)
 		close(fd2);
 
 	if (base_rmtree(dir) != 0)
 		fprintf(stderr, "could not remove %s\n", dir);
-	printf("%d passed, %d failed\n", passes, fails);
-	return fails ? 1 : 0;
+	printf("test_state: %d passed, %d failed\n", n_pass, n_fail);
+	return n_fail ? 1 : 0;
 }

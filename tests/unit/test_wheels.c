@@ -13,18 +13,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "check.h"
+
 #include "gpu.h"
 
-static int fails, passes;
-
-static void check(int cond, const char *what)
-{
-	printf("%s %s\n", cond ? "ok  " : "FAIL", what);
-	if (cond)
-		passes++;
-	else
-		fails++;
-}
 
 static void mkdirs(const char *path)
 {
@@ -51,8 +43,8 @@ static void touch(const char *dir, const char *name)
 
 int main(void)
 {
-	char root[] = "/tmp/passfs_wheels_XXXXXX";
-	if (mkdtemp(root) == NULL) {
+	char root[160];
+	if (mkdtemp(test_path(root, sizeof root, "passfs_wheels_XXXXXX")) == NULL) {
 		perror("mkdtemp");
 		return 1;
 	}
@@ -65,23 +57,23 @@ int main(void)
 	setenv("VIRTUAL_ENV", venv, 1);
 
 	const char *probe = "libpassfs_wheel_probe.so.9";
-	check(gpu_wheel_lib(probe, got, sizeof got) == 0, "an empty venv holds nothing");
+	CHECK_MSG(gpu_wheel_lib(probe, got, sizeof got) == 0, "an empty venv holds nothing");
 
 	snprintf(d, sizeof d, "%s/lib/python3.12/site-packages/nvidia/cudnn/lib", venv);
 	touch(d, probe);
 	snprintf(want, sizeof want, "%s/%s", d, probe);
-	check(gpu_wheel_lib(probe, got, sizeof got) == 1 && strcmp(got, want) == 0,
+	CHECK_MSG(gpu_wheel_lib(probe, got, sizeof got) == 1 && strcmp(got, want) == 0,
 	      "nvidia/cudnn/lib of the venv's site-packages");
 
 	snprintf(d, sizeof d, "%s/lib/python3.12/site-packages/nvidia/cu13/lib", venv);
 	touch(d, "libpassfs_wheel_cu13.so.13");
 	snprintf(want, sizeof want, "%s/libpassfs_wheel_cu13.so.13", d);
-	check(gpu_wheel_lib("libpassfs_wheel_cu13.so.13", got, sizeof got) == 1 && strcmp(got, want) == 0,
+	CHECK_MSG(gpu_wheel_lib("libpassfs_wheel_cu13.so.13", got, sizeof got) == 1 && strcmp(got, want) == 0,
 	      "nvidia/cu13/lib (CUDA 13's one wheel for cuBLAS, NVRTC, CUPTI)");
 
 	snprintf(d, sizeof d, "%s/.local/lib/python3.11/dist-packages/nvidia/cublas/lib", root);
 	touch(d, "libpassfs_wheel_user.so");
-	check(gpu_wheel_lib("libpassfs_wheel_user.so", got, sizeof got) == 1 && strstr(got, "/.local/") != NULL,
+	CHECK_MSG(gpu_wheel_lib("libpassfs_wheel_user.so", got, sizeof got) == 1 && strstr(got, "/.local/") != NULL,
 	      "~/.local's dist-packages");
 
 	snprintf(d, sizeof d, "%s/own", root);
@@ -90,17 +82,17 @@ int main(void)
 	snprintf(dirs, sizeof dirs, "%s/missing:%s", root, d);
 	setenv("PASSFS_CUDA_LIBDIRS", dirs, 1);
 	snprintf(want, sizeof want, "%s/%s", d, probe);
-	check(gpu_wheel_lib(probe, got, sizeof got) == 1 && strcmp(got, want) == 0,
+	CHECK_MSG(gpu_wheel_lib(probe, got, sizeof got) == 1 && strcmp(got, want) == 0,
 	      "PASSFS_CUDA_LIBDIRS before the wheels, a missing directory skipped");
 	unsetenv("PASSFS_CUDA_LIBDIRS");
 
-	check(gpu_wheel_lib("libpassfs_wheel_absent.so.1", got, sizeof got) == 0, "an absent library: 0");
+	CHECK_MSG(gpu_wheel_lib("libpassfs_wheel_absent.so.1", got, sizeof got) == 0, "an absent library: 0");
 
 	/* the headers: a cu13 wheel's include directory, the directory given */
-	check(gpu_wheel_include("passfs_probe_fp16.h", got, sizeof got) == 0, "no header: 0");
+	CHECK_MSG(gpu_wheel_include("passfs_probe_fp16.h", got, sizeof got) == 0, "no header: 0");
 	snprintf(d, sizeof d, "%s/lib/python3.12/site-packages/nvidia/cu13/include", venv);
 	touch(d, "passfs_probe_fp16.h");
-	check(gpu_wheel_include("passfs_probe_fp16.h", got, sizeof got) == 1 && strcmp(got, d) == 0,
+	CHECK_MSG(gpu_wheel_include("passfs_probe_fp16.h", got, sizeof got) == 1 && strcmp(got, d) == 0,
 	      "nvidia/cu13/include: the directory that holds the header");
 	char inc[600];
 	snprintf(inc, sizeof inc, "%s/own2/include", root);
@@ -109,16 +101,16 @@ int main(void)
 	mkdirs(dirs);
 	setenv("PASSFS_CUDA_LIBDIRS", dirs, 1);
 	snprintf(want, sizeof want, "%s/own2/lib/../include", root);
-	check(gpu_wheel_include("passfs_probe_fp16.h", got, sizeof got) == 1 && strcmp(got, want) == 0,
+	CHECK_MSG(gpu_wheel_include("passfs_probe_fp16.h", got, sizeof got) == 1 && strcmp(got, want) == 0,
 	      "PASSFS_CUDA_LIBDIRS's ../include first");
 	unsetenv("PASSFS_CUDA_LIBDIRS");
 	setenv("VIRTUAL_ENV", "relative/venv", 1);
-	check(gpu_wheel_lib("libpassfs_wheel_cu13.so.13", got, sizeof got) == 0, "a relative VIRTUAL_ENV is ignored");
+	CHECK_MSG(gpu_wheel_lib("libpassfs_wheel_cu13.so.13", got, sizeof got) == 0, "a relative VIRTUAL_ENV is ignored");
 
 	char cmd[4200];
 	snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
 	if (system(cmd) != 0)
 		fprintf(stderr, "could not remove %s\n", root);
-	printf("%d passed, %d failed\n", passes, fails);
-	return fails ? 1 : 0;
+	printf("test_wheels: %d passed, %d failed\n", n_pass, n_fail);
+	return n_fail ? 1 : 0;
 }
