@@ -261,6 +261,10 @@ static inline int pf_launch(pf_call *c, void (*kernel)(P...), pf_emu::launch_dim
 /* the emulator's scheduler: its per-thread resume counts are taken off each
  * thread's timed work */
 #pragma GCC poison t_pool tres
+/* and every name that leads to a CUDA thread's timing: the running fiber's
+ * record (threadIdx and the barriers expand to these, defined before the
+ * poison, so they keep working) and the scheduler it points to */
+#pragma GCC poison pfe_fiber pfe_sched pfe_current pfe_self pfe_record_of pfe_get_sched
 #endif
 
 #endif /* host */

@@ -1323,12 +1323,12 @@ struct launch_info {
 	pf_launch_stats stats;        /* filled when the runtime sets stats.timing */
 };
 
-struct sched;
-struct fiber {
+struct pfe_sched;
+struct pfe_fiber {
 	uint3 idx;                    /* threadIdx of the thread it runs */
 	uint3 bidx, bdim, gdim;       /* blockIdx, blockDim, gridDim */
 	unsigned tid;                 /* its linear thread id */
-	sched *S;                     /* the scheduler running it */
+	pfe_sched *S;                     /* the scheduler running it */
 	uintptr_t magic;              /* its own address ^ PF_EMU_MAGIC */
 	unsigned wneed;               /* lanes of the last warp op */
 	unsigned long long wres;      /* result of the last warp op */
@@ -1338,28 +1338,28 @@ struct fiber {
 	void *fake;                   /* ASan fake stack */
 };
 
-static_assert(sizeof(fiber) <= 128, "fiber record size");
-PF_EMU_INL fiber *record_of(uintptr_t region)
+static_assert(sizeof(pfe_fiber) <= 128, "fiber record size");
+PF_EMU_INL pfe_fiber *pfe_record_of(uintptr_t region)
 {
 	uintptr_t lines = PF_EMU_SPREAD / 64;
 	uintptr_t off = PF_EMU_REGION - 128 - (((region / PF_EMU_REGION) * 37u) % lines) * 64u;
-	return reinterpret_cast<fiber *>(region + off);
+	return reinterpret_cast<pfe_fiber *>(region + off);
 }
 
 /* The record of the fiber this code runs on (only meaningful inside a kernel). */
-PF_EMU_INL fiber *self()
+PF_EMU_INL pfe_fiber *pfe_self()
 {
 	uintptr_t sp;
 	__asm__("movq %%rsp, %0" : "=r"(sp));
-	return record_of(sp & ~(uintptr_t)(PF_EMU_REGION - 1));
+	return pfe_record_of(sp & ~(uintptr_t)(PF_EMU_REGION - 1));
 }
 
 /* The running fiber, or NULL when not called from a kernel (host code
  * calling a barrier: a no-op then). */
 #define PF_EMU_MAGIC ((uintptr_t)0x7066656d75666962ull)
-PF_EMU_INL fiber *current()
+PF_EMU_INL pfe_fiber *pfe_current()
 {
-	fiber *f = self();
+	pfe_fiber *f = pfe_self();
 	return f->magic == ((uintptr_t)f ^ PF_EMU_MAGIC) ? f : nullptr;
 }
 
@@ -1374,14 +1374,14 @@ struct warp_state {
 	unsigned char op[32];
 	signed char src[32];
 	unsigned long long val[32];
-	fiber *fib[32];
+	pfe_fiber *fib[32];
 };
 
-struct sched {
-	fiber main;
-	fiber *cur;
+struct pfe_sched {
+	pfe_fiber main;
+	pfe_fiber *cur;
 	void *ctx;
-	void (*entry)(sched *);
+	void (*entry)(pfe_sched *);
 	launch_info *li;
 	unsigned nthreads, next_tid, exited, nfib;
 	unsigned bx, by, bxy;
@@ -1396,10 +1396,10 @@ struct sched {
 	const void *asan_bottom;
 	size_t asan_size;
 	char err[224];
-	fiber *ready[PF_EMU_MAX_THREADS];
-	fiber *bwait[PF_EMU_MAX_THREADS];
+	pfe_fiber *ready[PF_EMU_MAX_THREADS];
+	pfe_fiber *bwait[PF_EMU_MAX_THREADS];
 	warp_state warps[PF_EMU_MAX_THREADS / 32];
-	fiber *fibers[PF_EMU_MAX_THREADS];    /* allocated on first use, kept */
+	pfe_fiber *fibers[PF_EMU_MAX_THREADS];    /* allocated on first use, kept */
 	/* Thread times (li->stats.timing): ticks of each thread of the block
 	 * so far, the start of the running fiber's stretch, and the block's
 	 * histogram (merged into li->stats when the block ends; `seen`
@@ -1414,7 +1414,7 @@ struct sched {
 	unsigned long long tseen[PF_STATS_BUCKETS / 64];
 };
 
-PF_EMU_TLS sched *t_pool;      /* this OS thread's scheduler (kept) */
+PF_EMU_TLS pfe_sched *t_pool;      /* this OS thread's scheduler (kept) */
 PF_EMU_TLS char *t_dsmem;      /* dynamic shared memory */
 PF_EMU_TLS size_t t_dsmem_cap;
 
@@ -1460,9 +1460,9 @@ inline void report(launch_info *L, const char *msg)
 	}
 }
 
-PF_EMU_INL void switch_to(sched *S, fiber *to, bool from_dies = false)
+PF_EMU_INL void switch_to(pfe_sched *S, pfe_fiber *to, bool from_dies = false)
 {
-	fiber *from = S->cur;
+	pfe_fiber *from = S->cur;
 	S->cur = to;
 	if (__builtin_expect(S->timing, 0) && from != &S->main && from->tid < PF_EMU_MAX_THREADS)
 		/* the stretch just run belongs to the thread `from` runs */
@@ -1487,27 +1487,27 @@ PF_EMU_INL void switch_to(sched *S, fiber *to, bool from_dies = false)
 	}
 }
 
-PF_EMU_INL void ready_push(sched *S, fiber *f)
+PF_EMU_INL void ready_push(pfe_sched *S, pfe_fiber *f)
 {
 	S->ready[(S->rhead + S->rcount++) % PF_EMU_MAX_THREADS] = f;
 }
-PF_EMU_INL fiber *ready_pop(sched *S)
+PF_EMU_INL pfe_fiber *ready_pop(pfe_sched *S)
 {
 	if (!S->rcount)
 		return nullptr;
-	fiber *f = S->ready[S->rhead];
+	pfe_fiber *f = S->ready[S->rhead];
 	S->rhead = (S->rhead + 1) % PF_EMU_MAX_THREADS;
 	S->rcount--;
 	return f;
 }
 
-inline void fiber_start(sched *S);
+inline void fiber_start(pfe_sched *S);
 
 /* Sets up fiber number S->nfib (allocating its stack on first use). */
-inline fiber *new_fiber(sched *S)
+inline pfe_fiber *new_fiber(pfe_sched *S)
 {
 	unsigned i = S->nfib;
-	fiber *f = S->fibers[i];
+	pfe_fiber *f = S->fibers[i];
 	if (!f) {
 		/* map twice the size, keep the aligned region */
 		size_t total = 2 * (size_t)PF_EMU_REGION;
@@ -1524,7 +1524,7 @@ inline fiber *new_fiber(sched *S)
 			munmap(r, PF_EMU_REGION);
 			return nullptr;
 		}
-		f = S->fibers[i] = record_of((uintptr_t)r);
+		f = S->fibers[i] = pfe_record_of((uintptr_t)r);
 		f->stk_lo = r + PF_EMU_PAGE;
 		f->stk_size = (size_t)((char *)f - f->stk_lo);
 	}
@@ -1555,7 +1555,7 @@ inline fiber *new_fiber(sched *S)
 }
 
 /* Ends the block with an error; control goes back to the OS thread's stack. */
-inline fiber *block_error(sched *S, const char *what)
+inline pfe_fiber *block_error(pfe_sched *S, const char *what)
 {
 	S->failed = 1;
 	snprintf(S->err, sizeof S->err, "%s of block (%u,%u,%u)", what, S->bidx.x, S->bidx.y,
@@ -1563,7 +1563,7 @@ inline fiber *block_error(sched *S, const char *what)
 	return &S->main;
 }
 
-inline fiber *deadlock(sched *S)
+inline pfe_fiber *deadlock(pfe_sched *S)
 {
 	if (S->nbwait && S->exited)
 		return block_error(S, "__syncthreads not reached by all threads");
@@ -1575,9 +1575,9 @@ inline fiber *deadlock(sched *S)
 }
 
 /* The current fiber cannot continue (it waits at a barrier): run something else. */
-PF_EMU_INL void block_wait(sched *S)
+PF_EMU_INL void block_wait(pfe_sched *S)
 {
-	fiber *nx = ready_pop(S);
+	pfe_fiber *nx = ready_pop(S);
 	if (nx) {
 		/* software-pipelined prefetch of the next fibers' records and
 		 * saved contexts: switching is bound by their cache misses */
@@ -1602,16 +1602,16 @@ PF_EMU_INL void block_wait(sched *S)
 
 /* The current fiber has no thread left to run.  Never returns (not marked
  * noreturn: ASan would then unpoison a stack it does not know). */
-inline void fiber_done(sched *S)
+inline void fiber_done(pfe_sched *S)
 {
-	fiber *nx = ready_pop(S);
+	pfe_fiber *nx = ready_pop(S);
 	if (!nx)
 		nx = S->exited == S->nthreads ? &S->main : deadlock(S);
 	switch_to(S, nx, true);
 }
 
 /* ---- warp-level exchange ---- */
-inline bool warp_try(sched *S, warp_state *W, unsigned lane)
+inline bool warp_try(pfe_sched *S, warp_state *W, unsigned lane)
 {
 	int op = W->op[lane];
 	if (op == W_ACTIVE) {
@@ -1624,7 +1624,7 @@ inline bool warp_try(sched *S, warp_state *W, unsigned lane)
 		for (unsigned j = 0; j < 32; j++) {
 			if (!(grp >> j & 1u))
 				continue;
-			fiber *f = W->fib[j];
+			pfe_fiber *f = W->fib[j];
 			f->wres = grp;
 			f->wneed = grp;
 			if (f != S->cur)
@@ -1697,7 +1697,7 @@ inline bool warp_try(sched *S, warp_state *W, unsigned lane)
 	for (unsigned j = 0; j < 32; j++) {
 		if (!(need >> j & 1u))
 			continue;
-		fiber *f = W->fib[j];
+		pfe_fiber *f = W->fib[j];
 		unsigned long long r = agg;
 		if (op == W_SHFL) {
 			int s = W->src[j];
@@ -1721,7 +1721,7 @@ inline bool warp_try(sched *S, warp_state *W, unsigned lane)
 
 /* Re-examines the warp's waiting groups after a lane exited or blocked:
  * a warp sync may have been waiting only for it. */
-__attribute__((noinline)) inline void warp_recheck(sched *S, warp_state *W)
+__attribute__((noinline)) inline void warp_recheck(pfe_sched *S, warp_state *W)
 {
 	bool again = true;
 	while (again && W->arrived) {
@@ -1738,7 +1738,7 @@ __attribute__((noinline)) inline void warp_recheck(sched *S, warp_state *W)
  * registered to run when the thread exits. */
 inline void thread_cleanup(void *)
 {
-	sched *S = t_pool;
+	pfe_sched *S = t_pool;
 	if (S) {
 		for (unsigned i = 0; i < PF_EMU_MAX_THREADS; i++)
 			if (S->fibers[i]) {
@@ -1748,7 +1748,7 @@ inline void thread_cleanup(void *)
 #endif
 				munmap((void *)((uintptr_t)S->fibers[i] & ~(uintptr_t)(PF_EMU_REGION - 1)), PF_EMU_REGION);
 			}
-		munmap(S, sizeof(sched));
+		munmap(S, sizeof(pfe_sched));
 		t_pool = nullptr;
 	}
 	free(t_dsmem);
@@ -1763,15 +1763,15 @@ inline void thread_cleanup(void *)
 extern "C" int __cxa_thread_atexit_impl(void (*)(void *), void *, void *);
 namespace pf_emu {
 
-inline sched *get_sched()
+inline pfe_sched *pfe_get_sched()
 {
-	sched *S = t_pool;
+	pfe_sched *S = t_pool;
 	if (S)
 		return S;
-	void *m = mmap(nullptr, sizeof(sched), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	void *m = mmap(nullptr, sizeof(pfe_sched), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (m == MAP_FAILED)
 		return nullptr;
-	S = t_pool = (sched *)m;
+	S = t_pool = (pfe_sched *)m;
 	__cxa_thread_atexit_impl(&thread_cleanup, nullptr, (void *)&thread_cleanup);
 	return S;
 }
@@ -1780,7 +1780,7 @@ inline sched *get_sched()
  * descheduled (its wall time less its CPU time, `away` ns) landed in some
  * CUDA threads' times: it is taken off the longest ones, down to the
  * block's median, longest first. */
-inline void timing_block(sched *S, long long away, double tsc_per_ns, unsigned long long clock_ticks,
+inline void timing_block(pfe_sched *S, long long away, double tsc_per_ns, unsigned long long clock_ticks,
 			 unsigned long long resume_ticks)
 {
 	unsigned n = S->exited;
@@ -1821,7 +1821,7 @@ inline void timing_block(sched *S, long long away, double tsc_per_ns, unsigned l
 }
 
 /* Adds the block's thread times to the launch's. */
-inline void timing_merge(sched *S, pf_launch_stats *st)
+inline void timing_merge(pfe_sched *S, pf_launch_stats *st)
 {
 	__atomic_fetch_add(&st->threads, S->tn, __ATOMIC_RELAXED);
 	__atomic_fetch_add(&st->sum_ticks, S->tsum, __ATOMIC_RELAXED);
@@ -1838,9 +1838,9 @@ inline void timing_merge(sched *S, pf_launch_stats *st)
 }
 
 /* Runs the block's threads; returns when all have finished (or on error). */
-inline void run_block(launch_info *L, pf_dim3 b, void (*entry)(sched *), void *ctx)
+inline void run_block(launch_info *L, pf_dim3 b, void (*entry)(pfe_sched *), void *ctx)
 {
-	sched *S = get_sched();
+	pfe_sched *S = pfe_get_sched();
 	if (!S) {
 		report(L, "out of memory for the block scheduler");
 		return;
@@ -1890,7 +1890,7 @@ inline void run_block(launch_info *L, pf_dim3 b, void (*entry)(sched *), void *c
 		memset(S->tseen, 0, sizeof S->tseen);
 		away0 = L->stats.away_ns ? L->stats.away_ns() : 0;
 	}
-	fiber *f0 = new_fiber(S);
+	pfe_fiber *f0 = new_fiber(S);
 	if (!f0) {
 		report(L, "out of memory for fiber stacks");
 		return;
@@ -1906,14 +1906,14 @@ inline void run_block(launch_info *L, pf_dim3 b, void (*entry)(sched *), void *c
 }
 
 /* The body of every fiber: run unstarted threads until none is left. */
-template <class K> void fiber_main(sched *S)
+template <class K> void fiber_main(pfe_sched *S)
 {
 #ifdef PF_EMU_ASAN
 	__sanitizer_finish_switch_fiber(nullptr, S->nfib == 1 ? &S->asan_bottom : nullptr,
 					S->nfib == 1 ? &S->asan_size : nullptr);
 #endif
 	K *k = static_cast<K *>(S->ctx);
-	fiber *f = S->cur;            /* this fiber, for its whole life */
+	pfe_fiber *f = S->cur;            /* this fiber, for its whole life */
 	for (;;) {
 		unsigned t = S->next_tid;
 		if (t >= S->nthreads)
@@ -1952,10 +1952,10 @@ template <class K> void fiber_main(sched *S)
 /* ---- barrier entry points (opaque to the optimiser) ---- */
 PF_EMU_OPAQUE inline int syncthreads_impl(int pred)
 {
-	fiber *f = current();
+	pfe_fiber *f = pfe_current();
 	if (!f)
 		return pred;
-	sched *S = f->S;
+	pfe_sched *S = f->S;
 	unsigned gen = S->bgen;
 	S->bacc += pred;
 	if (S->nbwait + 1 == S->nthreads) {
@@ -1970,7 +1970,7 @@ PF_EMU_OPAQUE inline int syncthreads_impl(int pred)
 		for (unsigned w = 0; w < S->nwarps; w++)
 			S->warps[w].bbar = 0;
 		if (S->rcount == 0) {
-			memcpy(S->ready, S->bwait, n * sizeof(fiber *));
+			memcpy(S->ready, S->bwait, n * sizeof(pfe_fiber *));
 			S->rhead = 0;
 			S->rcount = n;
 		} else {
@@ -1992,7 +1992,7 @@ PF_EMU_OPAQUE inline int syncthreads_impl(int pred)
 PF_EMU_OPAQUE inline unsigned long long warp_op(unsigned mask, int op, unsigned long long val, int src,
 							  unsigned *need)
 {
-	fiber *f = current();
+	pfe_fiber *f = pfe_current();
 	if (!f) {
 		*need = 1u;
 		if (op == W_BALLOT)
@@ -2001,7 +2001,7 @@ PF_EMU_OPAQUE inline unsigned long long warp_op(unsigned mask, int op, unsigned 
 			return 1u;
 		return val;
 	}
-	sched *S = f->S;
+	pfe_sched *S = f->S;
 	unsigned t = f->tid, l = t & 31u;
 	warp_state *W = &S->warps[t >> 5];
 	W->mask[l] = mask;
@@ -2031,7 +2031,7 @@ inline unsigned activemask_impl()
 
 PF_EMU_INL unsigned lane_id()
 {
-	fiber *f = current();
+	pfe_fiber *f = pfe_current();
 	return f ? (f->tid & 31u) : 0u;
 }
 
@@ -2073,7 +2073,7 @@ static inline int __syncthreads_and(int pred)
 	__asm__ volatile("" ::: "memory");
 	int r = pf_emu::syncthreads_impl(pred ? 1 : 0);
 	__asm__ volatile("" ::: "memory");
-	pf_emu::fiber *f = pf_emu::current();
+	pf_emu::pfe_fiber *f = pf_emu::pfe_current();
 	return r == (int)(f ? f->S->nthreads : 1u);
 }
 static inline int __syncthreads_or(int pred)
@@ -2358,10 +2358,10 @@ inline int launch_checked_sizes(pf_call *c, void (*kernel)(P...), pf_dim3 grid, 
 /* ======================================================================== */
 /* CUDA keywords (after every system header)                                */
 
-#define threadIdx (pf_emu::self()->idx)
-#define blockIdx (pf_emu::self()->bidx)
-#define blockDim (pf_emu::self()->bdim)
-#define gridDim (pf_emu::self()->gdim)
+#define threadIdx (pf_emu::pfe_self()->idx)
+#define blockIdx (pf_emu::pfe_self()->bidx)
+#define blockDim (pf_emu::pfe_self()->bdim)
+#define gridDim (pf_emu::pfe_self()->gdim)
 
 #define __global__
 #define __device__

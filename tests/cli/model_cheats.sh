@@ -16,6 +16,12 @@ for p in honest m01_hide_bytes m02_host_compute_unguarded m03_launch_differently
 	"$PASSFS" eval --tasks "$T" --task "$TASK" --backend cpu --pass "tests/model/$p.c" --trials 3 --warmup 1 \
 		--json >"$tmp/$p.json" 2>"$tmp/$p.err" || bad "$p: passfs eval exited $?: $(tail -c 300 "$tmp/$p.err")"
 done
+# 2 again, on a GEMM (its time its threads' work, not its bytes): the
+# running fiber's record, which leads to the scheduler's timings
+for p in honest_matmul m07_names_fiber; do
+	"$PASSFS" eval --tasks "$T" --task model_matmul --backend cpu --pass "tests/model/$p.c" --trials 3 --warmup 1 \
+		--json >"$tmp/$p.json" 2>"$tmp/$p.err" || bad "$p: passfs eval exited $?: $(tail -c 300 "$tmp/$p.err")"
+done
 # 8: eager's cached model is signed with a key kept outside the cache: an
 # edited line (eager 100x slower) is not believed, and is counted again
 export PASSFS_MODEL_KEY="$tmp/model.key"
@@ -77,6 +83,14 @@ c4 = r["m04_names_scheduler"]
 assert c4["verdict"] == "compile_error", c4["verdict"]
 assert "poisoned" in c4["message"], c4["message"]
 lines.append(f"m04 {c4['verdict']}")
+hm = json.load(open(f"{d}/honest_matmul.json")); c7 = json.load(open(f"{d}/m07_names_fiber.json"))
+assert hm["verdict"] == "ok", hm["verdict"]
+tm = hm["variants"][0]["traffic"]["pass"]
+# the GEMM's modeled time is its threads' (path or parallel), not its bytes
+assert max(tm["path_ms"], tm["parallel_ms"]) > tm["memory_ms"] * 5, tm
+assert c7["verdict"] == "compile_error", c7["verdict"]
+assert 'poisoned "pfe_current"' in c7["message"], c7["message"]
+lines.append(f"matmul honest {hm['score']:.3f}, m07 {c7['verdict']}")
 # 8: the forged cache line changed nothing
 a = json.load(open(f"{d}/signed.json"))["variants"][0]["modeled_h200_ms"]["eager"]
 b = json.load(open(f"{d}/forged_cache.json"))["variants"][0]["modeled_h200_ms"]["eager"]
