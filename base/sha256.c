@@ -42,6 +42,8 @@ static void block(uint32_t h[8], const unsigned char *p)
 		a = t1 + t2;
 	}
 	h[0] += a, h[1] += b, h[2] += c, h[3] += d, h[4] += e, h[5] += f, h[6] += g, h[7] += k;
+	/* the schedule of a key block is the key's (HMAC): not left behind */
+	explicit_bzero(w, sizeof w);
 }
 
 void sha256_raw(const void *data, size_t len, unsigned char out[32])
@@ -68,6 +70,8 @@ void sha256_raw(const void *data, size_t len, unsigned char out[32])
 	for (int i = 0; i < 8; i++)
 		for (int b = 0; b < 4; b++)
 			out[4 * i + b] = (unsigned char)(h[i] >> (24 - 8 * b));
+	explicit_bzero(h, sizeof h);
+	explicit_bzero(tail, sizeof tail);
 }
 
 static void to_hex(const unsigned char d[32], char hex[65])
@@ -81,6 +85,14 @@ void sha256_hex(const void *data, size_t len, char hex[65])
 	unsigned char d[32];
 	sha256_raw(data, len, d);
 	to_hex(d, hex);
+}
+
+/* Zeroes the stack below the caller's frame, where the hashing's frames
+ * were (their spilled state after the key block is the key's equal). */
+__attribute__((noinline)) static void wipe_below(void)
+{
+	unsigned char b[4096];
+	explicit_bzero(b, sizeof b);
 }
 
 int hmac_sha256_hex(const void *key, size_t klen, const void *data, size_t len, char hex[65])
@@ -101,7 +113,13 @@ int hmac_sha256_hex(const void *key, size_t klen, const void *data, size_t len, 
 		buf[i] = k[i] ^ 0x5c;
 	memcpy(buf + 64, inner, 32);
 	sha256_raw(buf, 64 + 32, d);
+	/* nothing key-derived stays in this process's memory (a process
+	 * forked from it later, a pass worker, would hold it) */
+	explicit_bzero(buf, 64 + (len > 32 ? len : 32));
 	free(buf);
+	explicit_bzero(k, sizeof k);
+	explicit_bzero(inner, sizeof inner);
+	wipe_below();
 	to_hex(d, hex);
 	return 0;
 }

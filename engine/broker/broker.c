@@ -689,6 +689,7 @@ int bk_answer_key(unsigned char *key, size_t cap, size_t *len, char *err, size_t
 	}
 	memcpy(key, t, n);
 	*len = n;
+	explicit_bzero(t, n);
 	free(t);
 	return 0;
 }

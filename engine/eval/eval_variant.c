@@ -544,6 +544,7 @@ static int model_key(unsigned char key[32])
 		if (t != NULL) {
 			if (n == 32)
 				memcpy(key, t, 32);
+			explicit_bzero(t, n);
 			free(t);
 			return n == 32 ? 0 : -1;
 		}
@@ -562,6 +563,7 @@ static int model_key(unsigned char key[32])
 		int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
 		if (fd >= 0) {
 			int w = base_write_all(fd, fresh, sizeof(fresh));
+			explicit_bzero(fresh, sizeof(fresh));
 			close(fd);
 			if (w != 0) {
 				unlink(path);
@@ -578,9 +580,18 @@ static int model_key(unsigned char key[32])
 static int model_sign(const char *line, size_t len, char hex[65])
 {
 	unsigned char key[32];
-	if (model_key(key) != 0)
+	if (model_key(key) != 0) {
+		explicit_bzero(key, sizeof(key));
 		return -1;
-	return hmac_sha256_hex(key, sizeof(key), line, len, hex);
+	}
+	int rc = hmac_sha256_hex(key, sizeof(key), line, len, hex);
+	/* The key is read where it is used and wiped after (here, in
+	 * model_key's buffer, inside the HMAC): a pass worker forked after
+	 * this (the one for the next variant, after a crash) copies this
+	 * process's memory, and a pass that found the key in it could sign
+	 * an eager model of its choosing (tests/model/m08_finds_model_key.c). */
+	explicit_bzero(key, sizeof(key));
+	return rc;
 }
 
 /* A model's numbers as the cache holds them (the signature is over this

@@ -22,6 +22,15 @@ for p in honest_matmul m07_names_fiber; do
 	"$PASSFS" eval --tasks "$T" --task model_matmul --backend cpu --pass "tests/model/$p.c" --trials 3 --warmup 1 \
 		--json >"$tmp/$p.json" 2>"$tmp/$p.err" || bad "$p: passfs eval exited $?: $(tail -c 300 "$tmp/$p.err")"
 done
+# 8 again: the key eager's models are signed with is not in a pass
+# worker's memory, even one forked after the evaluating process signed
+# (the pass crashes its first worker on the second variant)
+head -c 32 /dev/urandom >"$tmp/m08.key"
+bytes=$(od -An -tu1 -v "$tmp/m08.key" | tr -s ' \n' ',' | sed 's/^,//; s/,$//')
+sed "s/^#define KEY_BYTES 0\$/#define KEY_BYTES $bytes/" tests/model/m08_finds_model_key.c >"$tmp/m08_finds_model_key.c"
+PASSFS_MODEL_KEY="$tmp/m08.key" PASSFS_CACHE_DIR="$tmp/m08.cache" "$PASSFS" eval --tasks tests/passes/tasks \
+	--task tiny_bias_gelu --backend cpu --pass "$tmp/m08_finds_model_key.c" --trials 3 --warmup 1 \
+	--json >"$tmp/m08.json" 2>"$tmp/m08.err" || bad "m08: passfs eval exited $?: $(tail -c 300 "$tmp/m08.err")"
 # 8: eager's cached model is signed with a key kept outside the cache: an
 # edited line (eager 100x slower) is not believed, and is counted again
 export PASSFS_MODEL_KEY="$tmp/model.key"
@@ -104,6 +113,16 @@ if c6["verdict"] == "ok":
     assert v6["traffic"]["pass"]["bytes"] >= want * 0.99, ("m06 read its host copy in a counted call", v6["traffic"])
     assert v6["speedup"] <= best(v6), ("m06", v6["speedup"], best(v6))
 lines.append(f"m06 {c6['verdict']} {c6['score']:.3f}")
+# 8: the model key, looked for in a pass worker forked after the signing
+import re
+t8 = open(f"{d}/m08.json").read() + open(f"{d}/m08.err").read()
+c8 = json.loads(open(f"{d}/m08.json").read())
+assert "KEYLEAK" not in t8, ("the model key is in the pass's memory", re.findall(r"KEYLEAK[^\\]*", t8)[:3])
+assert c8["variants"][0]["verdict"] == "ok" and c8["variants"][1]["verdict"] == "runtime_error", \
+    [(v["name"], v["verdict"]) for v in c8["variants"]]
+late = re.findall(r"scanned in variant (\w+): (\d+) found", t8)
+assert any(v not in ("f32_b1_s64", "f32_b4_s96") for v, _ in late), ("no scan in a later worker", late)
+lines.append(f"m08 no key in {len(late)} workers' memory")
 # 9: the evaluating process's environment is not in the pass's memory
 secret = os.environ["PFCANARY_SECRET"]
 for f in ("m05_reads_environment.json", "m05_reads_environment.err"):
