@@ -7,26 +7,30 @@
 # then what the measured times would have scored, re-scored with `passfs
 # es-t` on the same runs: the paired estimate (median of per-trial
 # eager/pass ratios), the ratio of the two medians and others; then the
-# spread (max - min) / median of each.
+# spread (max - min) / median of each.  -f: every run on an empty model
+# cache, so eager's model is counted afresh each time (the spread of first
+# evaluations on as many machines; without it eager's model comes from the
+# cache after the first run and only the pass's side moves).
 #
-#   bench/rescore.sh [-n RUNS] [-l] [-b PASSFS] TASK:PASS [TASK:PASS...]
+#   bench/rescore.sh [-n RUNS] [-l] [-f] [-b PASSFS] TASK:PASS [TASK:PASS...]
 #
 # Example (the fused bias+gelu pass on two tasks, under load):
 #   bench/rescore.sh -l t5_rmsnorm:bench/passes/t5_rmsnorm.c \
 #       cheat_bias_gelu:tests/cheats/honest_f32.c
 set -euo pipefail
 cd "$(dirname "$0")/.."
-runs=4 load=0 passfs=build/passfs
-while getopts n:lb: o; do
+runs=4 load=0 fresh=0 passfs=build/passfs
+while getopts n:lfb: o; do
 	case $o in
 	n) runs=$OPTARG ;;
 	l) load=1 ;;
+	f) fresh=1 ;;
 	b) passfs=$OPTARG ;;
 	*) exit 2 ;;
 	esac
 done
 shift $((OPTIND - 1))
-[ $# -ge 1 ] || { echo "usage: $0 [-n RUNS] [-l] [-b PASSFS] TASK:PASS..." >&2; exit 2; }
+[ $# -ge 1 ] || { echo "usage: $0 [-n RUNS] [-l] [-f] [-b PASSFS] TASK:PASS..." >&2; exit 2; }
 tmp=$(mktemp -d)
 loader=
 cleanup() { [ -n "$loader" ] && kill "$loader" 2>/dev/null; wait 2>/dev/null; rm -rf "$tmp"; }
@@ -42,6 +46,7 @@ for tp in "$@"; do
 	task=${tp%%:*} pass=${tp#*:}
 	dir=$(tasks_of "$task")
 	for ((r = 0; r < runs; r++)); do
+		if [ $fresh -eq 1 ]; then export PASSFS_CACHE_DIR="$tmp/cache.$r"; fi
 		"$passfs" eval --tasks "$dir" --task "$task" --pass "$pass" --json --trial-times >"$tmp/$task.$r.json" 2>/dev/null
 	done
 	/usr/bin/python3 - "$passfs" "$tmp" "$task" "$runs" <<'PY'

@@ -6,6 +6,7 @@
 
 #include <pthread.h>
 #include <stdarg.h>
+#include <algorithm>
 #include <vector>
 
 static int g_pass, g_fail;
@@ -854,6 +855,43 @@ static void test_block_sums(int nthreads)
 	CHECK(bad == 0, "%d wrong block sums (static __shared__ in a __device__ function)", bad);
 }
 
+/* Each thread's stack address, across a barrier (so every thread has a
+ * fiber of its own). */
+__global__ void k_stack_addr(unsigned long long *out)
+{
+	volatile int here = 0;
+	__syncthreads();
+	out[blockIdx.x * blockDim.x + threadIdx.x] = (unsigned long long)(uintptr_t)&here + (unsigned long long)here;
+}
+
+/* The fibers of an OS thread are regions of one reservation, region i for
+ * fiber i: where a region lands is then the same in every process, and so
+ * is which fibers' stack tops share cache sets (with a mapping per region it
+ * changed from process to process, and a sixth of some processes' threads ran
+ * 5-10x slower: the model's path term moved 10x between evaluations). */
+static void test_fiber_layout()
+{
+	fake_call f;
+	fake_init(&f, 0);         /* both blocks on this thread */
+	const int bs = 256;
+	std::vector<unsigned long long> a(2 * bs);
+	int rc = pf_launch(&f.c, k_stack_addr, pf_dim(2), pf_dim(bs), 0, (void *)a.data());
+	CHECK(rc == PF_OK, "rc %d (%s)", rc, f.last_msg);
+	unsigned long long lo = ~0ull, hi = 0;
+	std::vector<unsigned long long> regions;
+	for (int t = 0; t < bs; t++) {
+		unsigned long long r = a[t] / PF_EMU_REGION;
+		regions.push_back(r);
+		lo = r < lo ? r : lo;
+		hi = r > hi ? r : hi;
+		/* the second block reuses the first's fibers */
+		CHECK(a[bs + t] / PF_EMU_REGION == r, "thread %d of block 1 ran on another fiber", t);
+	}
+	std::sort(regions.begin(), regions.end());
+	CHECK(std::unique(regions.begin(), regions.end()) == regions.end(), "two threads shared a fiber");
+	CHECK(hi - lo == bs - 1, "the %d fibers' regions span %llu regions, not %d in a row", bs, hi - lo + 1, bs);
+}
+
 static void test_packed()
 {
 	fake_call f;
@@ -1077,6 +1115,7 @@ int main()
 {
 	test_half_bits();
 	test_half_arith();
+	test_fiber_layout();
 	for (int nt = 0; nt <= 3; nt += 3) {
 		test_elementwise(nt);
 		test_softmax(nt);
