@@ -867,6 +867,15 @@ static int is_check_src(const struct node *n)
 	       strcmp(n->name, TREE_CHECK_SOURCE) == 0;
 }
 
+/* Whether n is a task's rerun trigger (fs/tree.h, TREE_RERUN_TRIGGER): a
+ * save of it evaluates the task's pass.c again, bytes evaluated before
+ * too. */
+static int is_rerun_trigger(const struct node *n)
+{
+	return n->row->kind == K_SCRATCH && n->name && n->parent && is_task_dir(n->parent) &&
+	       strcmp(n->name, TREE_RERUN_TRIGGER) == 0;
+}
+
 /* A copy of check.c's bytes for a check (under m->lock), or NULL. */
 static char *check_copy(const struct node *n, size_t *len)
 {
@@ -1371,16 +1380,24 @@ static void pass_gate(struct mnt *m, int task, struct handle *self)
  * drops m->lock: the fire counts as in flight (pass_gate waits for it)
  * before the lock is dropped, so no change to the bytes can come between
  * the decision and the service's snapshot. */
-static void fire_unlock(struct mnt *m, int task)
+static void fire_unlock_how(struct mnt *m, int task, int rerun)
 {
 	m->t[task].firing++;
 	pthread_mutex_unlock(&m->lock);
 	uint64_t seq;
-	svc_fire(m->svc, task, &seq);
+	if (rerun)
+		svc_rerun(m->svc, task, &seq);
+	else
+		svc_fire(m->svc, task, &seq);
 	pthread_mutex_lock(&m->lock);
 	if (--m->t[task].firing == 0)
 		pthread_cond_broadcast(&m->fire_cv);
 	pthread_mutex_unlock(&m->lock);
+}
+
+static void fire_unlock(struct mnt *m, int task)
+{
+	fire_unlock_how(m, task, 0);
 }
 
 /* Opens a pass.c/scratch node: a handle with its flags.  Under m->lock.
@@ -1540,6 +1557,9 @@ static void op_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	int check = is_check_src(h->node) && (h->wrote || h->truncated) ? h->node->task : -1;
 	if (check >= 0)
 		h->check_marked = 1;
+	/* a save of the rerun trigger: result.json waits for the rerun */
+	if (task < 0 && is_rerun_trigger(h->node) && (h->wrote || h->truncated))
+		task = h->node->task;
 	pthread_mutex_unlock(&m->lock);
 	if (check >= 0)
 		svc_check_mark_pending(m->svc, check);  /* a read of check.json waits for it */
@@ -1561,12 +1581,15 @@ static void op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 	struct mnt *m = fuse_req_userdata(req);
 	struct handle *h = (struct handle *)(uintptr_t)fi->fh;
 	(void)ino;
-	int fire = -1, check = -1;
+	int fire = -1, check = -1, rerun = 0;
 	char *csrc = NULL;
 	size_t clen = 0;
 	pthread_mutex_lock(&m->lock);
 	struct node *n = h->node;
-	if (n->row->kind == K_PASS) {
+	if ((h->wrote || h->truncated) && is_rerun_trigger(n)) {
+		fire = n->task;
+		rerun = 1;
+	} else if (n->row->kind == K_PASS) {
 		int last_writer = h->writer && n->nwriters == 1;
 		if (h->wrote || h->truncated || (last_writer && n->fire_on_release)) {
 			fire = n->task;
@@ -1584,7 +1607,7 @@ static void op_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 	handle_unlink(n, h);
 	node_maybe_free(m, n);
 	if (fire >= 0)
-		fire_unlock(m, fire);
+		fire_unlock_how(m, fire, rerun);
 	else
 		pthread_mutex_unlock(&m->lock);
 	if (check >= 0)
@@ -1812,7 +1835,7 @@ static void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_
 		      const char *newname, unsigned int flags)
 {
 	struct mnt *m = fuse_req_userdata(req);
-	int err = 0, fire = -1, check = -1;
+	int err = 0, fire = -1, check = -1, rerun = 0;
 	char *csrc = NULL;
 	size_t clen = 0;
 	pthread_mutex_lock(&m->lock);
@@ -1882,9 +1905,13 @@ static void op_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_
 		check = src->task;
 		csrc = check_copy(src, &clen);
 	}
+	if (is_rerun_trigger(src) && fire < 0) {        /* a rename onto rerun: a rerun */
+		fire = src->task;
+		rerun = 1;
+	}
 out:
 	if (fire >= 0)
-		fire_unlock(m, fire);
+		fire_unlock_how(m, fire, rerun);
 	else
 		pthread_mutex_unlock(&m->lock);
 	if (check >= 0)

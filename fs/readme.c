@@ -167,9 +167,12 @@ char *readme_root(const struct graph_task *const *tasks, int n_tasks, enum readm
 	A("Saving `pass.c` starts an evaluation (seconds to a minute): `status` moves\n"
 	  "pending, compiling, running, done.%s Write, read the verdict and message, fix,\n"
 	  "write again: every evaluation is kept as history. Writing back bytes that were\n"
-	  "already evaluated is answered at once.\n\n",
+	  "already evaluated is answered at once; to score the same bytes again (to see how\n"
+	  "much a score moves), write anything to `$T/%s` (`echo > $T/%s`): pass.c is\n"
+	  "evaluated afresh, and the result says `\"rerun\": true`.\n\n",
 	  watch ? "" : " Reading `result.json` or `es_t` while an\n"
-		       "evaluation runs waits for it to finish.");
+		       "evaluation runs waits for it to finish.",
+	  TREE_RERUN_TRIGGER, TREE_RERUN_TRIGGER);
 
 	A("**A quick check.** Write the same kind of file to `$T/%s` instead: it is compiled\n"
 	  "and run on every variant's public and secret inputs against eager, nothing timed,\n"

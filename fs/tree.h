@@ -79,6 +79,11 @@ extern const struct tree_row tree_task_rows[TREE_NTASK];
  * on every variant's public and secret inputs, nothing timed - into
  * TREE_CHECK_JSON (engine/service/checks.c, docs/mount.md). */
 #define TREE_CHECK_SOURCE "check.c"
+/* Not a row either: a save of a file of this name in a task directory
+ * (anything written to it; in the mount a scratch file) evaluates the
+ * current pass.c again, even bytes evaluated before (svc_rerun,
+ * docs/mount.md, "When an evaluation fires"). */
+#define TREE_RERUN_TRIGGER "rerun"
 
 /* The files of the root, listed before the task directories. */
 enum { TREE_ROOT_README, TREE_ROOT_SUMMARY, TREE_NROOT };

@@ -194,6 +194,20 @@ static void check_saved(struct watch *w, int i)
 	free(src);
 }
 
+/* A save of DIR/<id>/rerun: the current pass.c evaluated again, even bytes
+ * evaluated before (svc_rerun). */
+static void rerun_saved(struct watch *w, int i)
+{
+	uint64_t seq = 0;
+	int rc = svc_rerun(w->s, i, &seq);
+	if (rc != 0)
+		fprintf(stderr, "passfs watch: %s/%s: cannot evaluate: %s\n", svc_task(w->s, i)->id, TREE_RERUN_TRIGGER,
+			strerror(-rc));
+	else if (!w->o->quiet)
+		fprintf(stderr, "passfs watch: %s/%s saved: pass.c evaluated again, evaluation %llu\n",
+			svc_task(w->s, i)->id, TREE_RERUN_TRIGGER, (unsigned long long)seq);
+}
+
 /* Writes row r of task i (-1: the root) at start: TREE_WATCH_ONCE rows, and
  * TREE_WATCH_SEED rows where the file is missing. */
 static int put_row(struct watch *w, int i, const struct tree_row *row, char *err, size_t errlen)
@@ -306,12 +320,16 @@ static void drain_inotify(struct watch *w)
 				continue;
 			}
 			int check = ev->len > 0 && strcmp(ev->name, TREE_CHECK_SOURCE) == 0;
-			if (ev->len == 0 || (!check && strcmp(ev->name, tree_task_rows[TREE_PASS_C].name) != 0))
+			int rerun = ev->len > 0 && strcmp(ev->name, TREE_RERUN_TRIGGER) == 0;
+			if (ev->len == 0 ||
+			    (!check && !rerun && strcmp(ev->name, tree_task_rows[TREE_PASS_C].name) != 0))
 				continue;
 			for (int i = 0; i < w->n; i++)
 				if (w->t[i].wd == ev->wd) {
 					if (check)
 						check_saved(w, i);
+					else if (rerun)
+						rerun_saved(w, i);
 					else
 						pass_saved(w, i, 0);
 					break;

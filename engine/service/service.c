@@ -50,6 +50,8 @@ struct job {
 	size_t len;
 	char sha[65];
 	uint64_t ticket;        /* FIFO order across tasks */
+	int fresh;              /* a rerun: evaluated even where the bytes were before */
+	uint64_t rerun_of;      /* then the seq of their latest result, 0: none */
 };
 
 struct known {                  /* an evaluated sha256 and the seq holding its result */
@@ -753,11 +755,27 @@ static int reuse(struct svc *s, int i, uint64_t seq, uint64_t from, const char *
 		return -1;
 	}
 	json_object_set_new(doc, "reused_from", json_integer((json_int_t)from));
+	/* an answer from history is not a rerun, whatever the result it
+	 * copies was */
+	json_object_del(doc, "rerun");
+	json_object_del(doc, "rerun_of");
 	record(s, i, seq, doc, src, len, sha);
 	return 0;
 }
 
+static int fire(struct svc *s, int task, int fresh, uint64_t *seq_out);
+
 int svc_fire(struct svc *s, int task, uint64_t *seq_out)
+{
+	return fire(s, task, 0, seq_out);
+}
+
+int svc_rerun(struct svc *s, int task, uint64_t *seq_out)
+{
+	return fire(s, task, 1, seq_out);
+}
+
+static int fire(struct svc *s, int task, int fresh, uint64_t *seq_out)
 {
 	struct task *t = &s->t[task];
 	struct job *j = calloc(1, sizeof(*j));
@@ -792,6 +810,11 @@ int svc_fire(struct svc *s, int task, uint64_t *seq_out)
 		changed(s, task);
 	}
 	uint64_t from = known_seq(t, j->sha);
+	if (fresh) {
+		j->fresh = 1;
+		j->rerun_of = from;
+		from = 0;
+	}
 	pthread_mutex_unlock(&s->mu);
 	*seq_out = j->seq;
 
@@ -905,7 +928,7 @@ static void *worker_main(void *arg)
 		t->queued = NULL;
 		t->running = 1;
 		t->running_seq = j->seq;
-		uint64_t from = known_seq(t, j->sha);
+		uint64_t from = j->fresh ? 0 : known_seq(t, j->sha);
 		pthread_mutex_unlock(&s->mu);
 
 		/* Evaluated meanwhile (the same bytes were running when this
@@ -939,6 +962,13 @@ static void *worker_main(void *arg)
 				fprintf(stderr, "passfs: %s: seq %" PRIu64 ": %s\n", t->g->id, j->seq,
 					err[0] ? err : "evaluation failed");
 				doc = error_doc(t, j, err[0] ? err : "evaluation failed");
+			}
+			if (doc && j->fresh) {
+				/* asked for again (svc_rerun): say so, and which
+				 * result of the same bytes this one stands beside */
+				json_object_set_new(doc, "rerun", json_true());
+				if (j->rerun_of)
+					json_object_set_new(doc, "rerun_of", json_integer((json_int_t)j->rerun_of));
 			}
 			if (doc) {
 				pthread_mutex_lock(&t->io);
@@ -1297,6 +1327,9 @@ static int export_task(const char *state_dir, const char *id, FILE *out, char *e
 		json_t *ru = json_object_get(doc, "reused_from");
 		if (line && ru)
 			json_object_set(line, "reused_from", ru);
+		json_t *ro = json_object_get(doc, "rerun_of");
+		if (line && json_is_true(json_object_get(doc, "rerun")))
+			json_object_set_new(line, "rerun_of", ro ? json_incref(ro) : json_null());
 		free(src);
 		json_decref(doc);
 		if (line == NULL)

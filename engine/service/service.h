@@ -114,6 +114,11 @@ void svc_mark_pending(struct svc *s, int task);
  * and returns its seq.  Content already evaluated is answered at once from
  * that result. */
 int svc_fire(struct svc *s, int task, uint64_t *seq);
+/* svc_fire, but evaluated even where these bytes were evaluated before
+ * (a rerun: the same pass scored again, to see the score's noise); the
+ * result says "rerun": true and "rerun_of": the seq of the bytes' latest
+ * result.  Counted in history like any evaluation. */
+int svc_rerun(struct svc *s, int task, uint64_t *seq);
 
 /* ---- checks: a pass checked, not timed (engine/service/checks.c) ----------- */
 
