@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include "broker.h"
@@ -23,6 +24,20 @@
 static int eval_cancel;
 static volatile sig_atomic_t eval_signal;
 static struct evaluator *eval_remote;   /* --broker: its cancel is an atomic store */
+
+/* The progress line on a terminal (eval_hooks.status): rewritten in place,
+ * cut to the terminal's width; NULL clears it. */
+static void tty_status(void *ctx, const char *line)
+{
+	(void)ctx;
+	struct winsize ws;
+	int cols = ioctl(2, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 20 ? ws.ws_col : 80;
+	if (line == NULL)
+		fprintf(stderr, "\r\033[K");
+	else
+		fprintf(stderr, "\r\033[Kpassfs eval: %.*s", cols - 14, line);
+	fflush(stderr);
+}
 
 static void on_stop_signal(int sig)
 {
@@ -51,7 +66,10 @@ static void usage(FILE *f)
 		"128+N when signal N stopped it (Ctrl-C: 130; its workers and compile directory go).\n"
 		"On the cpu backend the score's speedup is the modeled H200 one (each side's\n"
 		"launches, the bytes they touched, their threads' work: docs/scoring.md); the\n"
-		"measured cpu speedup is beside it, and PASSFS_CPU_SPEEDUP=measured scores it.\n\n"
+		"measured cpu speedup is beside it, and PASSFS_CPU_SPEEDUP=measured scores it.\n"
+		"While it runs, stderr shows where it is: on a terminal one line, rewritten in\n"
+		"place (the phase and the variant, K of N) and cleared before the summary;\n"
+		"elsewhere a line per variant; with --json nothing.\n\n"
 		"  --tasks DIR       tasks directory (default: $PASSFS_TASKS, else the bundled tasks)\n"
 		"  --pass FILE       the pass source; '-' reads standard input (over 1 MiB it is\n"
 		"                    judged compile_error; past 16 MiB it is not read)\n"
@@ -284,11 +302,15 @@ int cmd_eval(int argc, char **argv)
 		graph_task_free(t);
 		return 1;
 	}
-	eo.quiet = as_json;
+	/* On a terminal one line shows where the evaluation is (phase and
+	 * variant), rewritten in place and cleared at the end; elsewhere (a
+	 * log, a pipe) a line per variant; with --json nothing. */
+	int tty_line = !as_json && isatty(2);
+	eo.quiet = as_json || tty_line;
 	struct eval_job job = {.graph_text = gtext, .graph_len = glen, .graph_label = gpath,
 			       .pass_label = pass && strcmp(pass, "-") ? pass : "pass.c",
 			       .pass_src = src, .pass_len = len, .opts = eo};
-	struct eval_hooks hooks = {.cancel = &eval_cancel};
+	struct eval_hooks hooks = {.cancel = &eval_cancel, .status = tty_line ? tty_status : NULL};
 	json_t *res;
 	struct sigaction sa, old_int, old_term;
 	memset(&sa, 0, sizeof sa);
@@ -304,6 +326,8 @@ int cmd_eval(int argc, char **argv)
 		sigaction(SIGTERM, &sa, NULL);
 	int rc = eval_remote ? eval_remote->ops->run(eval_remote, &job, NULL, NULL, &res, err, sizeof(err))
 			     : eval_run(&job, &hooks, &res, err, sizeof(err));
+	if (tty_line)
+		tty_status(NULL, NULL);         /* the line cleared */
 	struct evaluator *remote = eval_remote;
 	eval_remote = NULL;
 	if (remote)

@@ -656,6 +656,7 @@ static int eval_run_work(const struct ejob *job, json_t **result, char *err, siz
 
 	if (job->hooks.progress)
 		job->hooks.progress(job->hooks.ctx, "compiling");
+	eval_status(job, -1, "compiling the pass");
 	/* The device's own arch (sm_90a on an H200), so Hopper instructions
 	 * are there for passes; the cpu backend keeps the default. */
 	struct pass_options po = {.allow_device_only = be == GPU_BACKEND_CUDA,

@@ -73,6 +73,12 @@ struct eval_hooks {
 	 * on the evaluating thread. */
 	void (*progress)(void *ctx, const char *phase);
 	void *ctx;
+	/* What the evaluation is doing now, for a person watching (passfs
+	 * eval's progress line on a terminal): "variant 3/9 f16_b8: timing".
+	 * Optional; called on the evaluating thread, with status_ctx; never
+	 * sent over the evaluator protocol. */
+	void (*status)(void *status_ctx, const char *line);
+	void *status_ctx;
 	/* Once *cancel is nonzero (another thread sets it, with
 	 * __atomic_store_n), the evaluation stops at its next wait - a worker
 	 * step, the compile - kills its workers and returns -1 with the message

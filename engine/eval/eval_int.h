@@ -203,6 +203,11 @@ struct ejob {
 	struct eval_hooks hooks;
 };
 
+/* The status line (eval_hooks.status), when one is asked for: "variant
+ * K/N NAME: what" for variant index k (what: "checks", "timing", ...), or
+ * what alone for k < 0. */
+void eval_status(const struct ejob *job, int k, const char *what);
+
 /* One batch of variants, evaluated by one eager worker and a pass worker
  * that lives across variants until one fails (each variant's own copy:
  * v, lay and the variant index change as the batch goes on). */

@@ -1142,6 +1142,19 @@ static int worker_pass_ready(struct worker *pw, int step, const struct reply *r,
 
 /* One command to the eager worker; -1 with err set when it failed or died. */
 
+void eval_status(const struct ejob *job, int k, const char *what)
+{
+	if (job == NULL || job->hooks.status == NULL)
+		return;
+	char line[256];
+	if (k >= 0 && job->task != NULL && k < job->task->n_variants)
+		snprintf(line, sizeof(line), "variant %d/%d %s: %s", k + 1, job->task->n_variants,
+			 job->task->variants[k].name, what);
+	else
+		snprintf(line, sizeof(line), "%s", what);
+	job->hooks.status(job->hooks.status_ctx, line);
+}
+
 int eval_variant(struct ctx *c, int k, struct worker *ew, struct worker *pw, struct eval_shared *es,
 			struct vresult *vr, char *err, size_t errlen)
 {
@@ -1153,6 +1166,7 @@ int eval_variant(struct ctx *c, int k, struct worker *ew, struct worker *pw, str
 	vr->worst.output = vr->blind.output = -1;
 	vr->status = SCORE_OK;
 	double p0 = base_now_ms(), p1;
+	eval_status(c->job, c->first + k, "eager and the pass load it");
 	if (ew->variant != k) {
 		if (eager_step(c, ew, &(struct cmd){.op = CMD_VARIANT, .variant = k}, err, errlen))
 			return -1;
@@ -1210,6 +1224,7 @@ int eval_variant(struct ctx *c, int k, struct worker *ew, struct worker *pw, str
 	struct blind bl[N_SETS];
 	p1 = base_now_ms();
 	es->prof[PROF_WORKERS] += p1 - p0;
+	eval_status(c->job, c->first + k, "checking the outputs");
 	for (int s = 0; s < N_SETS; s++) {
 		struct cmd cm = {.op = CMD_CHECK, .set = s};
 		p0 = base_now_ms();
@@ -1265,6 +1280,7 @@ int eval_variant(struct ctx *c, int k, struct worker *ew, struct worker *pw, str
 				   ? (c->trials < TRACED_TRIALS ? c->trials : TRACED_TRIALS) : 0;
 	for (int attempt = 0;; attempt++) {
 		p0 = base_now_ms();
+		eval_status(c->job, c->first + k, attempt ? "timing again (unsteady)" : "timing");
 		int tr = time_variant(c, ew, pw, es, vr, err, errlen);
 		es->prof[PROF_TIMING] += base_now_ms() - p0;
 		if (tr < 0)
@@ -1281,6 +1297,7 @@ int eval_variant(struct ctx *c, int k, struct worker *ew, struct worker *pw, str
 	}
 	if (!c->cuda) {
 		double m0 = base_now_ms();
+		eval_status(c->job, c->first + k, "the modeled GPU time (counted calls)");
 		int mr = model_variant(c, ew, pw, vr);
 		es->prof[PROF_MODEL] += base_now_ms() - m0;
 		if (mr > 0)
