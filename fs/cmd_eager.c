@@ -28,6 +28,7 @@
 #include "cmd.h"
 #include "eager.h"
 #include "eval.h"
+#include "file.h"
 #include "gpu.h"
 #include "graph.h"
 #include "inputs.h"
@@ -64,30 +65,6 @@ static const char usage_text[] =
 	"  --json           with --model: the document (docs/eager.md) on stdout\n"
 	"  -h, --help       this text\n";
 
-static int mkdir_p(const char *path)
-{
-	char buf[4096];
-	snprintf(buf, sizeof(buf), "%s", path);
-	for (char *p = buf + 1; *p; p++) {
-		if (*p != '/')
-			continue;
-		*p = 0;
-		if (mkdir(buf, 0777) != 0 && errno != EEXIST)
-			return -1;
-		*p = '/';
-	}
-	return mkdir(buf, 0777) != 0 && errno != EEXIST ? -1 : 0;
-}
-
-static int write_file(const char *path, const void *data, size_t len)
-{
-	FILE *f = fopen(path, "wb");
-	if (f == NULL)
-		return -1;
-	size_t put = len ? fwrite(data, 1, len, f) : 0;
-	return fclose(f) != 0 || put != len ? -1 : 0;
-}
-
 static json_t *tensor_json(const struct graph_value *x, const char *file)
 {
 	json_t *shape = json_array();
@@ -115,7 +92,7 @@ static int run_variant(struct gpu_dev *d, struct eager_plan *p, const struct gra
 		       const struct run_opts *o)
 {
 	char err[1024], dir[4096], path[4200];
-	int rc = 1, ni = v->n_inputs, no = v->n_outputs;
+	int rc = 1, fe, ni = v->n_inputs, no = v->n_outputs;
 	void **host_in = calloc((size_t)ni + 1, sizeof(void *)), **dev_in = calloc((size_t)ni + 1, sizeof(void *));
 	void **dev_out = calloc((size_t)no + 1, sizeof(void *)), *host = NULL;
 	size_t *out_bytes = calloc((size_t)no + 1, sizeof(size_t));
@@ -131,13 +108,13 @@ static int run_variant(struct gpu_dev *d, struct eager_plan *p, const struct gra
 	}
 	snprintf(dir, sizeof(dir), "%s/%s", o->out, v->name);
 	snprintf(path, sizeof(path), "%s/inputs", dir);
-	if (mkdir_p(path)) {
-		fprintf(stderr, "passfs eager: cannot create %s: %s\n", path, strerror(errno));
+	if ((fe = base_mkdirs(path, 0777)) != 0) {
+		fprintf(stderr, "passfs eager: cannot create %s: %s\n", path, strerror(-fe));
 		goto out;
 	}
 	snprintf(path, sizeof(path), "%s/outputs", dir);
-	if (mkdir_p(path)) {
-		fprintf(stderr, "passfs eager: cannot create %s: %s\n", path, strerror(errno));
+	if ((fe = base_mkdirs(path, 0777)) != 0) {
+		fprintf(stderr, "passfs eager: cannot create %s: %s\n", path, strerror(-fe));
 		goto out;
 	}
 	json_t *jin = json_array(), *jout = json_array();
@@ -149,8 +126,8 @@ static int run_variant(struct gpu_dev *d, struct eager_plan *p, const struct gra
 		char file[64];
 		snprintf(file, sizeof(file), "inputs/%d.bin", i);
 		snprintf(path, sizeof(path), "%s/%s", dir, file);
-		if (write_file(path, host_in[i], bytes)) {
-			fprintf(stderr, "passfs eager: cannot write %s: %s\n", path, strerror(errno));
+		if ((fe = base_write_atomic(path, ".", host_in[i], bytes, 0644, 0)) != 0) {
+			fprintf(stderr, "passfs eager: cannot write %s: %s\n", path, strerror(-fe));
 			goto out;
 		}
 		json_array_append_new(jin, tensor_json(x, file));
@@ -200,8 +177,8 @@ static int run_variant(struct gpu_dev *d, struct eager_plan *p, const struct gra
 		}
 		snprintf(file, sizeof(file), "outputs/%d.bin", j);
 		snprintf(path, sizeof(path), "%s/%s", dir, file);
-		if (write_file(path, host, out_bytes[j])) {
-			fprintf(stderr, "passfs eager: cannot write %s: %s\n", path, strerror(errno));
+		if ((fe = base_write_atomic(path, ".", host, out_bytes[j], 0644, 0)) != 0) {
+			fprintf(stderr, "passfs eager: cannot write %s: %s\n", path, strerror(-fe));
 			goto out;
 		}
 		json_array_append_new(jout, tensor_json(x, file));
@@ -367,7 +344,7 @@ int cmd_eager(int argc, char **argv)
 	struct graph_task *t = NULL;
 	struct gpu_dev *d = NULL;
 	struct eager_plan **plans = NULL;
-	int rc = 1, only = -1;
+	int rc = 1, fe, only = -1;
 	if (task_load(dir, ro.task_id, &t, err, sizeof(err))) {
 		fprintf(stderr, "passfs eager: %s\n", err);
 		return 2;
@@ -382,8 +359,8 @@ int cmd_eager(int argc, char **argv)
 			return 2;
 		}
 	}
-	if (mkdir_p(ro.out)) {
-		fprintf(stderr, "passfs eager: cannot create %s: %s\n", ro.out, strerror(errno));
+	if ((fe = base_mkdirs(ro.out, 0777)) != 0) {
+		fprintf(stderr, "passfs eager: cannot create %s: %s\n", ro.out, strerror(-fe));
 		goto out;
 	}
 	if (gpu_open(backend, &d, err, sizeof(err))) {

@@ -4,6 +4,7 @@
 #include "eager_int.h"
 
 #include <glob.h>
+#include <pthread.h>
 
 /* ---- the op library: source and compile ------------------------------------------------ */
 
@@ -102,24 +103,22 @@ static int append_file(struct strbuf *buf, const char *path)
 	return 0;
 }
 
-/* The host compiler's identity: the first line of `$PASSFS_CXX --version`. */
+/* The host compiler's identity: hostcc's, the compiler the op library is
+ * built with (PASSFS_CXX resolved as a compile resolves it, run without a
+ * shell): the first line of its --version and its path. */
+static char compiler_id_buf[512];
+
+static void compiler_id_fill(void)
+{
+	if (hostcc_compiler_version(compiler_id_buf, sizeof(compiler_id_buf)) != 0)
+		compiler_id_buf[0] = 0;
+}
+
 static const char *compiler_id(void)
 {
-	static char id[256];
-	static int done;
-	if (!done) {
-		const char *cxx = getenv("PASSFS_CXX");
-		char cmd[600];
-		snprintf(cmd, sizeof(cmd), "%s --version 2>/dev/null", cxx && *cxx ? cxx : "g++");
-		FILE *f = popen(cmd, "r");
-		if (f) {
-			if (fgets(id, sizeof(id), f) == NULL)
-				id[0] = 0;
-			pclose(f);
-		}
-		done = 1;
-	}
-	return id;
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+	pthread_once(&once, compiler_id_fill);
+	return compiler_id_buf;
 }
 
 static int cache_key(const char *src, char *const *names, int nn, char key[65])
