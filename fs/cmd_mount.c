@@ -52,6 +52,10 @@ static void usage(FILE *f)
 		"                     is not passfs), evaluate inside the daemon: its memory, every\n"
 		"                     task's pass.c and results, is then the pass's to read\n"
 		"                     (result.json says so); default: that evaluation fails\n"
+		"  --no-warm          do not count eager's modeled time of every task ahead, in\n"
+		"                     the background while nothing is evaluated (default: count it,\n"
+		"                     so that a task's first evaluation reads it; PASSFS_WARM=0\n"
+		"                     too; never with --broker or the cuda backend); -o no_warm\n"
 		"  --broker URL       evaluate on the workers of this Redis broker\n"
 		"                     (redis://[user:pass@]host:port[/db]; default: $" BROKER_ENV "\n"
 		"                     when set; docs/broker.md)\n"
@@ -59,7 +63,7 @@ static void usage(FILE *f)
 		"                     (e.g. -o allow_other); repeatable.  Every option here is\n"
 		"                     also -o KEY=VALUE (tasks=, state=, wait_timeout=, parallel=,\n"
 		"                     backend=, trials=, warmup=, timeout=, lock_timeout=) or -o cold,\n"
-		"                     -o in_process_fallback\n");
+		"                     -o in_process_fallback, -o no_warm\n");
 	evalopt_usage(EVALOPT_DAEMON, f);
 	fprintf(f, "\ndocs/mount.md has the details: non-root use, containers, systemd.\n");
 }
@@ -230,6 +234,7 @@ struct settings {
 	const char *tasks, *state;
 	int foreground;
 	char *broker;                   /* --broker URL */
+	int no_warm;                    /* --no-warm, -o no_warm */
 	char *fuse_opts;                /* -o options for libfuse (malloc'd, comma-joined) */
 };
 
@@ -288,6 +293,10 @@ static int o_item(void *data, const char *arg, int key, struct fuse_args *outarg
 		st->mo.svc.in_process_fallback = 1;
 		return 0;
 	}
+	if (strcmp(arg, "no_warm") == 0) {
+		st->no_warm = 1;
+		return 0;
+	}
 	const char *eq = strchr(arg, '=');
 	size_t klen = eq ? (size_t)(eq - arg) : strlen(arg);
 	char how[64];
@@ -330,6 +339,7 @@ int cmd_mount(int argc, char **argv)
 	opts[k++] = (struct option){"help", no_argument, NULL, 'h'};
 	opts[k++] = (struct option){"in-process-fallback", no_argument, NULL, 'I'};
 	opts[k++] = (struct option){"broker", required_argument, NULL, 'b'};
+	opts[k++] = (struct option){"no-warm", no_argument, NULL, 'W'};
 	evalopt_longopts(EVALOPT_DAEMON, opts, &k);
 	opts[k] = (struct option){NULL, 0, NULL, 0};
 	struct settings st;
@@ -342,6 +352,7 @@ int cmd_mount(int argc, char **argv)
 		case 'd': st.foreground = 1; st.mo.debug = 1; break;
 		case 'I': st.mo.svc.in_process_fallback = 1; break;
 		case 'b': st.broker = optarg; break;
+		case 'W': st.no_warm = 1; break;
 		case 'o':
 			if ((rc = apply_o(&st, optarg)) != 0)
 				return rc;
@@ -397,6 +408,9 @@ int cmd_mount(int argc, char **argv)
 	mo.mountpoint = mp;
 	mo.svc.tasks_dir = tasks_abs;
 	mo.svc.state_dir = state_abs;
+	/* eager's model ahead is for local evaluations (a broker's workers
+	 * count on their own machines) */
+	mo.svc.warm = !st.no_warm && !(st.broker && *st.broker) && !getenv(BROKER_ENV);
 	mo.fuse_opts = fuse_opts;
 	char log[PATH_MAX + 16];
 	snprintf(log, sizeof(log), "%s/mount.log", state_abs);

@@ -33,7 +33,10 @@ static void usage(FILE *f)
 		"                    $" BROKER_ENV " when set; docs/broker.md)\n"
 		"  --in-process-fallback  when an evaluation process cannot start (/proc/self/exe\n"
 		"                    is not passfs), evaluate inside the watcher: its memory is\n"
-		"                    then the pass's to read (result.json says so); default: fail\n");
+		"                    then the pass's to read (result.json says so); default: fail\n"
+		"  --no-warm         do not count eager's modeled time of every task ahead, in the\n"
+		"                    background while nothing is evaluated (default: count it;\n"
+		"                    PASSFS_WARM=0 too; never with --broker or the cuda backend)\n");
 	evalopt_usage(EVALOPT_DAEMON, f);
 	fprintf(f, "\ndocs/watch.md has the details.\n");
 }
@@ -44,14 +47,15 @@ int cmd_watch(int argc, char **argv)
 		{"tasks", required_argument, NULL, 't'},   {"state", required_argument, NULL, 's'},
 		{"parallel", required_argument, NULL, 'P'}, {"quiet", no_argument, NULL, 'q'},
 		{"help", no_argument, NULL, 'h'},          {"in-process-fallback", no_argument, NULL, 'I'},
-		{"broker", required_argument, NULL, 'b'}};
-	int nopts = 7;
+		{"broker", required_argument, NULL, 'b'},  {"no-warm", no_argument, NULL, 'W'}};
+	int nopts = 8;
 	evalopt_longopts(EVALOPT_DAEMON, opts, &nopts);
 	opts[nopts] = (struct option){NULL, 0, NULL, 0};
 	struct watch_opts wo = {0};
 	wo.svc.eval.quiet = 1;
 	int c;
 	char *end, *broker = NULL;
+	int no_warm = 0;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "hq", opts, NULL)) != -1) {
 		switch (c) {
@@ -70,6 +74,7 @@ int cmd_watch(int argc, char **argv)
 		}
 		case 'q': wo.quiet = 1; break;
 		case 'b': broker = optarg; break;
+		case 'W': no_warm = 1; break;
 		case 'h': usage(stdout); return 0;
 		default: {
 			char how[64];
@@ -93,6 +98,7 @@ int cmd_watch(int argc, char **argv)
 	if (wo.svc.tasks_dir == NULL)
 		wo.svc.tasks_dir = cmd_default_tasks_dir();
 	char err[1024] = "";
+	wo.svc.warm = !no_warm && !(broker && *broker) && !getenv(BROKER_ENV);
 	if (broker_evaluator_open(broker, NULL, &wo.svc.evaluator, err, sizeof(err)) != 0) {
 		fprintf(stderr, "passfs watch: %s\n", err);
 		return 1;

@@ -14,6 +14,7 @@
  * release), and a burst of changes coalesces into one call. */
 #define _GNU_SOURCE
 #include "service.h"
+#include "warm.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -118,9 +119,12 @@ struct svc {
 	int n_workers;
 	struct checks *checks;  /* the quick checks (checks.c) */
 	int lock_fd;            /* state_lock's: one daemon per state directory */
+	struct warm *warm;      /* eager's model counted ahead (warm.h), or NULL */
 };
 
 /* ---- small helpers -------------------------------------------------------- */
+
+static int svc_busy_any(void *arg);
 
 static char *xstrdup(const char *s)
 {
@@ -432,6 +436,20 @@ int svc_open(const struct svc_opts *o, svc_notify_fn notify, void *notify_ctx, s
 			svc_fire(s, i, &seq);
 		}
 	free(refire);
+	/* Eager's model of every task counted ahead, while nothing else runs
+	 * (warm.h): a task's first evaluation then reads it from the cache.
+	 * The modeled time is the cpu backend's; a cuda evaluation has no use
+	 * for it. */
+	if (warm_wanted(o->warm) && strcmp(o->eval.backend, "cuda") != 0) {
+		char **wids = calloc((size_t)s->n, sizeof(char *));
+		if (wids) {
+			for (int i = 0; i < s->n; i++)
+				wids[i] = s->t[i].g->id;
+			s->warm = warm_start(s->tasks_dir, o->eval.backend[0] ? o->eval.backend : "auto", wids, s->n,
+					     svc_busy_any, s);
+			free(wids);
+		}
+	}
 	*out = s;
 	return 0;
 fail:
@@ -441,10 +459,31 @@ fail:
 	return -1;
 }
 
+/* Whether anything but the warm-up runs or waits: an evaluation (queued,
+ * marked, pending, running) or a check (warm.h's busy). */
+static int svc_busy_any(void *arg)
+{
+	struct svc *s = arg;
+	int busy = 0;
+	pthread_mutex_lock(&s->mu);
+	for (int i = 0; i < s->n && !busy; i++) {
+		const struct task *t = &s->t[i];
+		busy = t->running || t->queued != NULL || t->marked || t->st == SVC_PENDING ||
+		       t->st == SVC_COMPILING || t->st == SVC_RUNNING;
+	}
+	int closing = s->closing;
+	pthread_mutex_unlock(&s->mu);
+	for (int i = 0; i < s->n && !busy && !closing && s->checks; i++)
+		busy = svc_check_busy(s, i);
+	return busy || closing;
+}
+
 void svc_close(struct svc *s)
 {
 	if (s == NULL)
 		return;
+	warm_stop(s->warm);
+	s->warm = NULL;
 	pthread_mutex_lock(&s->mu);
 	s->closing = 1;
 	pthread_cond_broadcast(&s->work);

@@ -53,6 +53,10 @@ struct svc_opts {
 	 * in result.json ("evaluated_in").  0 (the default): that evaluation
 	 * fails with the reason, as an error result. */
 	int in_process_fallback;
+	/* Count eager's modeled time of every task ahead, in the background,
+	 * while no evaluation or check runs (warm.h; cpu backend): 1 to do it,
+	 * unless PASSFS_WARM=0 says otherwise. */
+	int warm;
 };
 
 struct svc;
