@@ -129,14 +129,7 @@ grep -q '`<task>/check.json`' "$MNT/README.md" && grep -q 'check.c' "$MNT/README
 
 # watch mode
 W=$tmp/w
-"$PASSFS" watch --tasks "$T" --state "$tmp/wstate" --backend cpu --trials 1 --warmup 0 "$W" >"$tmp/wout" 2>"$tmp/werr" &
-wpid=$!
-mount_cleanup_more() { kill "$wpid" 2>/dev/null; wait "$wpid" 2>/dev/null; }
-for _ in $(seq 200); do
-	grep -qs 'Ctrl-C' "$tmp/wout" && break
-	kill -0 "$wpid" 2>/dev/null || break
-	sleep 0.05
-done
+watch_beside "$W" --tasks "$T" --state "$tmp/wstate" --backend cpu --trials 1 --warmup 0
 run_checks "$W/$TASK" watch
 hist=$(find "$tmp/wstate/$TASK/history" -type f 2>/dev/null | wc -l)
 [ "$hist" -eq 0 ] && ok "watch: no history entry from checks" || bad "watch: checks left $hist history files"

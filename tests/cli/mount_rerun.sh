@@ -101,13 +101,6 @@ print(" ".join("%d:%s" % (j["seq"], j.get("rerun_of", "-")) for j in map(json.lo
 
 # watch mode
 W=$tmp/w
-"$PASSFS" watch --tasks "$T" --state "$tmp/wstate" --backend cpu --trials 1 --warmup 0 "$W" >"$tmp/wout" 2>"$tmp/werr" &
-wpid=$!
-mount_cleanup_more() { kill "$wpid" 2>/dev/null; wait "$wpid" 2>/dev/null; }
-for _ in $(seq 200); do
-	grep -qs 'Ctrl-C' "$tmp/wout" && break
-	kill -0 "$wpid" 2>/dev/null || break
-	sleep 0.05
-done
+watch_beside "$W" --tasks "$T" --state "$tmp/wstate" --backend cpu --trials 1 --warmup 0
 run_reruns "$W/$TASK" "$tmp/wstate/$TASK/history" watch
 finish

@@ -4,7 +4,8 @@
 # fusermount3 is missing; sets $MNT and $STATE under $tmp and makes the exit
 # trap unmount $MNT, stop $daemon (set it to the daemon's pid; SIGTERM, then
 # SIGKILL after 2 s) and run mount_cleanup_more (define it for more to
-# remove) before removing $tmp.
+# remove) before removing $tmp.  watch_beside starts a watcher beside the
+# mount (below).
 PASSFS=$(realpath "$PASSFS")
 if [ ! -e /dev/fuse ]; then
 	echo "SKIP $NAME: /dev/fuse is absent here (tests/cli/watch.sh covers the tree without FUSE)"
@@ -33,3 +34,19 @@ mount_cleanup() {
 	rm -rf "$tmp"
 }
 trap mount_cleanup EXIT
+
+# watch_beside DIR ARGS...: a `passfs watch` of DIR beside the mount (its
+# stdout in $tmp/wout, stderr in $tmp/werr), stopped by the exit trap; returns
+# once its banner is out (or it died).
+watch_beside() {
+	local dir=$1
+	shift
+	"$PASSFS" watch "$@" "$dir" >"$tmp/wout" 2>"$tmp/werr" &
+	wpid=$!
+	mount_cleanup_more() { kill "$wpid" 2>/dev/null; wait "$wpid" 2>/dev/null; }
+	for _ in $(seq 200); do
+		grep -qs 'Ctrl-C' "$tmp/wout" && break
+		kill -0 "$wpid" 2>/dev/null || break
+		sleep 0.05
+	done
+}
