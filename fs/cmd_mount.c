@@ -339,7 +339,7 @@ int cmd_mount(int argc, char **argv)
 	opts[k++] = (struct option){"help", no_argument, NULL, 'h'};
 	opts[k++] = (struct option){"in-process-fallback", no_argument, NULL, 'I'};
 	opts[k++] = (struct option){"broker", required_argument, NULL, 'b'};
-	opts[k++] = (struct option){"no-warm", no_argument, NULL, 'W'};
+	opts[k++] = (struct option){"no-warm", no_argument, NULL, 0x3000};
 	evalopt_longopts(EVALOPT_DAEMON, opts, &k);
 	opts[k] = (struct option){NULL, 0, NULL, 0};
 	struct settings st;
@@ -352,7 +352,7 @@ int cmd_mount(int argc, char **argv)
 		case 'd': st.foreground = 1; st.mo.debug = 1; break;
 		case 'I': st.mo.svc.in_process_fallback = 1; break;
 		case 'b': st.broker = optarg; break;
-		case 'W': st.no_warm = 1; break;
+		case 0x3000: st.no_warm = 1; break;
 		case 'o':
 			if ((rc = apply_o(&st, optarg)) != 0)
 				return rc;

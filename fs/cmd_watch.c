@@ -47,7 +47,7 @@ int cmd_watch(int argc, char **argv)
 		{"tasks", required_argument, NULL, 't'},   {"state", required_argument, NULL, 's'},
 		{"parallel", required_argument, NULL, 'P'}, {"quiet", no_argument, NULL, 'q'},
 		{"help", no_argument, NULL, 'h'},          {"in-process-fallback", no_argument, NULL, 'I'},
-		{"broker", required_argument, NULL, 'b'},  {"no-warm", no_argument, NULL, 'W'}};
+		{"broker", required_argument, NULL, 'b'},  {"no-warm", no_argument, NULL, 0x3000}};
 	int nopts = 8;
 	evalopt_longopts(EVALOPT_DAEMON, opts, &nopts);
 	opts[nopts] = (struct option){NULL, 0, NULL, 0};
@@ -74,7 +74,7 @@ int cmd_watch(int argc, char **argv)
 		}
 		case 'q': wo.quiet = 1; break;
 		case 'b': broker = optarg; break;
-		case 'W': no_warm = 1; break;
+		case 0x3000: no_warm = 1; break;
 		case 'h': usage(stdout); return 0;
 		default: {
 			char how[64];

@@ -84,6 +84,9 @@ struct task {
 	struct job *queued;     /* at most one */
 	int running;            /* an evaluation of this task is on a worker */
 	uint64_t running_seq;
+	double running_since;   /* base_now_ms() when it went on the worker */
+	double last_eval_ms;    /* how long this task's latest evaluation took (0: none yet) */
+	uint64_t last_eval_seq;
 
 	json_t *result;         /* the latest result (largest seq), state "done"; NULL */
 	char save_err[400];     /* why the last fire's pass.c could not be saved; "" */
@@ -967,6 +970,7 @@ static void *worker_main(void *arg)
 		t->queued = NULL;
 		t->running = 1;
 		t->running_seq = j->seq;
+		t->running_since = base_now_ms();
 		uint64_t from = j->fresh ? 0 : known_seq(t, j->sha);
 		pthread_mutex_unlock(&s->mu);
 
@@ -1015,9 +1019,15 @@ static void *worker_main(void *arg)
 				pthread_mutex_unlock(&t->io);
 			}
 		}
+		double took = base_now_ms() - t->running_since;
+		uint64_t took_seq = j->seq;
 		job_free(j);
 		pthread_mutex_lock(&s->mu);
 		t->running = 0;
+		if (!done) {
+			t->last_eval_ms = took;
+			t->last_eval_seq = took_seq;
+		}
 		if (t->queued)
 			pthread_cond_signal(&s->work);
 	}
@@ -1119,13 +1129,91 @@ static int current_locked(struct task *t)
 	return t->result && t->st == SVC_DONE && !t->dirty && t->res_seq == t->want_seq;
 }
 
+/* Under s->mu: how long the task's evaluation in progress or in the queue
+ * should take still, in ms, and what says so (into why); -1 when nothing
+ * does.  What one took is taken from the task's latest evaluation in this
+ * service (else its latest result's elapsed_ms, else the median of the
+ * other tasks'), less what has run of it; a queued one waits for those
+ * running first. */
+static double remaining_ms(const struct svc *s, const struct task *t, char *why, size_t whylen)
+{
+	double took = t->last_eval_ms;
+	char from[160];
+	snprintf(from, sizeof from, "evaluation %llu of this task took %.1f s", (unsigned long long)t->last_eval_seq,
+		 took / 1000);
+	if (!(took > 0) && t->result != NULL) {
+		json_t *e = json_object_get(t->result, "elapsed_ms");
+		took = json_is_number(e) ? json_number_value(e) : 0;
+		snprintf(from, sizeof from, "this task's latest result took %.1f s", took / 1000);
+	}
+	if (!(took > 0)) {
+		/* the median of the other tasks' last evaluations */
+		double v[64];
+		int n = 0;
+		for (int i = 0; i < s->n && n < 64; i++)
+			if (s->t[i].last_eval_ms > 0)
+				v[n++] = s->t[i].last_eval_ms;
+		if (n == 0)
+			return -1;
+		for (int i = 1; i < n; i++)
+			for (int k = i; k > 0 && v[k - 1] > v[k]; k--) {
+				double x = v[k];
+				v[k] = v[k - 1];
+				v[k - 1] = x;
+			}
+		took = v[n / 2];
+		snprintf(from, sizeof from, "no earlier evaluation of this task here; the median of %d other task%s' is %.1f s",
+			 n, n == 1 ? "" : "s", took / 1000);
+	}
+	double now = base_now_ms(), left;
+	if (t->running && t->running_seq == t->want_seq) {
+		left = took - (now - t->running_since);
+	} else {
+		/* queued: after the evaluations running now (one worker each) */
+		left = took;
+		double ahead = 0;
+		for (int i = 0; i < s->n; i++) {
+			const struct task *o = &s->t[i];
+			if (o->running && o != t) {
+				double ot = o->last_eval_ms > 0 ? o->last_eval_ms : took;
+				double r = ot - (now - o->running_since);
+				ahead += r > 0 ? r : 0;
+			}
+		}
+		int workers = s->n_workers > 0 ? s->n_workers : 1;
+		left += ahead / workers;
+		if (t->running)         /* an older pass.c of this task runs first */
+			left += took - (now - t->running_since) > 0 ? took - (now - t->running_since) : 0;
+	}
+	snprintf(why, whylen, "%s", from);
+	return left > 1000 ? left : 1000;
+}
+
+/* Under s->mu: the estimate a read that came back before its evaluation
+ * finished carries ("estimate": when to read again, and why). */
+static void add_estimate(const struct svc *s, const struct task *t, json_t *doc)
+{
+	if (!busy_locked(t))
+		return;
+	char why[200];
+	double left = remaining_ms(s, t, why, sizeof why);
+	if (left < 0)
+		json_object_set_new(doc, "estimate",
+				    json_pack("{s:n, s:s}", "read_again_in_s", "based_on",
+					      "no evaluation has finished here yet to estimate from"));
+	else
+		json_object_set_new(doc, "estimate", json_pack("{s:I, s:s}", "read_again_in_s",
+							      (json_int_t)((left + 999) / 1000), "based_on", why));
+}
+
 /* Under s->mu: an older result, shown while the current pass.c waits
  * (O_NONBLOCK reads, a wait that timed out) or has unsaved edits.  Its
- * first lines say so - task, seq, state, stale, pending_seq, stale_reason -
- * before the older verdict, so that `head result.json` cannot be read as
+ * first lines say so - task, seq, state, stale, pending_seq, stale_reason,
+ * and while it waits an estimate of when to read again - before the older
+ * verdict, so that `head result.json` cannot be read as
  * the current pass's result.  A new document sharing old's values; NULL when
  * memory runs out. */
-static json_t *stale_doc(const struct task *t, json_t *old)
+static json_t *stale_doc(const struct svc *s, const struct task *t, json_t *old)
 {
 	json_t *doc = json_object();
 	if (doc == NULL)
@@ -1154,6 +1242,7 @@ static json_t *stale_doc(const struct task *t, json_t *old)
 	if (busy_locked(t))
 		json_object_set_new(doc, "pending_seq", json_integer((json_int_t)t->want_seq));
 	json_object_set_new(doc, "stale_reason", json_string(why));
+	add_estimate(s, t, doc);
 	const char *k;
 	json_t *v;
 	json_object_foreach(old, k, v)
@@ -1173,13 +1262,15 @@ char *svc_result_json(struct svc *s, int task, size_t *len)
 		doc = json_pack("{s:s, s:I, s:s, s:s, s:n, s:s, s:n, s:n, s:[]}", "task", t->g->id, "seq",
 				(json_int_t)(busy_locked(t) ? t->want_seq : 0), "pass_sha256", cur_sha(t), "state",
 				svc_state_name(t->st), "verdict", "message", msg, "score", "es_t", "variants");
+		if (doc)
+			add_estimate(s, t, doc);
 	} else {
 		if (current_locked(t)) {
 			doc = json_copy(t->result);
 			if (doc)
 				json_object_set_new(doc, "state", json_string(svc_state_name(t->st)));
 		} else {
-			doc = stale_doc(t, t->result);
+			doc = stale_doc(s, t, t->result);
 		}
 	}
 	if (doc && t->save_err[0])

@@ -81,5 +81,15 @@ if [ -e /dev/fuse ] && command -v fusermount3 >/dev/null; then
 	fusermount3 -u "$tmp/m5"
 	sleep 1
 	counts_alive tests/passes/tasks && bad "a count outlived the mount" || ok "mount: nothing left after the unmount"
+	# -o no_warm, beside --wait-timeout (its own option)
+	"$PASSFS" mount -o no_warm --wait-timeout 3 --tasks tests/passes/tasks --state "$tmp/s6" "$tmp/m6" \
+		>"$tmp/m6.out" 2>&1 || bad "mount -o no_warm: $(cat "$tmp/m6.out")"
+	sleep 2
+	if grep -qs 'counting eager' "$tmp/s6/mount.log" || counts_alive tests/passes/tasks; then
+		bad "mount -o no_warm counted"
+	else
+		ok "mount -o no_warm: nothing counted"
+	fi
+	fusermount3 -u "$tmp/m6"
 fi
 finish
