@@ -164,7 +164,9 @@ char *readme_root(const struct graph_task *const *tasks, int n_tasks, enum readm
 	A("cat $T/result.json        # %s\n"
 	  "cat $T/es_t               # the score alone\n```\n\n",
 	  watch ? "the verdict, the message, the score" : "waits for the evaluation, then shows it");
-	A("Saving `pass.c` starts an evaluation (seconds to a minute): `status` moves\n"
+	A("Saving `pass.c` starts an evaluation (seconds to a minute; a task's first one\n"
+	  "is faster once passfs has counted eager's model ahead, in the background after\n"
+	  "it starts): `status` moves\n"
 	  "pending, compiling, running, done.%s Write, read the verdict and message, fix,\n"
 	  "write again: every evaluation is kept as history. Writing back bytes that were\n"
 	  "already evaluated is answered at once; to score the same bytes again (to see how\n"
