@@ -7,15 +7,18 @@
 #include "cmd.h"
 #include "graph.h"
 #include "task.h"
+#include "tree.h"
 
 static void usage(FILE *f)
 {
-	fprintf(f, "usage: passfs tasks [--tasks DIR] [--show ID [--json]]\n\n"
+	fprintf(f, "usage: passfs tasks [--tasks DIR] [--show ID [--json]] [--files]\n\n"
 		   "Without --show: validates every task under DIR and lists id, variant count and\n"
 		   "op sequence; a task that does not validate is reported on stderr (exit 1).\n"
 		   "--show ID prints each variant of task ID one node per line with its inferred\n"
 		   "shape and dtype; with --json it prints the inputs and outputs of each variant\n"
-		   "as JSON: {\"id\", \"variants\": [{\"name\", \"inputs\", \"outputs\"}]}.\n\n"
+		   "as JSON: {\"id\", \"variants\": [{\"name\", \"inputs\", \"outputs\"}]}.\n"
+		   "--files prints the names of the files of a task directory (the mount's and\n"
+		   "the watcher's), one a line, in listing order.\n\n"
 		   "  --tasks DIR   tasks directory (default: $PASSFS_TASKS, else the bundled tasks)\n");
 }
 
@@ -116,15 +119,16 @@ int cmd_tasks(int argc, char **argv)
 	static const struct option opts[] = {
 		{"tasks", required_argument, NULL, 't'}, {"show", required_argument, NULL, 's'},
 		{"json", no_argument, NULL, 'j'},         {"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0}};
+		{"files", no_argument, NULL, 'f'},        {NULL, 0, NULL, 0}};
 	const char *dir = NULL, *id = NULL;
-	int as_json = 0, c;
+	int as_json = 0, files = 0, c;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "t:s:jh", opts, NULL)) != -1) {
 		switch (c) {
 		case 't': dir = optarg; break;
 		case 's': id = optarg; break;
 		case 'j': as_json = 1; break;
+		case 'f': files = 1; break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
 		}
@@ -136,6 +140,12 @@ int cmd_tasks(int argc, char **argv)
 	if (as_json && id == NULL) {
 		fprintf(stderr, "passfs tasks: --json goes with --show ID\n");
 		return 2;
+	}
+	if (files) {
+		/* the tree's own table (fs/tree.c): what tests compare listings with */
+		for (int r = 0; r < TREE_NTASK; r++)
+			printf("%s\n", tree_task_rows[r].name);
+		return 0;
 	}
 	if (dir == NULL)
 		dir = cmd_default_tasks_dir();

@@ -53,7 +53,7 @@ check "busy mount point: one line naming it busy, exit 1" \
 
 # ---- the tree ----------------------------------------------------------------
 check "ls root" test "$(ls "$MNT" | tr '\n' ' ')" = "README.md docs summary.json $TASK "
-check "ls task" test "$(ls "$D" | sort | tr '\n' ' ')" = "README.md check.json es_t graph.json pass.c result.json status "
+check "ls task" test "$(ls "$D" | sort | tr '\n' ' ')" = "$("$PASSFS" tasks --files | sort | tr '\n' ' ')"
 check "root README.md" grep -q "pass.c" "$MNT/README.md"
 check "task README.md" grep -q "$TASK" "$D/README.md"
 check "graph.json is the task's file" cmp -s "$D/graph.json" "$T/$TASK/graph.json"

@@ -69,7 +69,7 @@ settle
 fires 0 "git -C TASK init" "${G[@]}" init
 check ".git is a directory in the task directory" test -d "$D/.git" -a -f "$D/.git/HEAD"
 check "ls TASK lists .git with the rows" test "$(ls -A "$D" | sort | tr '\n' ' ')" = \
-	".git README.md check.json es_t graph.json pass.c result.json status "
+	"$( (echo .git; "$PASSFS" tasks --files) | sort | tr '\n' ' ')"
 fires 0 "git add pass.c" "${G[@]}" add pass.c
 fires 0 "git commit" "${G[@]}" commit -q -m first
 committed=$(cat "$D/pass.c")
