@@ -74,15 +74,7 @@ assert os.path.getsize(os.path.join(d, "pass-api.md")) == os.path.getsize("docs/
 PY
 
 # watch mode writes the same tree
-"$PASSFS" watch --tasks "$T" --state "$tmp/wstate" --backend cpu --trials 1 --warmup 0 "$tmp/w" \
-	>"$tmp/wout" 2>"$tmp/werr" &
-wpid=$!
-mount_cleanup_more() { kill "$wpid" 2>/dev/null; wait "$wpid" 2>/dev/null; }
-for _ in $(seq 200); do
-	grep -q 'Ctrl-C' "$tmp/wout" && break
-	kill -0 "$wpid" 2>/dev/null || break
-	sleep 0.05
-done
+watch_beside "$tmp/w" --tasks "$T" --state "$tmp/wstate" --backend cpu --trials 1 --warmup 0
 check_tree "$tmp/w" watch
 bad_mode=$(find "$tmp/w/docs" -type f ! -perm 0444 | head -3)
 [ -z "$bad_mode" ] && ok "watch: docs files are mode 0444" || bad "watch: docs files not 0444: $bad_mode"
