@@ -353,9 +353,16 @@ int main(int argc, char **argv)
 	r = result(s, t);   /* what an O_NONBLOCK reader sees: the older result, stale */
 	CHECK(r && json_is_true(json_object_get(r, "stale")) && num(r, "seq") == 2);
 	CHECK(r && num(r, "pending_seq") == 5 && strcmp(str(r, "state"), "done") != 0);
-	/* it says so first, before the older verdict */
-	CHECK_MSG(r && strcmp(first_keys(r, 7), "task seq state stale pending_seq stale_reason pass_sha256") == 0,
-		  r ? first_keys(r, 7) : "");
+	/* it says so first, with when to read again, before the older verdict */
+	CHECK_MSG(r && strcmp(first_keys(r, 8), "task seq state stale pending_seq stale_reason estimate pass_sha256") ==
+			       0,
+		  r ? first_keys(r, 8) : "");
+	/* seq 2 was evaluated here: the estimate is from it */
+	json_t *est = r ? json_object_get(r, "estimate") : NULL;
+	CHECK_MSG(est && json_is_integer(json_object_get(est, "read_again_in_s")) &&
+			  json_integer_value(json_object_get(est, "read_again_in_s")) >= 1 &&
+			  strstr(json_string_value(json_object_get(est, "based_on")), "of this task took") != NULL,
+		  est ? json_string_value(json_object_get(est, "based_on")) : "no estimate");
 	CHECK_MSG(r && str(r, "stale_reason") && strstr(str(r, "stale_reason"), "the result of seq 2, an older "
 		  "pass.c; the current pass.c (seq 5) is ") != NULL, r ? str(r, "stale_reason") : "");
 	json_decref(r);
