@@ -7,6 +7,8 @@ pkgs=(build-essential cmake pkg-config libjansson-dev libfuse3-dev fuse3
       clang libclang-rt-14-dev python3 python3-torch
       # the tools tests/cli/mount_matrix.sh saves pass.c with
       rsync vim git patch
+      # pgrep (tests that look for processes left behind), script (a pseudo-terminal)
+      procps bsdutils
       # the Redis broker (engine/broker, tests/cli/broker_*.sh)
       libhiredis-dev redis-server)
 missing=()
