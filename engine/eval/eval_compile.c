@@ -15,35 +15,30 @@ static void mem_blob(FILE *f, const char *s)
 		fwrite(s, 1, n, f);
 }
 
-static void rbuf_take(struct rbuf *r, void *dst, size_t n)
+/* n bytes into dst (zeros, and r->bad, when they are not there) */
+static void take_into(struct wire_in *r, void *dst, size_t n)
 {
-	if (r->bad || r->len - r->off < n) {
-		r->bad = 1;
+	const void *b = wire_take_bytes(r, n);
+	if (b)
+		memcpy(dst, b, n);
+	else
 		memset(dst, 0, n);
-		return;
-	}
-	memcpy(dst, r->p + r->off, n);
-	r->off += n;
 }
 
-static char *blob_read(struct rbuf *r)
+static char *blob_read(struct wire_in *r)
 {
 	uint32_t n;
-	rbuf_take(r, &n, sizeof(n));
+	take_into(r, &n, sizeof(n));
 	if (r->bad || n == UINT32_MAX)
 		return NULL;
-	if (r->len - r->off < n) {
-		r->bad = 1;
-		return NULL;
-	}
-	char *s = malloc((size_t)n + 1);
+	const char *b = wire_take_bytes(r, n);
+	char *s = b ? malloc((size_t)n + 1) : NULL;
 	if (s == NULL) {
 		r->bad = 1;
 		return NULL;
 	}
-	memcpy(s, r->p + r->off, n);
+	memcpy(s, b, n);
 	s[n] = 0;
-	r->off += n;
 	return s;
 }
 
@@ -83,10 +78,10 @@ int module_pack(const struct pass_module *m, char **out, size_t *outlen)
 /* NULL when the bytes are short or memory runs out.  own_dir: the module
  * owns its directory (pass_module_free removes it); a worker's copy does
  * not. */
-struct pass_module *module_unpack(struct rbuf *rb, int own_dir)
+struct pass_module *module_unpack(struct wire_in *rb, int own_dir)
 {
 	struct module_head h;
-	rbuf_take(rb, &h, sizeof(h));
+	take_into(rb, &h, sizeof(h));
 	struct pass_module *m = rb->bad || h.n_names < 0 || h.n_names > 100000 ? NULL : calloc(1, sizeof(*m));
 	if (m == NULL)
 		return NULL;
@@ -108,7 +103,7 @@ struct pass_module *module_unpack(struct rbuf *rb, int own_dir)
 			rb->bad = 1;
 		for (int i = 0; i < h.n_names && !rb->bad; i++) {
 			m->names.expr[i] = blob_read(rb);
-			rbuf_take(rb, &m->names.line[i], sizeof(int));
+			take_into(rb, &m->names.line[i], sizeof(int));
 			m->names.n = i + 1;
 		}
 		if (h.has_lowered && !rb->bad) {
@@ -269,8 +264,8 @@ int compile_isolated(const struct ejob *job, const struct pass_options *po, stru
 		kill(pid, SIGKILL);
 	waitpid(pid, &st, 0);
 	struct compile_head h;
-	struct rbuf rb = {.p = buf, .len = len};
-	rbuf_take(&rb, &h, sizeof(h));
+	struct wire_in rb = {.p = (const unsigned char *)buf, .len = len};
+	take_into(&rb, &h, sizeof(h));
 	if (timed_out || oom || rb.bad || !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
 		free(buf);
 		diag->verdict = PASS_COMPILE_ERROR;

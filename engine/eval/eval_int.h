@@ -10,6 +10,7 @@
 #ifndef PASSFS_EVAL_INT_H
 #define PASSFS_EVAL_INT_H
 
+#include "wire.h"
 #include "eval.h"
 #include <errno.h>
 #include <fcntl.h>
@@ -237,12 +238,6 @@ struct ctx {
 	size_t roof_cached;     /* bytes a cache may serve (a GPU's L2): not in the bound */
 };
 
-struct rbuf {
-	const unsigned char *p;
-	size_t len, off;
-	int bad;
-};
-
 /* A compiled pass as bytes (the compile child sends it to the evaluator,
  * the evaluator to a pass worker started before the compile): a head, then
  * the strings.  A field added to struct pass_module must be added here
@@ -434,7 +429,7 @@ void shm_destroy(struct shm *s);
 int shm_seal(struct shm *s);
 void plan_layout(const struct graph_variant *v, size_t in_base, struct layout *L);
 int module_pack(const struct pass_module *m, char **out, size_t *outlen);
-struct pass_module *module_unpack(struct rbuf *rb, int own_dir);
+struct pass_module *module_unpack(struct wire_in *rb, int own_dir);
 int worker_start(struct ctx *c, int is_pass, int k, struct worker *wk, char *err, size_t errlen);
 int is_cancelled(const int *cancel);
 int worker_wait(struct worker *wk, double timeout_s, struct reply *r, double *times);

@@ -621,7 +621,7 @@ static void __attribute__((noreturn)) worker_main(struct ctx *c, int is_pass, in
 			snprintf(err, sizeof(err), "cannot receive the compiled pass");
 			goto fail;
 		}
-		struct rbuf rb = {.p = (const unsigned char *)buf, .len = len};
+		struct wire_in rb = {.p = (const unsigned char *)buf, .len = len};
 		struct pass_module *m = module_unpack(&rb, 0);
 		free(buf);
 		if (m == NULL) {
