@@ -128,6 +128,7 @@ struct svc {
 /* ---- small helpers -------------------------------------------------------- */
 
 static int svc_busy_any(void *arg);
+static void svc_warm_moved(void *arg);
 
 static char *xstrdup(const char *s)
 {
@@ -449,7 +450,7 @@ int svc_open(const struct svc_opts *o, svc_notify_fn notify, void *notify_ctx, s
 			for (int i = 0; i < s->n; i++)
 				wids[i] = s->t[i].g->id;
 			s->warm = warm_start(s->tasks_dir, o->eval.backend[0] ? o->eval.backend : "auto", wids, s->n,
-					     svc_busy_any, s);
+					     svc_busy_any, svc_warm_moved, s);
 			free(wids);
 		}
 	}
@@ -481,12 +482,26 @@ static int svc_busy_any(void *arg)
 	return busy || closing;
 }
 
+/* The warm-up moved on: summary.json says so (its front ends rewrite or
+ * invalidate it with the first task's files). */
+static void svc_warm_moved(void *arg)
+{
+	struct svc *s = arg;
+	pthread_mutex_lock(&s->mu);
+	if (s->n > 0 && !s->closing)
+		changed(s, 0);
+	pthread_mutex_unlock(&s->mu);
+}
+
 void svc_close(struct svc *s)
 {
 	if (s == NULL)
 		return;
-	warm_stop(s->warm);
-	s->warm = NULL;
+	pthread_mutex_lock(&s->mu);
+	struct warm *w = s->warm;
+	s->warm = NULL;         /* (summary.json reads it under s->mu) */
+	pthread_mutex_unlock(&s->mu);
+	warm_stop(w);
 	pthread_mutex_lock(&s->mu);
 	s->closing = 1;
 	pthread_cond_broadcast(&s->work);
@@ -1334,6 +1349,10 @@ char *svc_summary_json(struct svc *s, size_t *len)
 			all[i] = b;
 		}
 	}
+	/* eager's model counted ahead (warm.h): how far, null when off */
+	int wdone, wn;
+	const char *wst = warm_progress(s->warm, &wdone, &wn);
+	json_t *ahead = wst ? json_pack("{s:s, s:i, s:i}", "state", wst, "tasks_ready", wdone, "tasks", wn) : json_null();
 	pthread_mutex_unlock(&s->mu);
 	double agg = 0, agg_all = 0;
 	int have = n_eval > 0 && score_aggregate(scores, n_eval, &agg) == 0;
@@ -1341,6 +1360,10 @@ char *svc_summary_json(struct svc *s, size_t *len)
 	json_t *doc = json_pack("{s:o, s:I, s:o, s:o, s:f}", "tasks", tasks, "evaluated", (json_int_t)n_eval,
 				"aggregate", have ? json_real(agg) : json_null(), "aggregate_all",
 				have_all ? json_real(agg_all) : json_null(), "b", b);
+	if (doc)
+		json_object_set_new(doc, "eager_model_ahead", ahead);
+	else
+		json_decref(ahead);
 	free(scores);
 	free(all);
 	char *out = dump_nl(doc, len);

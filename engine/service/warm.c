@@ -32,9 +32,22 @@ struct warm {
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
 	int stop;
-	int done;               /* tasks counted (or failed) so far */
+	int done;               /* tasks counted so far */
 	int paused;             /* times a count was stopped for an evaluation */
+	const char *state;      /* warm_progress's */
+	void (*moved)(void *ctx);
 };
+
+static void set_state(struct warm *w, const char *state, int done)
+{
+	pthread_mutex_lock(&w->mu);
+	w->state = state;
+	if (done >= 0)
+		w->done = done;
+	pthread_mutex_unlock(&w->mu);
+	if (w->moved)
+		w->moved(w->ctx);
+}
 
 /* Waits up to ms or until stop; returns the stop flag. */
 static int nap(struct warm *w, int ms)
@@ -104,8 +117,10 @@ static void *warm_main(void *arg)
 		char err[256];
 		int cuda = gpu_open(w->backend, &d, err, sizeof(err)) != 0 || gpu_backend_of(d) != GPU_BACKEND_CPU;
 		gpu_close(d);
-		if (cuda)
+		if (cuda) {
+			set_state(w, "off (a GPU: eager is timed there, not modeled)", -1);
 			return NULL;
+		}
 	}
 	fprintf(stderr, "passfs: counting eager's modeled time of %d task%s in the background (it yields to "
 			"evaluations and checks)\n",
@@ -114,9 +129,12 @@ static void *warm_main(void *arg)
 	while (k < w->n) {
 		/* nothing else running: an evaluation's timings and counts are
 		 * not to share the CPU with this */
+		if (w->busy(w->ctx))
+			set_state(w, "waiting for the evaluations and checks to end", -1);
 		while (w->busy(w->ctx))
 			if (nap(w, 200))
 				return NULL;
+		set_state(w, "counting", -1);
 		if (nap(w, 0))
 			return NULL;
 		pid_t pid = spawn(w, w->ids[k]);
@@ -160,12 +178,11 @@ static void *warm_main(void *arg)
 				w->ids[k], WIFSIGNALED(status) ? "died of signal" : "exited",
 				WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
 			failed = 1;
+			set_state(w, "stopped (a count failed: the daemon's log says why)", -1);
 			break;
 		}
 		k++;
-		pthread_mutex_lock(&w->mu);
-		w->done = k;
-		pthread_mutex_unlock(&w->mu);
+		set_state(w, k < w->n ? "counting" : "done", k);
 	}
 	if (!failed)
 		fprintf(stderr, "passfs: eager's modeled time is ready for all %d task%s (%.1f s)\n", w->n,
@@ -182,7 +199,7 @@ int warm_wanted(int opt)
 }
 
 struct warm *warm_start(const char *tasks_dir, const char *backend, char *const *ids, int n,
-			int (*busy)(void *ctx), void *ctx)
+			int (*busy)(void *ctx), void (*moved)(void *ctx), void *ctx)
 {
 	if (n <= 0)
 		return NULL;
@@ -201,7 +218,9 @@ struct warm *warm_start(const char *tasks_dir, const char *backend, char *const 
 			goto fail;
 	w->n = n;
 	w->busy = busy;
+	w->moved = moved;
 	w->ctx = ctx;
+	w->state = "starting";
 	pthread_mutex_init(&w->mu, NULL);
 	pthread_cond_init(&w->cv, NULL);
 	if (pthread_create(&w->thread, NULL, warm_main, w) != 0)
@@ -213,15 +232,17 @@ fail:
 	return NULL;
 }
 
-void warm_progress(struct warm *w, int *done, int *n)
+const char *warm_progress(struct warm *w, int *done, int *n)
 {
 	*done = *n = 0;
 	if (w == NULL)
-		return;
+		return NULL;
 	pthread_mutex_lock(&w->mu);
 	*done = w->done;
 	*n = w->n;
+	const char *st = w->state;
 	pthread_mutex_unlock(&w->mu);
+	return st;
 }
 
 void warm_stop(struct warm *w)

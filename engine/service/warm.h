@@ -19,11 +19,14 @@ struct warm;
 int warm_wanted(int opt);
 /* Starts counting the n tasks ids of tasks_dir on backend (as `passfs eager
  * --backend`), pausing while busy(ctx) is true (called from the warm
- * thread, often: keep it cheap).  NULL when nothing was started. */
+ * thread, often: keep it cheap); moved(ctx), when not NULL, each time the
+ * state below changes.  NULL when nothing was started. */
 struct warm *warm_start(const char *tasks_dir, const char *backend, char *const *ids, int n,
-			int (*busy)(void *ctx), void *ctx);
-/* How many tasks are counted so far, of n. */
-void warm_progress(struct warm *w, int *done, int *n);
+			int (*busy)(void *ctx), void (*moved)(void *ctx), void *ctx);
+/* How many tasks are counted so far, of n, and the state: "starting",
+ * "counting", "waiting for the evaluations and checks to end", "done",
+ * "stopped (...)" or "off (...)"; NULL for w NULL. */
+const char *warm_progress(struct warm *w, int *done, int *n);
 /* Stops the count in progress (its process group) and the thread; frees w.
  * NULL is fine. */
 void warm_stop(struct warm *w);

@@ -25,6 +25,13 @@ if wait_for "$tmp/w1.err" "is ready for all 1 task" 120; then
 else
 	bad "watch: not ready: $(tail -n 3 "$tmp/w1.err")"
 fi
+# summary.json says so
+for _ in $(seq 50); do
+	ahead=$(python3 -c 'import json, sys; a = json.load(open(sys.argv[1])).get("eager_model_ahead"); print(a and "%s %d/%d" % (a["state"], a["tasks_ready"], a["tasks"]))' "$tmp/w1/summary.json" 2>/dev/null)
+	[ "$ahead" = "done 1/1" ] && break
+	sleep 0.1
+done
+[ "$ahead" = "done 1/1" ] && ok "summary.json: eager_model_ahead $ahead" || bad "summary.json: eager_model_ahead '$ahead'"
 cached=$("$PASSFS" eager --model --json --tasks tests/passes/tasks --task tiny_bias_gelu 2>/dev/null |
 	python3 -c 'import json, sys; v = json.load(sys.stdin)["variants"]; print(sum(x["cached"] for x in v), len(v))')
 [ "$cached" = "6 6" ] && ok "every variant's model is in the cache ($cached)" || bad "cached: '$cached'"
@@ -69,6 +76,10 @@ if grep -qs 'counting eager' "$tmp/w3.err" "$tmp/w4.err" || counts_alive tests/p
 else
 	ok "--no-warm and PASSFS_WARM=0: nothing counted"
 fi
+off=$(python3 -c 'import json, sys; print([json.load(open(f)).get("eager_model_ahead", "absent") for f in sys.argv[1:]])' \
+	"$tmp/w3/summary.json" "$tmp/w4/summary.json" 2>&1)
+[ "$off" = "[None, None]" ] && ok "summary.json: eager_model_ahead null when off" || bad "summary.json when off: $off"
+
 kill "$w3" "$w4"; wait "$w3" "$w4" 2>/dev/null
 
 # 4. the mount too (where FUSE works), and nothing left after the unmount
