@@ -408,9 +408,7 @@ int cmd_mount(int argc, char **argv)
 	mo.mountpoint = mp;
 	mo.svc.tasks_dir = tasks_abs;
 	mo.svc.state_dir = state_abs;
-	/* eager's model ahead is for local evaluations (a broker's workers
-	 * count on their own machines) */
-	mo.svc.warm = !st.no_warm && !(st.broker && *st.broker) && !getenv(BROKER_ENV);
+	mo.svc.warm = !st.no_warm;
 	mo.fuse_opts = fuse_opts;
 	char log[PATH_MAX + 16];
 	snprintf(log, sizeof(log), "%s/mount.log", state_abs);

@@ -98,7 +98,7 @@ int cmd_watch(int argc, char **argv)
 	if (wo.svc.tasks_dir == NULL)
 		wo.svc.tasks_dir = cmd_default_tasks_dir();
 	char err[1024] = "";
-	wo.svc.warm = !no_warm && !(broker && *broker) && !getenv(BROKER_ENV);
+	wo.svc.warm = !no_warm;
 	if (broker_evaluator_open(broker, NULL, &wo.svc.evaluator, err, sizeof(err)) != 0) {
 		fprintf(stderr, "passfs watch: %s\n", err);
 		return 1;

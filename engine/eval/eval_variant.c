@@ -677,16 +677,7 @@ static void eager_model_store(const char *path, struct count_reply *m, struct kf
 	base_write_atomic(path, ".eager-", line, (size_t)n, 0600, 0);
 }
 
-/* Counted calls (CMD_COUNT): eager's on the launches a GPU would run (the
- * cache first), then the pass's, each on a fresh rotation of the public
- * inputs like a timed trial's, with eager's run on the same rotation
- * beside it, and verified like a trial: one with each launch's memory
- * traffic counted, then MODEL_TIMED_CALLS with each launch's CUDA threads
- * timed (the least time of each launch counts).  The pass's host code may
- * not touch device memory meanwhile (the guard: on a GPU that faults).
- * Returns TIME_DONE / TIME_STOP when the pass's call failed or was
- * rejected (its verdict is set), else 0; vr->modeled says whether both
- * sides got a model. */
+/* One command to the eager worker; -1 with err set when it failed or died. */
 static int eager_step(struct ctx *c, struct worker *ew, const struct cmd *cm, char *err, size_t errlen)
 {
 	struct reply r;
@@ -770,6 +761,16 @@ int eval_eager_model(struct ctx *c, int k, struct worker *ew, struct eager_model
 	return 0;
 }
 
+/* Counted calls (CMD_COUNT): eager's on the launches a GPU would run (the
+ * cache first), then the pass's, each on a fresh rotation of the public
+ * inputs like a timed trial's, with eager's run on the same rotation
+ * beside it, and verified like a trial: one with each launch's memory
+ * traffic counted, then MODEL_TIMED_CALLS with each launch's CUDA threads
+ * timed (the least time of each launch counts).  The pass's host code may
+ * not touch device memory meanwhile (the guard: on a GPU that faults).
+ * Returns TIME_DONE / TIME_STOP when the pass's call failed or was
+ * rejected (its verdict is set), else 0; vr->modeled says whether both
+ * sides got a model. */
 static int model_variant(struct ctx *c, struct worker *ew, struct worker *pw, struct vresult *vr)
 {
 	struct reply r;
@@ -1139,8 +1140,6 @@ static int worker_pass_ready(struct worker *pw, int step, const struct reply *r,
 	snprintf(es->pass_trace_note, sizeof(es->pass_trace_note), "%s", r->msg);
 	return 0;
 }
-
-/* One command to the eager worker; -1 with err set when it failed or died. */
 
 void eval_status(const struct ejob *job, int k, const char *what)
 {

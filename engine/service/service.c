@@ -129,6 +129,7 @@ struct svc {
 
 static int svc_busy_any(void *arg);
 static void svc_warm_moved(void *arg);
+static int busy_locked(const struct task *t);
 
 static char *xstrdup(const char *s)
 {
@@ -442,9 +443,10 @@ int svc_open(const struct svc_opts *o, svc_notify_fn notify, void *notify_ctx, s
 	free(refire);
 	/* Eager's model of every task counted ahead, while nothing else runs
 	 * (warm.h): a task's first evaluation then reads it from the cache.
-	 * The modeled time is the cpu backend's; a cuda evaluation has no use
-	 * for it. */
-	if (warm_wanted(o->warm) && strcmp(o->eval.backend, "cuda") != 0) {
+	 * For evaluations of this machine's (a broker's workers count on
+	 * theirs), and the cpu backend's (a cuda evaluation has no use for
+	 * it). */
+	if (warm_wanted(o->warm) && o->evaluator == NULL && strcmp(o->eval.backend, "cuda") != 0) {
 		char **wids = calloc((size_t)s->n, sizeof(char *));
 		if (wids) {
 			for (int i = 0; i < s->n; i++)
@@ -472,8 +474,7 @@ static int svc_busy_any(void *arg)
 	pthread_mutex_lock(&s->mu);
 	for (int i = 0; i < s->n && !busy; i++) {
 		const struct task *t = &s->t[i];
-		busy = t->running || t->queued != NULL || t->marked || t->st == SVC_PENDING ||
-		       t->st == SVC_COMPILING || t->st == SVC_RUNNING;
+		busy = t->running || t->queued != NULL || t->marked || busy_locked(t);
 	}
 	int closing = s->closing;
 	pthread_mutex_unlock(&s->mu);
@@ -1144,6 +1145,12 @@ static int current_locked(struct task *t)
 	return t->result && t->st == SVC_DONE && !t->dirty && t->res_seq == t->want_seq;
 }
 
+static int cmp_ms(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return x < y ? -1 : x > y;
+}
+
 /* Under s->mu: how long the task's evaluation in progress or in the queue
  * should take still, in ms, and what says so (into why); -1 when nothing
  * does.  What one took is taken from the task's latest evaluation in this
@@ -1170,12 +1177,7 @@ static double remaining_ms(const struct svc *s, const struct task *t, char *why,
 				v[n++] = s->t[i].last_eval_ms;
 		if (n == 0)
 			return -1;
-		for (int i = 1; i < n; i++)
-			for (int k = i; k > 0 && v[k - 1] > v[k]; k--) {
-				double x = v[k];
-				v[k] = v[k - 1];
-				v[k - 1] = x;
-			}
+		qsort(v, (size_t)n, sizeof(v[0]), cmp_ms);
 		took = v[n / 2];
 		snprintf(from, sizeof from, "no earlier evaluation of this task here; the median of %d other task%s' is %.1f s",
 			 n, n == 1 ? "" : "s", took / 1000);
@@ -1184,21 +1186,23 @@ static double remaining_ms(const struct svc *s, const struct task *t, char *why,
 	if (t->running && t->running_seq == t->want_seq) {
 		left = took - (now - t->running_since);
 	} else {
-		/* queued: after the evaluations running now (one worker each) */
-		left = took;
-		double ahead = 0;
+		/* queued: after the other tasks' evaluations running now (one
+		 * worker each), and after an older pass.c of this task, which
+		 * runs first whatever the workers */
+		double ahead = 0, own = 0;
 		for (int i = 0; i < s->n; i++) {
 			const struct task *o = &s->t[i];
-			if (o->running && o != t) {
-				double ot = o->last_eval_ms > 0 ? o->last_eval_ms : took;
-				double r = ot - (now - o->running_since);
-				ahead += r > 0 ? r : 0;
-			}
+			if (!o->running)
+				continue;
+			double r = (o->last_eval_ms > 0 ? o->last_eval_ms : took) - (now - o->running_since);
+			r = r > 0 ? r : 0;
+			if (o == t)
+				own = r;
+			else
+				ahead += r;
 		}
 		int workers = s->n_workers > 0 ? s->n_workers : 1;
-		left += ahead / workers;
-		if (t->running)         /* an older pass.c of this task runs first */
-			left += took - (now - t->running_since) > 0 ? took - (now - t->running_since) : 0;
+		left = took + ahead / workers + own;
 	}
 	snprintf(why, whylen, "%s", from);
 	return left > 1000 ? left : 1000;

@@ -54,8 +54,9 @@ struct svc_opts {
 	 * fails with the reason, as an error result. */
 	int in_process_fallback;
 	/* Count eager's modeled time of every task ahead, in the background,
-	 * while no evaluation or check runs (warm.h; cpu backend): 1 to do it,
-	 * unless PASSFS_WARM=0 says otherwise. */
+	 * while no evaluation or check runs (warm.h): 1 to do it, unless
+	 * PASSFS_WARM=0 says otherwise; only with the local evaluator
+	 * (evaluator NULL) and not on the cuda backend. */
 	int warm;
 };
 

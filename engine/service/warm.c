@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "proc.h"
 #include "gpu.h"
 
 struct warm {
@@ -103,7 +104,7 @@ static void kill_count(pid_t pid)
 		nanosleep(&ts, NULL);
 	}
 	kill(-pid, SIGKILL);
-	waitpid(pid, NULL, 0);
+	base_waitpid(pid, NULL);
 }
 
 static void *warm_main(void *arg)
