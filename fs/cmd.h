@@ -13,6 +13,7 @@ int cmd_eval(int argc, char **argv);
 int cmd_watch(int argc, char **argv);
 int cmd_mount(int argc, char **argv);
 int cmd_history(int argc, char **argv);
+int cmd_report(int argc, char **argv);
 int cmd_doctor(int argc, char **argv);
 int cmd_ops(int argc, char **argv);
 int cmd_worker(int argc, char **argv);

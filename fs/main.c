@@ -20,6 +20,7 @@ static const struct {
 	{"mount", cmd_mount, "mount the task tree with FUSE: write pass.c, read result.json"},
 	{"watch", cmd_watch, "the task tree as plain files in DIR, driven by inotify (no FUSE)"},
 	{"history", cmd_history, "export every evaluated pass as JSON lines (history export)"},
+	{"report", cmd_report, "the state directory's results as one HTML page (MOUNT/report.html too)"},
 	{"doctor", cmd_doctor, "check what this machine can evaluate with, and what is missing"},
 	{"ops", cmd_ops, "list the graph ops (graph.json's op names), one a line"},
 	{"worker", cmd_worker, "evaluate jobs from a Redis broker (--broker URL; docs/broker.md)"},

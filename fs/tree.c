@@ -12,6 +12,7 @@
 #include "service.h"
 #include "file.h"
 #include "graph.h"
+#include "report.h"
 #include "state.h"
 
 /* ---- producers ------------------------------------------------------------------ */
@@ -87,6 +88,38 @@ static char *text_summary(const struct tree_src *src, int task, size_t *len)
 	return svc_summary_json(src->svc, len);
 }
 
+/* The report page (engine/report/report.h): the service's summary (the
+ * tasks' live states) and, from the state directory, each task's latest
+ * result and history.  The same bytes `passfs report` writes from that
+ * state directory while the service is idle. */
+static char *text_report(const struct tree_src *src, int task, size_t *len)
+{
+	(void)task;
+	int n = svc_n_tasks(src->svc);
+	const char **ids = calloc((size_t)(n > 0 ? n : 1), sizeof(*ids));
+	size_t sl = 0;
+	char *sum_text = svc_summary_json(src->svc, &sl);
+	json_t *sum = sum_text ? json_loadb(sum_text, sl, 0, NULL) : NULL;
+	free(sum_text);
+	char err[512], real[PATH_MAX];
+	const char *state = svc_state_dir(src->svc);
+	if (realpath(state, real) != NULL)
+		state = real;
+	json_t *g = NULL;
+	if (ids && sum) {
+		for (int i = 0; i < n; i++)
+			ids[i] = svc_task(src->svc, i)->id;
+		g = report_gather(state, ids, n, err, sizeof(err));
+	}
+	char *s = g ? report_html(sum, g, state, len) : NULL;
+	json_decref(g);
+	json_decref(sum);
+	free(ids);
+	if (s == NULL)
+		errno = EIO;
+	return s;
+}
+
 /* The manuals: docs/<name> of passfs's docs directory (tree.h). */
 static char *doc_text(const char *name, size_t *len)
 {
@@ -139,6 +172,8 @@ const struct tree_row tree_root_rows[TREE_NROOT] = {
 			      "this manual"},
 	[TREE_ROOT_SUMMARY] = {"summary.json", TREE_COMPUTED, 0444, 0, TREE_WATCH_REFRESH, text_summary,
 			       "every task's state, verdict, score and seq; `aggregate` = geometric mean of the scores of the evaluated tasks, `aggregate_all` = the same with every unevaluated task counted as %g"},
+	[TREE_ROOT_REPORT] = {"report.html", TREE_COMPUTED, 0444, 0, TREE_WATCH_REFRESH, text_report,
+			      "the results as one page for people (open it in a browser): the aggregate beside PassBench's, each task's ES_t curve, per-variant speedups and trajectory (docs/report.md)"},
 };
 
 const struct tree_row tree_doc_rows[TREE_NDOC] = {

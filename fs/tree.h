@@ -86,7 +86,7 @@ extern const struct tree_row tree_task_rows[TREE_NTASK];
 #define TREE_RERUN_TRIGGER "rerun"
 
 /* The files of the root, listed before the task directories. */
-enum { TREE_ROOT_README, TREE_ROOT_SUMMARY, TREE_NROOT };
+enum { TREE_ROOT_README, TREE_ROOT_SUMMARY, TREE_ROOT_REPORT, TREE_NROOT };
 extern const struct tree_row tree_root_rows[TREE_NROOT];
 
 /* The manuals, read-only in the directory TREE_DOCS_DIR of the root: the

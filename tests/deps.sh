@@ -10,7 +10,9 @@ pkgs=(build-essential cmake pkg-config libjansson-dev libfuse3-dev fuse3
       # pgrep (tests that look for processes left behind), script (a pseudo-terminal)
       procps bsdutils
       # the Redis broker (engine/broker, tests/cli/broker_*.sh)
-      libhiredis-dev redis-server)
+      libhiredis-dev redis-server
+      # the browser that renders the report page (tests/cli/report.sh)
+      chromium-headless-shell)
 missing=()
 for p in "${pkgs[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

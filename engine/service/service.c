@@ -1535,6 +1535,13 @@ int svc_history_export(const char *state_dir, const char *task_id, FILE *out, ch
 	while ((e = readdir(d)) != NULL) {
 		if (e->d_name[0] == '.')
 			continue;
+		/* the task directories only: a mount's state directory also holds its log */
+		char *p = path_join(state_dir, e->d_name);
+		struct stat st;
+		int isdir = p && stat(p, &st) == 0 && S_ISDIR(st.st_mode);
+		free(p);
+		if (!isdir)
+			continue;
 		if (n == cap) {
 			cap = cap ? cap * 2 : 32;
 			char **ni = realloc(ids, (size_t)cap * sizeof(*ni));

@@ -64,6 +64,8 @@ wait "$pid"
 pid=
 
 out=$tmp/h.jsonl
+# a mount's state directory holds its log beside the task directories
+echo "a log line" >"$tmp/state/mount.log"
 if "$PASSFS" history export --state "$tmp/state" --out "$out" 2>"$tmp/err"; then
 	ok "export: exit 0 ($(cat "$tmp/err"))"
 else

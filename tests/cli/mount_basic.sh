@@ -52,7 +52,7 @@ check "busy mount point: one line naming it busy, exit 1" \
 	test $rc -eq 1 -a "$(printf '%s\n' "$out" | wc -l)" -eq 1 -a -n "$(printf '%s' "$out" | grep busy)"
 
 # ---- the tree ----------------------------------------------------------------
-check "ls root" test "$(ls "$MNT" | tr '\n' ' ')" = "README.md docs summary.json $TASK "
+check "ls root" test "$(ls "$MNT" | tr '\n' ' ')" = "README.md docs report.html summary.json $TASK "
 check "ls task" test "$(ls "$D" | sort | tr '\n' ' ')" = "$("$PASSFS" tasks --files | sort | tr '\n' ' ')"
 check "root README.md" grep -q "pass.c" "$MNT/README.md"
 check "task README.md" grep -q "$TASK" "$D/README.md"

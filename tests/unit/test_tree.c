@@ -122,9 +122,9 @@ static void test_producers(void)
 		}
 		if (mode == README_MOUNT)
 			CHECK(strstr(readme, "`README.md`, `graph.json`, `result.json`, `es_t`, `check.json`, "
-					     "`status`, `summary.json` are\nread-only") != NULL);
+					     "`status`, `summary.json`, `report.html` are\nread-only") != NULL);
 		else
-			CHECK(strstr(readme, "overwrites `result.json`, `es_t`, `check.json`, `status` and `summary.json`, and\n"
+			CHECK(strstr(readme, "overwrites `result.json`, `es_t`, `check.json`, `status`, `summary.json` and `report.html`, and\n"
 					     "> ignores changes to `README.md` and `graph.json`.") != NULL);
 		free(readme);
 	}
