@@ -129,7 +129,7 @@ int cmd_report(int argc, char **argv)
 		return 1;
 	}
 	qsort(ids, (size_t)n, sizeof(char *), cmp_str);
-	json_t *g = report_gather(real, (const char *const *)ids, n, err, sizeof(err));
+	json_t *g = report_gather(real, (const char *const *)ids, n, NULL, err, sizeof(err));
 	task_ids_free(ids, n);
 	if (g == NULL) {
 		fprintf(stderr, "passfs report: %s\n", err);

@@ -99,6 +99,7 @@
 #include "file.h"
 #include "datadir.h"
 #include "readme.h"
+#include "report.h"
 #include "state.h"
 #include "strbuf.h"
 #include "tree.h"
@@ -2315,7 +2316,8 @@ int mnt_open(const struct mnt_opts *o, struct mnt **out, char *err, size_t errle
 		goto fail;
 	}
 	m->ntasks = svc_n_tasks(m->svc);
-	m->src = (struct tree_src){m->svc, m->tasks_dir, README_MOUNT, m->o.wait_timeout_s, m->o.svc.eval.b};
+	m->src = (struct tree_src){m->svc, m->tasks_dir, README_MOUNT, m->o.wait_timeout_s, m->o.svc.eval.b,
+				   report_cache_new()};
 	if (build_tree(m) != 0) {
 		snprintf(err, errlen, "out of memory");
 		goto fail;
@@ -2399,6 +2401,7 @@ void mnt_close(struct mnt *m)
 	}
 	/* Running evaluations finish and are recorded (service.h). */
 	svc_close(m->svc);
+	report_cache_free(m->src.report);
 	if (m->se)
 		fuse_session_destroy(m->se);
 	/* pass.c and scratch nodes: whatever is left in the hash. */

@@ -109,7 +109,7 @@ static char *text_report(const struct tree_src *src, int task, size_t *len)
 	if (ids && sum) {
 		for (int i = 0; i < n; i++)
 			ids[i] = svc_task(src->svc, i)->id;
-		g = report_gather(state, ids, n, err, sizeof(err));
+		g = report_gather(state, ids, n, src->report, err, sizeof(err));
 	}
 	char *s = g ? report_html(sum, g, state, len) : NULL;
 	json_decref(g);

@@ -26,6 +26,7 @@ struct tree_src {
 	enum readme_mode mode;          /* which README texts */
 	double wait_timeout_s;          /* the mount's --wait-timeout (root README) */
 	double b;                       /* the ES_t failure value in use (0: default) */
+	struct report_cache *report;    /* report.html's history points (engine/report/report.h; NULL: none) */
 };
 
 /* The text of a file of task `task` (ignored by root rows): malloc'd, *len

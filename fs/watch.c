@@ -31,6 +31,7 @@
 #include "file.h"
 #include "datadir.h"
 #include "readme.h"
+#include "report.h"
 #include "sha256.h"
 #include "state.h"
 #include "tree.h"
@@ -364,7 +365,7 @@ int watch_run(const struct watch_opts *o, char *err, size_t errlen)
 	if (svc_open(&o->svc, on_notify, &w, &w.s, err, errlen) != 0)
 		goto out;
 	w.n = svc_n_tasks(w.s);
-	w.src = (struct tree_src){w.s, o->svc.tasks_dir, README_WATCH, 0, o->svc.eval.b};
+	w.src = (struct tree_src){w.s, o->svc.tasks_dir, README_WATCH, 0, o->svc.eval.b, report_cache_new()};
 	w.t = calloc((size_t)w.n, sizeof(*w.t));
 	if (w.t == NULL) {
 		snprintf(err, errlen, "out of memory");
@@ -430,6 +431,7 @@ out:
 	/* svc_close waits for a running evaluation; its result lands in the
 	 * state directory and appears here at the next start. */
 	svc_close(w.s);
+	report_cache_free(w.src.report);
 	if (w.t)
 		for (int i = 0; i < w.n; i++)
 			free(w.t[i].dir);

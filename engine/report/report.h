@@ -21,7 +21,16 @@
  * the order given.  A task without a directory in the state directory has
  * a null result and an empty history.  NULL with err only when the state
  * directory itself cannot be read (missing or not a directory). */
-json_t *report_gather(const char *state_dir, const char *const *ids, int n, char *err, size_t errlen);
+struct report_cache;
+json_t *report_gather(const char *state_dir, const char *const *ids, int n, struct report_cache *cache, char *err,
+		      size_t errlen);
+
+/* History entries are never rewritten (engine/service/state.h): a daemon
+ * that serves the page keeps each entry's point once read, so a page after
+ * a new evaluation reads that one entry, not the whole history again.
+ * report_gather takes NULL for none; a cache may be shared by threads. */
+struct report_cache *report_cache_new(void);
+void report_cache_free(struct report_cache *c);
 
 /* The summary.json a service would show for the gathered tasks when idle
  * (engine/service/service.c, svc_summary_json): state "done" for a task

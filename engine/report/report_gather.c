@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,7 +52,72 @@ static json_t *history_point(const json_t *doc, uint64_t seq)
 	return p;
 }
 
-static json_t *gather_task(const char *state_dir, const char *id)
+struct report_cache {
+	pthread_mutex_t mu;
+	char *state_dir;        /* the directory the points are of */
+	json_t *points;         /* "id/seq" -> point */
+};
+
+struct report_cache *report_cache_new(void)
+{
+	struct report_cache *c = calloc(1, sizeof(*c));
+	if (c == NULL || (c->points = json_object()) == NULL) {
+		free(c);
+		return NULL;
+	}
+	pthread_mutex_init(&c->mu, NULL);
+	return c;
+}
+
+void report_cache_free(struct report_cache *c)
+{
+	if (c == NULL)
+		return;
+	json_decref(c->points);
+	free(c->state_dir);
+	pthread_mutex_destroy(&c->mu);
+	free(c);
+}
+
+/* A copy of the cached point of id's entry seq, or NULL. */
+static json_t *cache_get(struct report_cache *c, const char *id, uint64_t seq)
+{
+	if (c == NULL)
+		return NULL;
+	char key[512];
+	snprintf(key, sizeof(key), "%s/%llu", id, (unsigned long long)seq);
+	pthread_mutex_lock(&c->mu);
+	json_t *p = json_deep_copy(json_object_get(c->points, key));
+	pthread_mutex_unlock(&c->mu);
+	return p;
+}
+
+static void cache_put(struct report_cache *c, const char *id, uint64_t seq, const json_t *p)
+{
+	if (c == NULL)
+		return;
+	char key[512];
+	snprintf(key, sizeof(key), "%s/%llu", id, (unsigned long long)seq);
+	pthread_mutex_lock(&c->mu);
+	json_object_set_new(c->points, key, json_deep_copy(p));
+	pthread_mutex_unlock(&c->mu);
+}
+
+/* Forgets the points when the cache was of another state directory. */
+static void cache_for(struct report_cache *c, const char *state_dir)
+{
+	if (c == NULL)
+		return;
+	pthread_mutex_lock(&c->mu);
+	if (c->state_dir == NULL || strcmp(c->state_dir, state_dir) != 0) {
+		json_object_clear(c->points);
+		free(c->state_dir);
+		c->state_dir = strdup(state_dir);
+	}
+	pthread_mutex_unlock(&c->mu);
+}
+
+static json_t *gather_task(const char *state_dir, const char *id, struct report_cache *cache)
 {
 	char path[4096], err[512];
 	json_t *t = json_pack("{s:s, s:n, s:[]}", "id", id, "result", "history");
@@ -72,16 +138,21 @@ static json_t *gather_task(const char *state_dir, const char *id)
 		n = 0;
 	json_t *hist = json_object_get(t, "history");
 	for (int k = 0; k < n; k++) {
-		char name[64], hp[4200];
-		state_history_name(name, sizeof(name), seqs[k], "json");
-		snprintf(hp, sizeof(hp), "%s/%s", path, name);
-		json_t *doc = load_doc(hp, &e, err, sizeof(err));
-		json_t *p = doc ? history_point(doc, seqs[k]) : NULL;
+		json_t *p = cache_get(cache, id, seqs[k]);
+		if (p == NULL) {
+			char name[64], hp[4200];
+			state_history_name(name, sizeof(name), seqs[k], "json");
+			snprintf(hp, sizeof(hp), "%s/%s", path, name);
+			json_t *doc = load_doc(hp, &e, err, sizeof(err));
+			p = doc ? history_point(doc, seqs[k]) : NULL;
+			json_decref(doc);
+			if (p)
+				cache_put(cache, id, seqs[k], p);
+		}
 		if (p)
 			json_array_append_new(hist, p);
 		else
 			skipped++;
-		json_decref(doc);
 	}
 	free(seqs);
 	if (skipped)
@@ -89,7 +160,8 @@ static json_t *gather_task(const char *state_dir, const char *id)
 	return t;
 }
 
-json_t *report_gather(const char *state_dir, const char *const *ids, int n, char *err, size_t errlen)
+json_t *report_gather(const char *state_dir, const char *const *ids, int n, struct report_cache *cache, char *err,
+		      size_t errlen)
 {
 	struct stat st;
 	if (stat(state_dir, &st) != 0) {
@@ -100,9 +172,10 @@ json_t *report_gather(const char *state_dir, const char *const *ids, int n, char
 		snprintf(err, errlen, "%s: not a directory", state_dir);
 		return NULL;
 	}
+	cache_for(cache, state_dir);
 	json_t *tasks = json_array();
 	for (int i = 0; tasks && i < n; i++) {
-		json_t *t = gather_task(state_dir, ids[i]);
+		json_t *t = gather_task(state_dir, ids[i], cache);
 		if (t == NULL || json_array_append_new(tasks, t) != 0) {
 			json_decref(tasks);
 			tasks = NULL;

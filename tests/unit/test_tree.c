@@ -82,7 +82,7 @@ static void test_producers(void)
 		return;
 	}
 	for (int mode = README_MOUNT; mode <= README_WATCH; mode++) {
-		struct tree_src src = {s, TASKS, (enum readme_mode)mode, 20, 0};
+		struct tree_src src = {s, TASKS, (enum readme_mode)mode, 20, 0, NULL};
 		for (int r = 0; r < TREE_NTASK; r++) {
 			size_t len = 0;
 			errno = 0;
