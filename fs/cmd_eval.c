@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "broker.h"
+#include "result_fields.h"
 #include "cmd.h"
 #include "evalopt.h"
 #include "file.h"
@@ -328,6 +329,8 @@ int cmd_eval(int argc, char **argv)
 			     : eval_run(&job, &hooks, &res, err, sizeof(err));
 	if (tty_line)
 		tty_status(NULL, NULL);         /* the line cleared */
+	if (rc == 0)
+		result_fields_enforce(res, eval_remote ? "the broker's evaluation" : "the evaluation");
 	struct evaluator *remote = eval_remote;
 	eval_remote = NULL;
 	if (remote)

@@ -39,6 +39,7 @@
 #include "pass.h"
 #include "score.h"
 #include "sha256.h"
+#include "result_fields.h"
 #include "state.h"
 #include "strbuf.h"
 #include "task.h"
@@ -1294,6 +1295,7 @@ char *svc_result_json(struct svc *s, int task, size_t *len)
 	}
 	if (doc && t->save_err[0])
 		json_object_set_new(doc, "save_error", json_string(t->save_err));
+	result_fields_enforce(doc, "the service");
 	char *out = dump_nl(doc, len);
 	pthread_mutex_unlock(&s->mu);
 	json_decref(doc);
