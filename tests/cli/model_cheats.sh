@@ -22,6 +22,24 @@ for p in honest_matmul m07_names_fiber; do
 	"$PASSFS" eval --tasks "$T" --task model_matmul --backend cpu --pass "tests/model/$p.c" --trials 3 --warmup 1 \
 		--json >"$tmp/$p.json" 2>"$tmp/$p.err" || bad "$p: passfs eval exited $?: $(tail -c 300 "$tmp/$p.err")"
 done
+# m07 again by address (an open channel, docs/integrity.md "Left open"):
+# the offsets an attacker reads off the header, computed from it here
+cat >"$tmp/offsets.cc" <<'EOF'
+#include <cstddef>
+#include <cstdio>
+#include "pf_emu.h"
+int main() { std::printf("%zu %zu\n", offsetof(pf_emu::pfe_fiber, S), offsetof(pf_emu::pfe_sched, tseg)); }
+EOF
+if g++ -std=c++17 -mf16c -I gpu/include -o "$tmp/offsets" "$tmp/offsets.cc" 2>"$tmp/offsets.err" &&
+	read -r s_off tseg_off < <("$tmp/offsets"); then
+	sed "s/^#define S_OFF 0\$/#define S_OFF $s_off/; s/^#define TSEG_OFF 0\$/#define TSEG_OFF $tseg_off/" \
+		tests/model/m09_fiber_by_address.c >"$tmp/m09_fiber_by_address.c"
+	"$PASSFS" eval --tasks "$T" --task model_matmul --backend cpu --pass "$tmp/m09_fiber_by_address.c" --trials 3 \
+		--warmup 1 --json >"$tmp/m09_fiber_by_address.json" 2>"$tmp/m09.err" ||
+		bad "m09: passfs eval exited $?: $(tail -c 300 "$tmp/m09.err")"
+else
+	bad "m09: the header's offsets: $(cat "$tmp/offsets.err")"
+fi
 # 8 again: the key eager's models are signed with is not in a pass
 # worker's memory, even one forked after the evaluating process signed
 # (the pass crashes its first worker on the second variant)
@@ -100,6 +118,16 @@ assert max(tm["path_ms"], tm["parallel_ms"]) > tm["memory_ms"] * 5, tm
 assert c7["verdict"] == "compile_error", c7["verdict"]
 assert 'poisoned "pfe_current"' in c7["message"], c7["message"]
 lines.append(f"matmul honest {hm['score']:.3f}, m07 {c7['verdict']}")
+# m09, the same by address: the kernel floor holds it - its modeled time
+# is never under the memory roofline of the bytes the kernel saw it touch,
+# and its score never above eager's model over that floor
+c9 = json.load(open(f"{d}/m09_fiber_by_address.json")); v9 = c9["variants"][0]
+kf9 = v9["kernel_floor"]["pass"]
+assert c9["verdict"] == "ok", c9["verdict"]
+assert v9["modeled_h200_ms"]["pass"] >= kf9["floor_ms"] - 1e-9, (v9["modeled_h200_ms"], kf9)
+assert v9["speedup"] <= v9["modeled_h200_ms"]["eager"] / kf9["floor_ms"] * 1.05, (v9["speedup"], kf9)
+t9 = v9["traffic"]["pass"]
+lines.append(f"m09 {c9['score']:.3f} (floor-bound; path {t9['path_ms']*1e3:.2f} us against honest {tm['path_ms']*1e3:.2f} us)")
 # 8: the forged cache line changed nothing
 a = json.load(open(f"{d}/signed.json"))["variants"][0]["modeled_h200_ms"]["eager"]
 b = json.load(open(f"{d}/forged_cache.json"))["variants"][0]["modeled_h200_ms"]["eager"]
