@@ -72,6 +72,7 @@ struct cpu_dev {
 	int counting;           /* COUNT_BYTES or COUNT_TIMES: each launch is counted */
 	int guard;              /* gpu_guard_begin: device memory closed between launches */
 	double launch_cpu_ms;   /* the calling thread's CPU time in the timed call's launches so far */
+	double call_model_ms;   /* the timed call's launches modeled on their own times so far */
 	struct gpu_traffic traffic;
 	/* Each counted launch of the traffic count, then of the timed call
 	 * (n_timed of them so far): for the model (traffic.h). */
@@ -343,6 +344,11 @@ static int cpu_run_blocks(struct gpu_dev *d, pf_dim3 grid, pf_dim3 block, void (
 			struct model_launch *r = &c->recs[c->n_timed];
 			double f = tsc_per_ns(), sum = (double)st->sum_ticks / f, path = model_tail_ticks(st, f) / f;
 			r->threads = st->threads;
+			struct model_launch own = *r;
+			double m, p, q;
+			own.sum_ns = sum;
+			own.path_ns = path;
+			c->call_model_ms += model_launch_ms(&own, &m, &p, &q);
 			if (r->sum_ns < 0 || sum < r->sum_ns)
 				r->sum_ns = sum;
 			if (r->path_ns < 0 || path < r->path_ns)
@@ -418,6 +424,7 @@ static int cpu_timing_begin(struct gpu_dev *d, char *err, size_t errlen)
 	tsc_per_ns();
 	c->n_timed = 0;
 	c->launch_cpu_ms = 0;
+	c->call_model_ms = 0;
 	c->counting = COUNT_TIMES;
 	return 0;
 }
@@ -446,6 +453,7 @@ static int cpu_timing_end(struct gpu_dev *d, struct gpu_traffic *out)
 		c->traffic.threads += c->recs[i].threads;
 	}
 	c->traffic.launch_cpu_ms = c->launch_cpu_ms;
+	c->traffic.call_model_ms = (double)(c->traffic.launches - c->n_recs) * MODEL_LAUNCH_MS + c->call_model_ms;
 	*out = c->traffic;
 	return 0;
 }

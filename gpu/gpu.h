@@ -202,6 +202,8 @@ struct gpu_traffic {
 	double mem_ms, path_ms, par_ms;
 	double launch_cpu_ms;   /* the last timed call's launches, the calling thread's CPU ms
 				 * (its host time is the rest of the call's CPU time) */
+	double call_model_ms;   /* model_ms of the last timed call alone (its launches' own
+				 * times, not the least over the calls): how far calls differ */
 };
 int gpu_traffic_install(void);
 int gpu_traffic_begin(struct gpu_dev *d, char *err, size_t errlen);

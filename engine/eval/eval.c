@@ -485,6 +485,11 @@ static json_t *variant_json(const struct graph_variant *v, const struct vresult 
 						      eval_round(vr->pass_model_ms, 6)));
 			json_object_set_new(j, "modeled_speedup",
 					    json_real(eval_round(vr->eager_model_ms / vr->pass_model_ms, 4)));
+			if (vr->model_calls > 1)
+				json_object_set_new(j, "model_spread",
+						    json_pack("{s:i, s:f, s:f}", "calls", vr->model_calls, "spread",
+							      eval_round(vr->model_spread, 4), "largest",
+							      eval_round(vr->model_largest, 4)));
 			json_object_set_new(j, "modeled_host_ms",
 					    json_pack("{s:f, s:f}", "eager", eval_round(vr->eager_host_ms, 6), "pass",
 						      eval_round(vr->pass_host_ms, 6)));

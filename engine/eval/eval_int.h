@@ -340,6 +340,9 @@ struct vresult {
 	int modeled;
 	struct gpu_traffic eager_traffic, pass_traffic;
 	double eager_model_ms, pass_model_ms;
+	int model_calls;                /* the pass's timed counted calls */
+	double model_spread;            /* their own modeled times: second least / least - 1 */
+	double model_largest;           /* largest / least - 1 */
 	double eager_host_ms, pass_host_ms;     /* their host time, in them */
 	/* what the kernel accounted of each side's counted calls (kacct.h):
 	 * the shared (device) memory the bytes call referenced, the least

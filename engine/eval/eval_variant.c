@@ -789,6 +789,10 @@ static int model_variant(struct ctx *c, struct worker *ew, struct worker *pw, st
 		threads_max = eager_threads;
 	uint64_t rng = rng_seed();
 	int check_min_t = vr->close_t;
+	/* each timed call's own modeled time (information: how sure the
+	 * model is; the scored one takes each launch's least) */
+	double call_lo = 0, call_lo2 = 0, call_hi = 0;
+	int calls = 0;
 	for (int step = 0, last = MODEL_TIMED_CALLS; step <= last; step++) {
 		struct cmd cm = {.op = CMD_TIME, .set = 0, .count = 1, .fresh = 1};
 		if (fresh_set(c, &rng))
@@ -824,6 +828,21 @@ static int model_variant(struct ctx *c, struct worker *ew, struct worker *pw, st
 			return 0;
 		memcpy(&pr, pw->payload, sizeof(pr));
 		kfloor_take(&pk, &kc, step == 0);
+		if (step > 0 && pr.tr.timed) {
+			struct count_reply one = pr;
+			struct kfloor kf = pk;
+			one.tr.model_ms = pr.tr.call_model_ms;
+			kfloor_ms(&kf);
+			double m = side_model_ms(&one, &kf);
+			if (calls == 0 || m < call_lo) {
+				call_lo2 = call_lo;
+				call_lo = m;
+			} else if (calls == 1 || m < call_lo2) {
+				call_lo2 = m;
+			}
+			call_hi = calls == 0 || m > call_hi ? m : call_hi;
+			calls++;
+		}
 		/* short calls: more of them (a machine's hiccup is a large share
 		 * of a short launch, and the least of more calls misses it) */
 		if (step == 1 && t1[0] < MODEL_SHORT_CALL_MS)
@@ -865,6 +884,9 @@ static int model_variant(struct ctx *c, struct worker *ew, struct worker *pw, st
 	vr->pass_host_ms = pr.host_ms;
 	vr->eager_model_ms = side_model_ms(&er, &ek);
 	vr->pass_model_ms = side_model_ms(&pr, &pk);
+	vr->model_calls = calls;
+	vr->model_spread = calls > 1 && call_lo > 0 ? call_lo2 / call_lo - 1 : 0;
+	vr->model_largest = calls > 1 && call_lo > 0 ? call_hi / call_lo - 1 : 0;
 	return 0;
 }
 

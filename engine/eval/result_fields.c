@@ -25,7 +25,7 @@ const struct result_field result_fields[] = {
 	VAR("trial_overhead_ms"), VAR("roofline_ms"), VAR("implausible"), VAR("timing_suspect"), VAR("integrity_note"),
 	VAR("speedup_ci95"), VAR("speedup_of_medians"), VAR("trial_ms"), VAR("trials"),
 	VAR_AS("eager_iqr_ratio", "*_iqr_ratio"), VAR_AS("pass_iqr_ratio", "*_iqr_ratio"), VAR("timing_retries"),
-	VAR("timing_unstable"), VAR("modeled_h200_ms"), VAR("modeled_speedup"), VAR("modeled_host_ms"), VAR("traffic"),
+	VAR("timing_unstable"), VAR("modeled_h200_ms"), VAR("modeled_speedup"), VAR("modeled_host_ms"), VAR("model_spread"), VAR("traffic"),
 	VAR("speedup_source"), VAR("measured_speedup"), VAR("kernel_floor"), VAR("scored_worse_of_two"),
 	VAR("eager_gpu_ms"), VAR("pass_gpu_ms"), VAR("eager_gpu_span_ms"), VAR("pass_gpu_span_ms"), VAR("eager_kernels"),
 	VAR("pass_kernels"), VAR("pass_streams"), VAR("gpu_records_dropped"), VAR("eager_gpu_kernels"),

@@ -495,7 +495,7 @@ static void variants_table(FILE *f, const json_t *vars)
 {
 	fputs("<table class=\"variants\"><thead><tr><th>variant</th><th>dtype</th><th>verdict</th><th>min_t</th>"
 	      "<th>speedup (scored)</th><th>scored from</th><th>modeled</th><th>measured</th>"
-	      "<th>eager, modeled ms</th><th>pass, modeled ms</th></tr></thead><tbody>\n",
+	      "<th>eager, modeled ms</th><th>pass, modeled ms</th><th>model spread</th></tr></thead><tbody>\n",
 	      f);
 	for (size_t i = 0; i < json_array_size(vars); i++) {
 		json_t *v = json_array_get(vars, i), *mh = json_object_get(v, "modeled_h200_ms");
@@ -539,10 +539,17 @@ static void variants_table(FILE *f, const json_t *vars)
 			fprintf(f, "%.4g", p);
 		else
 			fputs("&ndash;", f);
+		/* how closely the pass's timed counted calls agreed (result-format.md, model_spread) */
+		double spread = num(json_object_get(v, "model_spread"), "spread");
+		fputs("</td><td class=\"n\">", f);
+		if (isfinite(spread))
+			fprintf(f, "%.1f%%", spread * 100);
+		else
+			fputs("&ndash;", f);
 		fputs("</td></tr>\n", f);
 		const char *msg = str(v, "message");
 		if (*msg) {
-			fputs("<tr class=\"vmsg\"><td></td><td colspan=\"9\">", f);
+			fputs("<tr class=\"vmsg\"><td></td><td colspan=\"10\">", f);
 			esc(f, msg);
 			fputs("</td></tr>\n", f);
 		}

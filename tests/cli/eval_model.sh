@@ -52,6 +52,11 @@ for v, gv in zip(r["variants"], g["variants"]):
     # the scored speedup is the modeled one; the measured one beside it
     assert v["speedup_source"] == "modeled_h200" and v["speedup"] == v["modeled_speedup"], (v["name"], v.get("speedup_source"))
     assert v["measured_speedup"] > 0, v["name"]
+    # how sure the pass's model is: its timed counted calls (3, or 8 when
+    # short), the second least and the largest of their own models over
+    # the least, and the scored model at or under the least call's
+    ms = v["model_spread"]
+    assert ms["calls"] in (3, 8) and 0 <= ms["spread"] <= ms["largest"], (v["name"], ms)
     logs.append(math.log(m["eager"] / m["pass"]))
 gm = math.exp(sum(logs) / len(logs))
 assert abs(r["modeled_speedup"] - gm) <= 1e-3 * gm, (r["modeled_speedup"], gm)
