@@ -481,6 +481,15 @@ static void backend_label(FILE *f, const json_t *gtasks)
 	}
 }
 
+/* A table row of one note under a row: an empty first cell, then the
+ * prefix and the text across span cells. */
+static void note_row(FILE *f, const char *cls, int span, const char *prefix, const char *text)
+{
+	fprintf(f, "<tr class=\"%s\"><td></td><td colspan=\"%d\">%s", cls, span, prefix);
+	esc(f, text);
+	fputs("</td></tr>\n", f);
+}
+
 static const json_t *find_gathered(const json_t *gtasks, const char *id)
 {
 	for (size_t i = 0; i < json_array_size(gtasks); i++) {
@@ -547,12 +556,8 @@ static void variants_table(FILE *f, const json_t *vars)
 		else
 			fputs("&ndash;", f);
 		fputs("</td></tr>\n", f);
-		const char *msg = str(v, "message");
-		if (*msg) {
-			fputs("<tr class=\"vmsg\"><td></td><td colspan=\"10\">", f);
-			esc(f, msg);
-			fputs("</td></tr>\n", f);
-		}
+		if (*str(v, "message"))
+			note_row(f, "vmsg", 10, "", str(v, "message"));
 	}
 	fputs("</tbody></table>\n", f);
 }
@@ -708,12 +713,8 @@ char *report_html(const json_t *summary, const json_t *gathered, const char *sou
 			(long long)json_integer_value(json_object_get(row, "seq")), json_array_size(hist));
 		sparkline(f, hist, b);
 		fputs("</td></tr>\n", f);
-		const char *rerr = str(g, "result_error");
-		if (*rerr) {
-			fputs("<tr><td></td><td colspan=\"6\" class=\"meta\">result.json unreadable: ", f);
-			esc(f, rerr);
-			fputs("</td></tr>\n", f);
-		}
+		if (*str(g, "result_error"))
+			note_row(f, "vmsg", 6, "result.json unreadable: ", str(g, "result_error"));
 	}
 	fputs("</tbody></table>\n", f);
 

@@ -60,10 +60,5 @@ if r2 is not None and "estimate" not in r2:
 else:
     bad("seq 2: %r" % (r2 and r2.get("estimate")))
 PY
-while read -r line; do
-	case $line in
-	ok*) ok "${line#ok   }" ;;
-	*) bad "$line" ;;
-	esac
-done <"$tmp/py.out"
+relay "$tmp/py.out"
 finish

@@ -82,12 +82,7 @@ if n >= 4:
 else:
     bad("%d history entries, want at least 4" % n)
 PY
-	while read -r line; do
-		case $line in
-		ok*) ok "${line#ok   }" ;;
-		*) bad "$line" ;;
-		esac
-	done <"$tmp/py.out"
+	relay "$tmp/py.out"
 }
 
 run_reruns "$MNT/$TASK" "$STATE/$TASK/history" mount

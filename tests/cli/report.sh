@@ -76,12 +76,7 @@ while time.monotonic() < deadline:
         break
     time.sleep(0.2)
 PY
-while read -r line; do
-	case $line in
-	ok*) ok "${line#ok   }" ;;
-	*) bad "$line" ;;
-	esac
-done <"$tmp/py.out"
+relay "$tmp/py.out"
 
 cp "$MNT/report.html" "$tmp/r1.html"
 cp "$MNT/summary.json" "$tmp/summary.json"
@@ -155,12 +150,7 @@ names = {"#0969da": "ES_t line and scored bars", "#fb8500": "modeled bars", "#2d
 for c, n in counts.items():
     (ok if n >= 20 else bad)("PNG %dx%d: %d pixels of %s (%s)" % (w, h, n, c, names[c]))
 PY
-while read -r line; do
-	case $line in
-	ok*) ok "${line#ok   }" ;;
-	*) bad "$line" ;;
-	esac
-done <"$tmp/py.out"
+relay "$tmp/py.out"
 
 # the CLI writes the same page from the state directory
 "$PASSFS" report --state "$STATE" --tasks "$T" --out "$tmp/cli.html" 2>"$tmp/cli.err" &&
@@ -230,10 +220,5 @@ else:
 good = math.isclose(p["score"], row["score"], rel_tol=1e-9) and math.isclose(page["aggregate"], s["aggregate"], rel_tol=1e-9)
 print(("ok   " if good else "FAIL ") + "watch: report.html's score %r and aggregate %r are summary.json's" % (p["score"], page["aggregate"]))
 PY
-while read -r line; do
-	case $line in
-	ok*) ok "${line#ok   }" ;;
-	*) bad "$line" ;;
-	esac
-done <"$tmp/py.out"
+relay "$tmp/py.out"
 finish
