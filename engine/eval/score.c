@@ -264,6 +264,30 @@ int score_aggregate(const double *task_scores, size_t n, double *out)
 	return 0;
 }
 
+size_t score_aggregates(const double *scores, size_t n, double b, double *agg, int *have_agg, double *agg_all,
+			int *have_all)
+{
+	double *have = calloc(n + 1, sizeof(double)), *all = calloc(n + 1, sizeof(double));
+	size_t n_eval = 0;
+	*have_agg = *have_all = 0;
+	if (have == NULL || all == NULL) {
+		free(have);
+		free(all);
+		return 0;
+	}
+	for (size_t i = 0; i < n; i++) {
+		int ok = isfinite(scores[i]) && scores[i] > 0;
+		if (ok)
+			have[n_eval++] = scores[i];
+		all[i] = ok ? scores[i] : b;
+	}
+	*have_agg = n_eval > 0 && score_aggregate(have, n_eval, agg) == 0;
+	*have_all = n > 0 && score_aggregate(all, n, agg_all) == 0;
+	free(have);
+	free(all);
+	return n_eval;
+}
+
 /* ---- records ----------------------------------------------------------- */
 
 /* "variants[3]" or "variants[3] ('f16_b8')": how messages point at a record. */

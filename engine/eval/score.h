@@ -182,6 +182,14 @@ int score_compute(const struct score_input *in, struct score_result *out,
  * Returns 0, or -EINVAL when n == 0 or a score is not finite and > 0. */
 int score_aggregate(const double *task_scores, size_t n, double *out);
 
+/* summary.json's two aggregates over n tasks, scores[i] the task's score or
+ * NAN (or anything not finite and > 0) when it has none: *agg over the
+ * tasks that have one (*have_agg 0 when none does), *agg_all over all n
+ * with a missing score counted as b (*have_all 0 when n == 0).  Returns
+ * how many tasks have a score. */
+size_t score_aggregates(const double *scores, size_t n, double b, double *agg, int *have_agg, double *agg_all,
+			int *have_all);
+
 /* Reads a records document:
  *   {"b": 0.1, "p": 0, "variants": [{"dtype": "float32", "speedup": 1.5,
  *                                    "status": "ok", "min_t": -5}, ...]}

@@ -192,12 +192,10 @@ json_t *report_summary(const json_t *gathered, double b)
 {
 	json_t *tasks = json_object_get(gathered, "tasks");
 	size_t n = json_array_size(tasks);
-	double *scores = calloc(n + 1, sizeof(double)), *all = calloc(n + 1, sizeof(double));
+	double *scores = calloc(n + 1, sizeof(double));
 	json_t *rows = json_array();
-	size_t n_eval = 0;
-	if (scores == NULL || all == NULL || rows == NULL) {
+	if (scores == NULL || rows == NULL) {
 		free(scores);
-		free(all);
 		json_decref(rows);
 		return NULL;
 	}
@@ -209,17 +207,12 @@ json_t *report_summary(const json_t *gathered, double b)
 						      res ? "done" : "idle", "verdict", verdict ? verdict : json_null(),
 						      "score", score ? score : json_null(), "seq",
 						      (json_int_t)(json_is_integer(seq) ? json_integer_value(seq) : 0)));
-		double v = json_number_value(score);
-		if (json_is_number(score) && isfinite(v) && v > 0)
-			scores[n_eval++] = all[i] = v;
-		else
-			all[i] = b;
+		scores[i] = json_is_number(score) ? json_number_value(score) : NAN;
 	}
 	double agg = 0, agg_all = 0;
-	int have = n_eval > 0 && score_aggregate(scores, n_eval, &agg) == 0;
-	int have_all = n > 0 && score_aggregate(all, n, &agg_all) == 0;
+	int have, have_all;
+	size_t n_eval = score_aggregates(scores, n, b, &agg, &have, &agg_all, &have_all);
 	free(scores);
-	free(all);
 	return json_pack("{s:o, s:I, s:o, s:o, s:f}", "tasks", rows, "evaluated", (json_int_t)n_eval, "aggregate",
 			 have ? json_real(agg) : json_null(), "aggregate_all", have_all ? json_real(agg_all) : json_null(),
 			 "b", b);

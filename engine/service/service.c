@@ -1330,12 +1330,9 @@ char *svc_summary_json(struct svc *s, size_t *len)
 	double b = s->o.eval.b > 0 ? s->o.eval.b : SCORE_DEFAULT_B;
 	json_t *tasks = json_array();
 	double *scores = calloc((size_t)s->n + 1, sizeof(double));
-	double *all = calloc((size_t)s->n + 1, sizeof(double));
-	size_t n_eval = 0;
-	if (tasks == NULL || scores == NULL || all == NULL) {
+	if (tasks == NULL || scores == NULL) {
 		json_decref(tasks);
 		free(scores);
-		free(all);
 		return NULL;
 	}
 	pthread_mutex_lock(&s->mu);
@@ -1347,13 +1344,7 @@ char *svc_summary_json(struct svc *s, size_t *len)
 					"verdict", verdict ? verdict : json_null(), "score",
 					score ? score : json_null(), "seq", (json_int_t)t->res_seq);
 		json_array_append_new(tasks, row);
-		double v = json_number_value(score);
-		if (json_is_number(score) && isfinite(v) && v > 0) {
-			scores[n_eval++] = v;
-			all[i] = v;
-		} else {
-			all[i] = b;
-		}
+		scores[i] = json_is_number(score) ? json_number_value(score) : NAN;
 	}
 	/* eager's model counted ahead (warm.h): how far, null when off */
 	int wdone, wn;
@@ -1361,8 +1352,8 @@ char *svc_summary_json(struct svc *s, size_t *len)
 	json_t *ahead = wst ? json_pack("{s:s, s:i, s:i}", "state", wst, "tasks_ready", wdone, "tasks", wn) : json_null();
 	pthread_mutex_unlock(&s->mu);
 	double agg = 0, agg_all = 0;
-	int have = n_eval > 0 && score_aggregate(scores, n_eval, &agg) == 0;
-	int have_all = score_aggregate(all, (size_t)s->n, &agg_all) == 0;
+	int have, have_all;
+	size_t n_eval = score_aggregates(scores, (size_t)s->n, b, &agg, &have, &agg_all, &have_all);
 	json_t *doc = json_pack("{s:o, s:I, s:o, s:o, s:f}", "tasks", tasks, "evaluated", (json_int_t)n_eval,
 				"aggregate", have ? json_real(agg) : json_null(), "aggregate_all",
 				have_all ? json_real(agg_all) : json_null(), "b", b);
@@ -1371,7 +1362,6 @@ char *svc_summary_json(struct svc *s, size_t *len)
 	else
 		json_decref(ahead);
 	free(scores);
-	free(all);
 	char *out = dump_nl(doc, len);
 	json_decref(doc);
 	return out;

@@ -215,6 +215,20 @@ static void test_weights_and_aggregate(void)
 	CHECK(score_aggregate(s, 3, &agg) == -EINVAL);
 	s[1] = NAN;
 	CHECK(score_aggregate(s, 3, &agg) == -EINVAL);
+
+	/* summary.json's pair: over the tasks with a score, and over all with
+	 * a missing one (NAN, 0) as b: (1.5 * 2)^(1/2); (1.5 * 0.1 * 0.1 * 2)^(1/4) */
+	double t4[] = {1.5, NAN, 0.0, 2.0}, all = 0;
+	int have = -1, have_all = -1;
+	CHECK(score_aggregates(t4, 4, 0.1, &agg, &have, &all, &have_all) == 2);
+	CHECK(have == 1 && have_all == 1);
+	CHECK_NEAR(agg, sqrt(3.0), 1e-12);
+	CHECK_NEAR(all, pow(0.03, 0.25), 1e-12);
+	double none[] = {NAN, 0.0};
+	CHECK(score_aggregates(none, 2, 0.1, &agg, &have, &all, &have_all) == 0);
+	CHECK(have == 0 && have_all == 1);
+	CHECK_NEAR(all, 0.1, 1e-12);
+	CHECK(score_aggregates(none, 0, 0.1, &agg, &have, &all, &have_all) == 0 && have == 0 && have_all == 0);
 }
 
 static void test_check_input(void)
