@@ -185,6 +185,29 @@ static void y_log_axis(FILE *f, const struct logax *a, double x0, double x1, con
 
 /* ---- the charts ---------------------------------------------------------------------------- */
 
+/* A line through the finite values of v, value i at x0 + px * i on the log axis
+ * (the element, ended by the caller). */
+static void polyline(FILE *f, const char *stroke, const char *width, const double *v, size_t n, double x0, double px,
+		     const struct logax *a)
+{
+	fprintf(f, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"%s\" points=\"", stroke, width);
+	for (size_t i = 0; i < n; i++)
+		if (isfinite(v[i]))
+			fprintf(f, "%.1f,%.1f ", x0 + px * (double)i, logax_at(a, v[i]));
+	fputs("\"/>", f);
+}
+
+/* The score of each history entry (NAN where it has none), malloc'd; NULL
+ * when out of memory. */
+static double *history_scores(const json_t *hist)
+{
+	size_t n = json_array_size(hist);
+	double *v = calloc(n + 1, sizeof(double));
+	for (size_t i = 0; v && i < n; i++)
+		v[i] = num(json_array_get(hist, i), "score");
+	return v;
+}
+
 /* ES_t per tolerance level t, with the levels of weight 1 shaded. */
 static void chart_es_t(FILE *f, const json_t *res)
 {
@@ -209,11 +232,8 @@ static void chart_es_t(FILE *f, const json_t *res)
 			SCORE_T_MIN + i);
 	fprintf(f, "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\" fill=\"#24292f\">tolerance level t</text>\n",
 		L + (W - L - R) / 2.0, H - 4);
-	fputs("<polyline fill=\"none\" stroke=\"#0969da\" stroke-width=\"2\" points=\"", f);
-	for (int i = 0; i < SCORE_N_T; i++)
-		if (isfinite(v[i]))
-			fprintf(f, "%.1f,%.1f ", L + px * i, logax_at(&a, v[i]));
-	fputs("\"/>\n", f);
+	polyline(f, "#0969da", "2", v, SCORE_N_T, L, px, &a);
+	fputc('\n', f);
 	for (int i = 0; i < SCORE_N_T; i++)
 		if (isfinite(v[i])) {
 			fprintf(f, "<circle class=\"es_t\" data-t=\"%d\"", SCORE_T_MIN + i);
@@ -315,11 +335,9 @@ static void chart_trajectory(FILE *f, const json_t *hist, double b)
 	if (n == 0)
 		return;
 	const int W = 360, H = 200, L = 52, R = 14, T = 12, B = 34;
-	double *v = calloc(n + 1, sizeof(double));
+	double *v = history_scores(hist);
 	if (v == NULL)
 		return;
-	for (size_t i = 0; i < n; i++)
-		v[i] = num(json_array_get(hist, i), "score");
 	double lo, hi;
 	log_range(v, (int)n, b, &lo, &hi);
 	struct logax a = logax_make(lo, hi, H - B, T);
@@ -332,11 +350,8 @@ static void chart_trajectory(FILE *f, const json_t *hist, double b)
 			H - B + 14, (long long)json_integer_value(json_object_get(json_array_get(hist, i), "seq")));
 	fprintf(f, "<text x=\"%.1f\" y=\"%d\" text-anchor=\"middle\" fill=\"#24292f\">evaluation (seq)</text>\n",
 		L + (W - L - R) / 2.0, H - 4);
-	fputs("<polyline fill=\"none\" stroke=\"#8c959f\" stroke-width=\"1.5\" points=\"", f);
-	for (size_t i = 0; i < n; i++)
-		if (isfinite(v[i]))
-			fprintf(f, "%.1f,%.1f ", x0 + px * (double)i, logax_at(&a, v[i]));
-	fputs("\"/>\n", f);
+	polyline(f, "#8c959f", "1.5", v, n, x0, px, &a);
+	fputc('\n', f);
 	for (size_t i = 0; i < n; i++) {
 		json_t *p = json_array_get(hist, i);
 		const char *verdict = str(p, "verdict");
@@ -365,24 +380,17 @@ static void sparkline(FILE *f, const json_t *hist, double b)
 {
 	size_t n = json_array_size(hist);
 	const int W = 110, H = 22;
-	if (n == 0)
-		return;
-	double *v = calloc(n + 1, sizeof(double));
+	double *v = n ? history_scores(hist) : NULL;
 	if (v == NULL)
 		return;
-	for (size_t i = 0; i < n; i++)
-		v[i] = num(json_array_get(hist, i), "score");
 	double lo, hi;
 	log_range(v, (int)n, b, &lo, &hi);
 	struct logax a = logax_make(lo, hi, H - 3, 3);
 	double px = n > 1 ? (double)(W - 6) / (double)(n - 1) : 0;
 	fprintf(f, "<svg class=\"spark\" width=\"%d\" height=\"%d\" xmlns=\"http://www.w3.org/2000/svg\">", W, H);
 	fprintf(f, "<line x1=\"0\" x2=\"%d\" y1=\"%.1f\" y2=\"%.1f\" stroke=\"#d0d7de\"/>", W, logax_at(&a, 1), logax_at(&a, 1));
-	fputs("<polyline fill=\"none\" stroke=\"#0969da\" stroke-width=\"1.5\" points=\"", f);
-	for (size_t i = 0; i < n; i++)
-		if (isfinite(v[i]))
-			fprintf(f, "%.1f,%.1f ", 3 + px * (double)i, logax_at(&a, v[i]));
-	fputs("\"/></svg>", f);
+	polyline(f, "#0969da", "1.5", v, n, 3, px, &a);
+	fputs("</svg>", f);
 	free(v);
 }
 
