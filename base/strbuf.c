@@ -148,3 +148,8 @@ void base_tail_keep(char *buf, size_t cap, size_t *len, const void *s, size_t n,
 		memcpy(buf + *len, src, n);
 	*len += n;
 }
+
+int base_strptr_cmp(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}

@@ -54,4 +54,8 @@ int sbuf_printf(char **buf, size_t *cap, const char *fmt, ...) __attribute__((fo
 
 void base_tail_keep(char *buf, size_t cap, size_t *len, const void *s, size_t n, unsigned long long *dropped);
 
+/* qsort/bsearch comparator of an array of strings (char * or const char *
+ * elements): strcmp of the two they point at. */
+int base_strptr_cmp(const void *a, const void *b);
+
 #endif

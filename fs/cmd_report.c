@@ -16,6 +16,7 @@
 #include "score.h"
 #include "service.h"
 #include "task.h"
+#include "strbuf.h"
 
 static void usage(FILE *f)
 {
@@ -42,11 +43,6 @@ static int has_entry(char **ids, int n, const char *id)
 		if (strcmp(ids[i], id) == 0)
 			return 1;
 	return 0;
-}
-
-static int cmp_str(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
 /* Adds the state directory's task directories holding a result or a history. */
@@ -128,7 +124,7 @@ int cmd_report(int argc, char **argv)
 		task_ids_free(ids, n);
 		return 1;
 	}
-	qsort(ids, (size_t)n, sizeof(char *), cmp_str);
+	qsort(ids, (size_t)n, sizeof(char *), base_strptr_cmp);
 	json_t *g = report_gather(real, (const char *const *)ids, n, NULL, err, sizeof(err));
 	task_ids_free(ids, n);
 	if (g == NULL) {

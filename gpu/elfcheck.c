@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "proc.h"
+#include "strbuf.h"
 
 #define ELFCHECK_MAX_BYTES (512u << 20)
 
@@ -326,11 +327,6 @@ static enum elfcheck_result check_relocs(struct img *im, uint64_t va, uint64_t s
 	return ELFCHECK_OK;
 }
 
-static int cmp_str(const void *a, const void *b)
-{
-	return strcmp(*(const char *const *)a, *(const char *const *)b);
-}
-
 /* Refused undefined symbols are collected and named in sorted order (up to
  * four), so the message does not depend on the linker's symbol order:
  * "refers to 'fclose' and 'fopen', which ...". */
@@ -368,7 +364,7 @@ static enum elfcheck_result check_symbols(struct img *im)
 	}
 	if (n_bad == 0)
 		return ELFCHECK_OK;
-	qsort(bad_names, (size_t)n_bad, sizeof bad_names[0], cmp_str);
+	qsort(bad_names, (size_t)n_bad, sizeof bad_names[0], base_strptr_cmp);
 
 	const char *cause = NULL;
 	for (int b = 0; b < n_bad && cause == NULL; b++)

@@ -2,6 +2,7 @@
 #include "task.h"
 #include "file.h"
 #include "state.h"
+#include "strbuf.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -9,11 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-
-static int cmp_str(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
 
 void task_ids_free(char **ids, int n)
 {
@@ -54,7 +50,7 @@ int task_scan(const char *dir, char ***ids, int *n, char *err, size_t errlen)
 	}
 	closedir(d);
 	if (*n > 1)
-		qsort(*ids, (size_t)*n, sizeof(char *), cmp_str);
+		qsort(*ids, (size_t)*n, sizeof(char *), base_strptr_cmp);
 	return 0;
 oom:
 	closedir(d);

@@ -1408,11 +1408,6 @@ void svc_x_changed(struct svc *s, int task)
 
 /* ---- history export ----------------------------------------------------------- */
 
-static int cmp_str(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 /* One JSON line per history entry of one task directory. */
 static int export_task(const char *state_dir, const char *id, FILE *out, char *err, size_t errlen)
 {
@@ -1547,7 +1542,7 @@ int svc_history_export(const char *state_dir, const char *task_id, FILE *out, ch
 	}
 	closedir(d);
 	if (n > 1)
-		qsort(ids, (size_t)n, sizeof(*ids), cmp_str);
+		qsort(ids, (size_t)n, sizeof(*ids), base_strptr_cmp);
 	for (int i = 0; i < n && total >= 0; i++) {
 		int k = export_task(state_dir, ids[i], out, err, errlen);
 		total = k < 0 ? -1 : total + k;

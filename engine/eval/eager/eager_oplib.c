@@ -2,6 +2,7 @@
  * compile, and on the cpu backend the build kept on disk between runs. */
 #define _GNU_SOURCE
 #include "eager_int.h"
+#include "strbuf.h"
 
 #include <glob.h>
 #include <pthread.h>
@@ -57,11 +58,6 @@ oom:
 	strbuf_free(&src);
 	snprintf(err, errlen, "eager: out of memory reading the op library");
 	return NULL;
-}
-
-static int cmp_name(const void *a, const void *b)
-{
-	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
 static int rt_fail(pf_call *c, int code, const char *msg)
@@ -315,7 +311,7 @@ static int compile_plans(struct gpu_dev *d, struct eager_plan **plans, int np, s
 			names[nn++] = plans[i]->names[k];
 		}
 	if (nn > 1)
-		qsort(names, (size_t)nn, sizeof(char *), cmp_name);
+		qsort(names, (size_t)nn, sizeof(char *), base_strptr_cmp);
 	if ((sm = calloc(1, sizeof(*sm))) == NULL)
 		goto oom;
 	if (nn > 0) {
@@ -346,7 +342,7 @@ static int compile_plans(struct gpu_dev *d, struct eager_plan **plans, int np, s
 		for (int k = 0; k < p->nnames; k++) {
 			if (sm->handle) {
 				char sym[32];
-				char **at = bsearch(&p->names[k], names, (size_t)nn, sizeof(char *), cmp_name);
+				char **at = bsearch(&p->names[k], names, (size_t)nn, sizeof(char *), base_strptr_cmp);
 				void *fn = NULL;
 				if (at) {
 					snprintf(sym, sizeof(sym), "pf_tramp_%d", (int)(at - names));
