@@ -274,7 +274,7 @@ static void chart_variants(FILE *f, const json_t *vars)
 			double v = variant_value(json_array_get(vars, i), s);
 			vals[i * NSERIES + s] = v;
 			/* the measured speedup only beside a modeled one (else it is the scored one) */
-			if (isfinite(v) && (s == 0 || (s == 2 ? isfinite(variant_value(json_array_get(vars, i), 1)) : 1)))
+			if (isfinite(v) && (s != 2 || isfinite(variant_value(json_array_get(vars, i), 1))))
 				used[s] = 1;
 		}
 	for (int s = 0; s < NSERIES; s++)
