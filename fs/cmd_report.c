@@ -1,7 +1,6 @@
 /* cmd_report.c - `passfs report`: the state directory's results as one HTML
  * page (engine/report/report.h, docs/report.md); no running service needed. */
 #define _GNU_SOURCE
-#include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
@@ -15,6 +14,7 @@
 #include "report.h"
 #include "score.h"
 #include "service.h"
+#include "state.h"
 #include "task.h"
 #include "strbuf.h"
 
@@ -45,35 +45,34 @@ static int has_entry(char **ids, int n, const char *id)
 	return 0;
 }
 
-/* Adds the state directory's task directories holding a result or a history. */
+/* Adds the state directory's task directories (state_task_ids) that hold
+ * a result or a history. */
 static int add_state_tasks(const char *state, char ***ids, int *n)
 {
-	DIR *d = opendir(state);
-	if (d == NULL)
-		return 0;
-	struct dirent *e;
-	int rc = 0;
-	while ((e = readdir(d)) != NULL) {
-		if (e->d_name[0] == '.' || has_entry(*ids, *n, e->d_name))
-			continue;
+	char **sids;
+	int ns, rc = 0;
+	if (state_task_ids(state, &sids, &ns) != 0)
+		return 0;       /* report_gather names an unreadable state directory */
+	for (int k = 0; rc == 0 && k < ns; k++) {
 		char p1[PATH_MAX], p2[PATH_MAX];
 		struct stat st;
-		if (snprintf(p1, sizeof(p1), "%s/%s/result.json", state, e->d_name) >= (int)sizeof(p1) ||
-		    snprintf(p2, sizeof(p2), "%s/%s/history", state, e->d_name) >= (int)sizeof(p2))
-			continue;
-		if (stat(p1, &st) != 0 && stat(p2, &st) != 0)
+		if (has_entry(*ids, *n, sids[k]) ||
+		    snprintf(p1, sizeof(p1), "%s/%s/result.json", state, sids[k]) >= (int)sizeof(p1) ||
+		    snprintf(p2, sizeof(p2), "%s/%s/history", state, sids[k]) >= (int)sizeof(p2) ||
+		    (stat(p1, &st) != 0 && stat(p2, &st) != 0))
 			continue;
 		char **grown = realloc(*ids, sizeof(char *) * (size_t)(*n + 1));
-		char *dup = grown ? strdup(e->d_name) : NULL;
-		if (grown)
-			*ids = grown;
-		if (dup == NULL) {
+		if (grown == NULL) {
 			rc = -1;
 			break;
 		}
-		(*ids)[(*n)++] = dup;
+		*ids = grown;
+		(*ids)[(*n)++] = sids[k];
+		sids[k] = NULL;
 	}
-	closedir(d);
+	for (int k = 0; k < ns; k++)
+		free(sids[k]);
+	free(sids);
 	return rc;
 }
 

@@ -1511,38 +1511,14 @@ int svc_history_export(const char *state_dir, const char *task_id, FILE *out, ch
 		}
 		return n;
 	}
-	DIR *d = opendir(state_dir);
-	if (d == NULL) {
-		snprintf(err, errlen, "%s: %s", state_dir, strerror(errno));
+	char **ids = NULL;
+	int n = 0, total = 0;
+	/* the task directories only: a mount's state directory also holds its log */
+	int rc = state_task_ids(state_dir, &ids, &n);
+	if (rc != 0) {
+		snprintf(err, errlen, "%s: %s", state_dir, strerror(-rc));
 		return -1;
 	}
-	char **ids = NULL;
-	int n = 0, cap = 0, total = 0;
-	struct dirent *e;
-	while ((e = readdir(d)) != NULL) {
-		if (e->d_name[0] == '.')
-			continue;
-		/* the task directories only: a mount's state directory also holds its log */
-		char *p = path_join(state_dir, e->d_name);
-		struct stat st;
-		int isdir = p && stat(p, &st) == 0 && S_ISDIR(st.st_mode);
-		free(p);
-		if (!isdir)
-			continue;
-		if (n == cap) {
-			cap = cap ? cap * 2 : 32;
-			char **ni = realloc(ids, (size_t)cap * sizeof(*ni));
-			if (ni == NULL)
-				break;
-			ids = ni;
-		}
-		ids[n] = strdup(e->d_name);
-		if (ids[n])
-			n++;
-	}
-	closedir(d);
-	if (n > 1)
-		qsort(ids, (size_t)n, sizeof(*ids), base_strptr_cmp);
 	for (int i = 0; i < n && total >= 0; i++) {
 		int k = export_task(state_dir, ids[i], out, err, errlen);
 		total = k < 0 ? -1 : total + k;

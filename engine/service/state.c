@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "file.h"
+#include "strbuf.h"
 
 int state_write_atomic(const char *dir, const char *name, const void *buf, size_t len, int durable)
 {
@@ -97,6 +98,50 @@ int state_history_scan(const char *hist_dir, uint64_t **seqs, int *n, uint64_t *
 	closedir(d);
 	if (*n > 1)
 		qsort(*seqs, (size_t)*n, sizeof(**seqs), cmp_u64);
+	return 0;
+}
+
+int state_task_ids(const char *dir, char ***ids, int *n)
+{
+	*ids = NULL;
+	*n = 0;
+	DIR *d = opendir(dir);
+	if (d == NULL)
+		return -errno;
+	int cap = 0, rc = 0;
+	struct dirent *e;
+	while ((e = readdir(d)) != NULL) {
+		char p[PATH_MAX];
+		struct stat st;
+		if (e->d_name[0] == '.' || snprintf(p, sizeof(p), "%s/%s", dir, e->d_name) >= (int)sizeof(p) ||
+		    stat(p, &st) != 0 || !S_ISDIR(st.st_mode))
+			continue;
+		if (*n == cap) {
+			cap = cap ? cap * 2 : 32;
+			char **ni = realloc(*ids, (size_t)cap * sizeof(*ni));
+			if (ni == NULL) {
+				rc = -ENOMEM;
+				break;
+			}
+			*ids = ni;
+		}
+		if (((*ids)[*n] = strdup(e->d_name)) == NULL) {
+			rc = -ENOMEM;
+			break;
+		}
+		(*n)++;
+	}
+	closedir(d);
+	if (rc != 0) {
+		for (int i = 0; i < *n; i++)
+			free((*ids)[i]);
+		free(*ids);
+		*ids = NULL;
+		*n = 0;
+		return rc;
+	}
+	if (*n > 1)
+		qsort(*ids, (size_t)*n, sizeof(**ids), base_strptr_cmp);
 	return 0;
 }
 

@@ -36,6 +36,12 @@ void state_history_name(char *buf, size_t len, uint64_t seq, const char *ext);
  * a new seq never reuses a number a crash left half-written.  0 or -errno. */
 int state_history_scan(const char *hist_dir, uint64_t **seqs, int *n, uint64_t *max_any);
 
+/* The task directories of a state directory: every subdirectory whose
+ * name does not start with '.' (a mount's log and lock are files), sorted,
+ * malloc'd names in a malloc'd *ids (free each, then the array).  0 or
+ * -errno (nothing to free then). */
+int state_task_ids(const char *dir, char ***ids, int *n);
+
 /* One daemon per state directory: takes an exclusive flock(2) on dir/.lock
  * and writes the holder there ("pid command line").  A lock another process
  * holds is waited for up to wait_s seconds (a daemon that was just stopped

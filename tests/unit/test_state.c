@@ -47,6 +47,26 @@ int main(void)
 		      holds(dir, "result.json", "b\n"),
 	      "state_write_atomic replaces (result.json)");
 
+	/* the task directories: subdirectories only (not result.json, not a
+	 * log), none starting with '.', sorted */
+	char sub[4200];
+	const char *mk[] = {"zeta", "alpha", ".hidden", "mid"};
+	for (size_t i = 0; i < sizeof mk / sizeof mk[0]; i++) {
+		snprintf(sub, sizeof sub, "%s/%s", dir, mk[i]);
+		CHECK(base_mkdirs(sub, 0700) == 0);
+	}
+	CHECK(state_write_atomic(dir, "mount.log", "x\n", 2, 0) == 0);
+	char **ids = NULL;
+	int nids = -1;
+	CHECK(state_task_ids(dir, &ids, &nids) == 0);
+	CHECK_MSG(nids == 3 && strcmp(ids[0], "alpha") == 0 && strcmp(ids[1], "mid") == 0 && strcmp(ids[2], "zeta") == 0,
+		  nids > 0 ? ids[0] : "none");
+	for (int i = 0; i < nids; i++)
+		free(ids[i]);
+	free(ids);
+	snprintf(sub, sizeof sub, "%s/no-such-dir", dir);
+	CHECK(state_task_ids(sub, &ids, &nids) == -ENOENT && ids == NULL && nids == 0);
+
 	/* the lock */
 	int fd1 = -1, fd2 = -1;
 	char err[1024] = "";
