@@ -254,8 +254,7 @@ int base_flock_wait(int fd, int timeout_ms, const int *cancel)
 			return -ECANCELED;
 		if (timeout_ms >= 0 && base_now_ms() >= deadline)
 			return -EWOULDBLOCK;
-		struct timespec ts = {0, (long)pause_ms * 1000000L};
-		nanosleep(&ts, NULL);
+		base_sleep_ms(pause_ms);
 		if (pause_ms < 20)
 			pause_ms *= 2;
 	}

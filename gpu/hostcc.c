@@ -272,8 +272,7 @@ int run_child(char *const argv[], char *const envp[], int timeout_s, unsigned lo
 				kill(-pid, SIGKILL);
 				return status;
 			}
-			struct timespec ts = {0, 2 * 1000 * 1000};
-			nanosleep(&ts, NULL);
+			base_sleep_ms(2);
 		}
 	}
 	close(pfd[0]);

@@ -313,13 +313,6 @@ void bk_random_id(char out[33])
 		snprintf(out + 2 * i, 3, "%02x", r[i]);
 }
 
-void bk_sleep_ms(double ms)
-{
-	struct timespec ts = {(time_t)(ms / 1000), (long)((ms - (double)(time_t)(ms / 1000) * 1000) * 1e6)};
-	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
-		;
-}
-
 #ifndef PASSFS_HIREDIS
 
 struct evaluator *evaluator_redis(const char *url, const struct broker_opts *o, char *err, size_t errlen)
@@ -548,7 +541,7 @@ static int r_run(struct evaluator *ev, const struct eval_job *job, void (*progre
 					break;
 				}
 				for (double s = 0; s < backoff && !cancelled(r); s += 50)
-					bk_sleep_ms(50);
+					base_sleep_ms(50);
 				backoff = backoff * 2 > 2000 ? 2000 : backoff * 2;
 				continue;
 			}

@@ -24,7 +24,6 @@ void bk_random_id(char out[33]);
 /* The job stream of a backend ("auto", "cpu", "cuda": passfs:jobs:cpu...):
  * 0, or -1 for another name. */
 int bk_stream_of(const char *backend, char *out, size_t outlen);
-void bk_sleep_ms(double ms);
 
 #ifdef PASSFS_HIREDIS
 #include <hiredis/hiredis.h>

@@ -144,7 +144,7 @@ static redisContext *connect_retry(struct wk *w)
 		}
 		if (!said++)
 			logf_(w, "%s; retrying", err);
-		bk_sleep_ms(backoff);
+		base_sleep_ms(backoff);
 		backoff = backoff * 2 > 2000 ? 2000 : backoff * 2;
 	}
 	return NULL;
@@ -188,7 +188,7 @@ static int publish(struct slot *s, redisContext **cp, const char *job, const cha
 			logf_(w, "job %s: the broker refused the answer: %s; retrying", job, r->str);
 			freeReplyObject(r);
 			for (int i = 0; i < 20 && !stopping(); i++)
-				bk_sleep_ms(100);
+				base_sleep_ms(100);
 			if (stopping())
 				return -1;
 			continue;
@@ -861,7 +861,7 @@ int broker_worker_run(const struct broker_worker_opts *o, char *err, size_t errl
 		if (c)
 			beat(&w, c, 0);
 		for (double t = 0; t < beat_s * 1000 && !stopping(); t += 100)
-			bk_sleep_ms(100);
+			base_sleep_ms(100);
 		if (stopping() && !said++)
 			logf_(&w, "stopping: finishing the jobs in flight (a second signal cancels them)");
 	}
@@ -876,7 +876,7 @@ int broker_worker_run(const struct broker_worker_opts *o, char *err, size_t errl
 				break;
 			if (c && !c->err)
 				beat(&w, c, 0);
-			bk_sleep_ms(200);
+			base_sleep_ms(200);
 		}
 		pthread_join(w.slots[i].th, NULL);
 		w.slots[i].ev->ops->destroy(w.slots[i].ev);

@@ -100,8 +100,7 @@ static void kill_count(pid_t pid)
 	for (int i = 0; i < 20; i++) {
 		if (waitpid(pid, NULL, WNOHANG) == pid)
 			return;
-		struct timespec ts = {0, 50 * 1000000L};
-		nanosleep(&ts, NULL);
+		base_sleep_ms(50);
 	}
 	kill(-pid, SIGKILL);
 	base_waitpid(pid, NULL);
