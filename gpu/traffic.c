@@ -368,7 +368,7 @@ static double ceil_div(double a, double b)
 	return ceil(a / b);
 }
 
-double model_gemm_ms(double m, double n, double k, double batch, int tensor_cores)
+double model_gemm_ms(double m, double n, double k, double batch, int tensor_cores, double c_bytes)
 {
 	if (!(m > 0 && n > 0 && k > 0 && batch > 0))
 		return 0;
@@ -377,19 +377,33 @@ double model_gemm_ms(double m, double n, double k, double batch, int tensor_core
 	double tm = m < MODEL_LIB_TILE ? 8 * ceil_div(m, 8) : MODEL_LIB_TILE;
 	double tn = n < MODEL_LIB_TILE ? 8 * ceil_div(n, 8) : MODEL_LIB_TILE;
 	double tiles = batch * ceil_div(m, tm) * ceil_div(n, tn);
-	double split = 1;
+	/* split along K while the tiles cannot fill the SMs: of the splits up
+	 * to the one that gives every SM a part (each part at least
+	 * MODEL_LIB_SPLIT_K long), the one whose waves are fullest, the
+	 * smaller on a tie (a split that spills a few parts into a second
+	 * wave doubles the time it was meant to cut) */
+	double split = 1, fill = 0;
+	double most = 1;
 	if (tiles < MODEL_SMS) {
-		split = floor(k / MODEL_LIB_SPLIT_K);
-		double want = ceil_div(MODEL_SMS, tiles);
-		if (split > want)
-			split = want;
-		if (split < 1)
-			split = 1;
+		most = floor(k / MODEL_LIB_SPLIT_K);
+		if (most > ceil_div(MODEL_SMS, tiles))
+			most = ceil_div(MODEL_SMS, tiles);
+		if (most < 1)
+			most = 1;
 	}
-	double items = tiles * split, waves = ceil_div(items, MODEL_SMS);
-	double fill = items / (waves * MODEL_SMS);
+	for (double s = 1; s <= most; s++) {
+		double items = tiles * s, f = items / (ceil_div(items, MODEL_SMS) * MODEL_SMS);
+		if (f > fill) {
+			fill = f;
+			split = s;
+		}
+	}
 	double rate = tensor_cores ? MODEL_FP16_TC_FLOPS_PER_MS : MODEL_FP32_FLOPS_PER_MS;
-	return 2.0 * tiles * tm * tn * k / (rate * MODEL_LIB_EFFICIENCY * fill);
+	/* a tile's result is stored after its last K step: its inputs stream
+	 * under the products, its store does not (a split's parts store
+	 * float32 partials) */
+	double stored = batch * m * n * (split > 1 ? 4.0 * split : c_bytes);
+	return 2.0 * tiles * tm * tn * k / (rate * MODEL_LIB_EFFICIENCY * fill) + stored / MODEL_BYTES_PER_MS;
 }
 
 double model_flops_ms(double flops)

@@ -95,11 +95,13 @@ uint64_t traffic_guard_touches(uintptr_t *first);
  * in for them on the cpu backend, and their emulated threads say nothing
  * about cuBLAS.  Such a launch is priced as the library runs it: its bytes,
  * or its FLOPs at the H200's dense rate for the dtype at the efficiency
- * cuBLAS reaches on large problems, whichever is longer.  Small problems
- * pay for the SMs they leave idle: the output in tiles of at most
- * MODEL_LIB_TILE square (smaller for a thin output), split along K (at
- * least MODEL_LIB_SPLIT_K a part) while the tiles cannot fill the SMs,
- * waves of MODEL_SMS tiles.  Rates (H200 SXM, dense, per ms): FP32 on CUDA
+ * cuBLAS reaches on large problems followed by its output's store (a
+ * tile's inputs stream under its products; its result is written after
+ * its last K step), whichever is longer.  Small problems pay for the SMs
+ * they leave idle: the output in tiles of at most MODEL_LIB_TILE square
+ * (smaller for a thin output), split along K (at least MODEL_LIB_SPLIT_K a
+ * part, the split whose waves are fullest) while the tiles cannot fill the
+ * SMs, waves of MODEL_SMS tiles.  Rates (H200 SXM, dense, per ms): FP32 on CUDA
  * cores 67 TFLOPS (TF32 off: eager computes float32 in float32), FP64 on
  * tensor cores 67, FP16/BF16 on tensor cores 989 (PyTorch's default for
  * half-precision GEMMs); MODEL_LIB_EFFICIENCY is the share of peak cuBLAS
@@ -111,9 +113,10 @@ uint64_t traffic_guard_touches(uintptr_t *first);
 #define MODEL_LIB_TILE 64
 #define MODEL_LIB_SPLIT_K 256
 
-/* The compute time of a library GEMM: batch products of m x n by k
- * (tensor_cores: float16/bfloat16 operands), ms. */
-double model_gemm_ms(double m, double n, double k, double batch, int tensor_cores);
+/* The time of a library GEMM: batch products of m x n by k (tensor_cores:
+ * float16/bfloat16 operands; c_bytes: an output element's size), its
+ * products and then its output's store, ms. */
+double model_gemm_ms(double m, double n, double k, double batch, int tensor_cores, double c_bytes);
 /* The compute time of flops with no product shape (a direct or depthwise
  * convolution: CUDA cores), ms. */
 double model_flops_ms(double flops);

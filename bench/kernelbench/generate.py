@@ -328,7 +328,7 @@ PROBLEMS = [
     ("6_Matmul_with_large_K_dimension_.py", "kb_6_matmul_large_k", "torch.matmul, M 256, K 524288, N 256",
      matmul(), {"M": 256, "K": 524288, "N": 256}, [{"M": 256, "K": 16384, "N": 256}, {"M": 256, "K": 4096, "N": 256}],
      gemm_bytes(256, 524288, 256), 2 * 256 * 524288 * 256, "fp32",
-     "K scaled (split-K into 9 parts at every size, as at the full shape)"),
+     "K scaled (split-K into 8 parts at every size, as at the full shape)"),
     ("7_Matmul_with_small_K_dimension_.py", "kb_7_matmul_small_k", "torch.matmul, M 32768, K 64, N 32768",
      matmul(), {"M": 32768, "K": 64, "N": 32768}, [{"M": 4096, "K": 64, "N": 4096}, {"M": 4096, "K": 64, "N": 1024}],
      gemm_bytes(32768, 64, 32768), 2 * 32768 * 32768 * 64, "fp32", "M and N scaled"),

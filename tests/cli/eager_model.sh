@@ -93,16 +93,20 @@ if [[ $out == "worst modeled/floor"* ]]; then ok "split reductions near the roof
 if out=$(/usr/bin/python3 - "$tmp/g.json" "$tmp/c.json" 2>&1 <<'PY'
 import json, math, sys
 FP32, TC16, EFF, TILE, SPLITK, SMS = 6.7e10, 9.89e11, 0.7, 64, 256, 132
+BW = 4.3e9
 def gemm_ms(m, n, k, batch, tc):
     tm = 8 * math.ceil(m / 8) if m < TILE else TILE
     tn = 8 * math.ceil(n / 8) if n < TILE else TILE
     tiles = batch * math.ceil(m / tm) * math.ceil(n / tn)
-    split = 1
+    most = 1
     if tiles < SMS:
-        split = max(1, min(math.floor(k / SPLITK), math.ceil(SMS / tiles)))
-    items = tiles * split
-    fill = items / (math.ceil(items / SMS) * SMS)
-    return 2.0 * tiles * tm * tn * k / ((TC16 if tc else FP32) * EFF * fill)
+        most = max(1, min(math.floor(k / SPLITK), math.ceil(SMS / tiles)))
+    # the split whose waves are fullest, the smaller on a tie
+    fill, split = max(((tiles * s) / (math.ceil(tiles * s / SMS) * SMS), -s) for s in range(1, most + 1))
+    split = -split
+    # then the output's store: float32 partials when split, else the output dtype
+    stored = batch * m * n * (4 * split if split > 1 else (2 if tc else 4))
+    return 2.0 * tiles * tm * tn * k / ((TC16 if tc else FP32) * EFF * fill) + stored / BW
 want = {"f32_512": gemm_ms(512, 512, 512, 1, 0), "f16_512": gemm_ms(512, 512, 512, 1, 1),
         "bf16_batched": gemm_ms(128, 384, 256, 4, 1), "f32_gemv": gemm_ms(1, 1024, 2048, 1, 0),
         # conv: an implicit GEMM of (n*oh*ow) x cout by cin*kh*kw; depthwise on CUDA cores

@@ -229,22 +229,37 @@ int main(void)
 	CHECK(fabs(tm - (MODEL_LAUNCH_MS + mem)) < 1e-12);
 	ml.lib_ms = 0;
 	/* a large GEMM: its FLOPs at the rate and efficiency, 4096 tiles in
-	 * 32 waves of 132 (0.97 filled) */
-	double g = model_gemm_ms(4096, 4096, 4096, 1, 0);
+	 * 32 waves of 132 (0.97 filled), then its output's store */
+	double g = model_gemm_ms(4096, 4096, 4096, 1, 0, 4);
 	double ideal = 2.0 * 4096 * 4096 * 4096 / (MODEL_FP32_FLOPS_PER_MS * MODEL_LIB_EFFICIENCY);
-	CHECK(fabs(g - ideal * (32 * 132.0) / 4096) < 1e-9 * g);
-	/* tensor cores: the half-precision rate */
-	CHECK(fabs(model_gemm_ms(4096, 4096, 4096, 1, 1) * MODEL_FP16_TC_FLOPS_PER_MS -
-		   g * MODEL_FP32_FLOPS_PER_MS) < 1e-9 * g * MODEL_FP32_FLOPS_PER_MS);
+	double store = 4096.0 * 4096 * 4 / MODEL_BYTES_PER_MS;
+	CHECK(fabs(g - ideal * (32 * 132.0) / 4096 - store) < 1e-9 * g);
+	/* tensor cores: the half-precision rate (a half-precision output
+	 * stores half the bytes) */
+	CHECK(fabs((model_gemm_ms(4096, 4096, 4096, 1, 1, 2) - store / 2) * MODEL_FP16_TC_FLOPS_PER_MS -
+		   (g - store) * MODEL_FP32_FLOPS_PER_MS) < 1e-9 * g * MODEL_FP32_FLOPS_PER_MS);
 	/* a small one leaves SMs idle: 128 x 768 by 768 is 24 tiles, split 3
-	 * along K: 72 of 132 SMs */
-	double s = model_gemm_ms(128, 768, 768, 1, 0);
-	CHECK(fabs(s - 2.0 * 128 * 768 * 768 / (MODEL_FP32_FLOPS_PER_MS * MODEL_LIB_EFFICIENCY * 72 / 132)) < 1e-9 * s);
-	/* a GEMV (m = 1) is tiles of 8 rows, not 64: 64 tiles, split 3 along
-	 * K, 192 in 2 waves of 132 */
-	double v = model_gemm_ms(1, 4096, 4096, 1, 0);
-	CHECK(fabs(v - 2.0 * 8 * 4096 * 4096 / (MODEL_FP32_FLOPS_PER_MS * MODEL_LIB_EFFICIENCY * 192 / 264)) < 1e-9 * v);
-	CHECK(model_gemm_ms(0, 1, 1, 1, 0) == 0 && model_flops_ms(0) == 0);
+	 * along K (each part 256 long): 72 of 132 SMs, three float32
+	 * partials stored */
+	double s = model_gemm_ms(128, 768, 768, 1, 0, 4);
+	CHECK(fabs(s - 2.0 * 128 * 768 * 768 / (MODEL_FP32_FLOPS_PER_MS * MODEL_LIB_EFFICIENCY * 72 / 132) -
+		   128.0 * 768 * 12 / MODEL_BYTES_PER_MS) < 1e-9 * s);
+	/* a GEMV (m = 1) is tiles of 8 rows, not 64: 64 tiles, split 2 along
+	 * K, 128 in one wave of 132 (split 3 would be 192 in two half-empty
+	 * waves) */
+	double v = model_gemm_ms(1, 4096, 4096, 1, 0, 4);
+	CHECK(fabs(v - 2.0 * 8 * 4096 * 4096 / (MODEL_FP32_FLOPS_PER_MS * MODEL_LIB_EFFICIENCY * 128 / 132) -
+		   4096.0 * 8 / MODEL_BYTES_PER_MS) < 1e-9 * v);
+	/* a 256 x 256 output on a long K: 16 tiles split 8 (128 of 132 SMs),
+	 * not 9 (144: a second wave of 12) */
+	double lk = model_gemm_ms(256, 256, 524288, 1, 0, 4);
+	CHECK(fabs(lk - 2.0 * 256 * 256 * 524288 / (MODEL_FP32_FLOPS_PER_MS * MODEL_LIB_EFFICIENCY * 128 / 132) -
+		   256.0 * 256 * 32 / MODEL_BYTES_PER_MS) < 1e-9 * lk);
+	/* a small K: the store is most of it (32768 x 32768 by 32) */
+	double sk = model_gemm_ms(32768, 32768, 32, 1, 0, 4);
+	CHECK(fabs(sk - 2.0 * 32768.0 * 32768 * 32 / (MODEL_FP32_FLOPS_PER_MS * MODEL_LIB_EFFICIENCY * (262144.0 / (1986 * 132))) -
+		   32768.0 * 32768 * 4 / MODEL_BYTES_PER_MS) < 1e-9 * sk);
+	CHECK(model_gemm_ms(0, 1, 1, 1, 0, 4) == 0 && model_flops_ms(0) == 0);
 	CHECK(fabs(model_flops_ms(1e9) - 1e9 / (MODEL_FP32_FLOPS_PER_MS * MODEL_LIB_EFFICIENCY)) < 1e-12);
 
 	free(a);

@@ -566,7 +566,8 @@ static int emit_gemm(struct build *b, struct gemm_desc *g)
 	 * tensor cores; an operand of another dtype keeps the slower rate */
 	if (!b->p->is_cpu)
 		b->p->steps[si].lib_ms = model_gemm_ms((double)p.m, (double)p.n, (double)p.k, (double)p.batch,
-						       is_half(g->a->dt) && is_half(g->b->dt));
+						       is_half(g->a->dt) && is_half(g->b->dt),
+						       (double)graph_dtype_size(g->c->dt));
 	step_ptr(b, si, offsetof(opl_gemm, c), g->c);
 	step_ptr(b, si, offsetof(opl_gemm, a), g->a);
 	step_ptr(b, si, offsetof(opl_gemm, b), g->b);
@@ -892,7 +893,7 @@ int op_conv2d(struct build *b)
 		b->p->steps[si].lib_ms =
 			cout_g >= 8 && kk >= 8
 				? model_gemm_ms((double)(c.n * c.oh * c.ow), (double)cout_g, (double)kk,
-						(double)c.groups, is_half(x->dt))
+						(double)c.groups, is_half(x->dt), (double)graph_dtype_size(out->dt))
 				: model_flops_ms(2.0 * (double)total * (double)kk);
 	step_ptr(b, si, offsetof(opl_conv, out), out);
 	step_ptr(b, si, offsetof(opl_conv, x), x);
