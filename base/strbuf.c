@@ -117,7 +117,7 @@ void strbuf_free(struct strbuf *b)
 	*b = (struct strbuf){0};
 }
 
-int sbuf_printf(char **buf, size_t *cap, const char *fmt, ...)
+int strbuf_printf_bare(char **buf, size_t *cap, const char *fmt, ...)
 {
 	size_t have = *buf ? strlen(*buf) : 0;
 	struct strbuf b = {.p = *buf, .len = have, .cap = *buf ? *cap : 0};

@@ -7,7 +7,7 @@
  * so a caller may append many times and check once (`b.oom`).  The caller owns
  * p: free it with strbuf_free(), or take it with strbuf_take().
  *
- * sbuf_printf() is the same builder for callers that hold a bare malloc'd
+ * strbuf_printf_bare() is the same builder for callers that hold a bare malloc'd
  * string and its capacity: it appends after strlen(*buf).
  *
  * base_tail_keep() keeps only the last `cap` bytes of a stream (a child's
@@ -50,7 +50,7 @@ void strbuf_free(struct strbuf *b);
 /* Appends printf output to the malloc'd, NUL-terminated string *buf (NULL to
  * start) whose allocation is *cap bytes; 0 or -1 (out of memory; *buf is
  * kept). */
-int sbuf_printf(char **buf, size_t *cap, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+int strbuf_printf_bare(char **buf, size_t *cap, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 void base_tail_keep(char *buf, size_t cap, size_t *len, const void *s, size_t n, unsigned long long *dropped);
 

@@ -22,7 +22,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "backend.h"
 #include "blas.h"
 #include "clock.h"
 #include "cmd.h"

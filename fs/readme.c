@@ -15,8 +15,8 @@
 #include "score.h"
 #include "tree.h"
 
-/* sbuf_printf's *len is the buffer's capacity; the text's length is strlen. */
-#define A(...) do { if (sbuf_printf(&buf, &len, __VA_ARGS__)) goto oom; } while (0)
+/* strbuf_printf_bare's *len is the buffer's capacity; the text's length is strlen. */
+#define A(...) do { if (strbuf_printf_bare(&buf, &len, __VA_ARGS__)) goto oom; } while (0)
 
 static const char example_pass[] =
 	"#include <passfs.h>\n"

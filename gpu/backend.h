@@ -76,31 +76,6 @@ struct gpu_kernel {
 /* The cpu backend (cpu.c). */
 int gpu_cpu_open(struct gpu_dev **out, char *err, size_t errlen);
 
-/* Whether a CUDA driver and at least one GPU are present: dlopen
- * libcuda.so.1 (or $PASSFS_LIBCUDA), then cuInit and cuDeviceGetCount in a
- * forked child, so the calling process stays free of CUDA.  Cached: the
- * first answer holds for the process and the children it forks later.
- * Returns the device count (> 0), or 0 with the reason in why. */
-int gpu_cuda_probe(char *why, size_t whylen);
-
-/* What the probe found (the same cached answer). */
-struct gpu_cuda_info {
-	int count;              /* devices; 0: none usable (why says so) */
-	int ordinal;            /* the one used ($PASSFS_CUDA_DEVICE) */
-	int cc_major, cc_minor;
-	int sm_count;
-	int l2_bytes;
-	int mem_clock_khz;      /* the memory's peak clock */
-	int mem_bus_bits;       /* its bus width */
-	int smem_optin;
-	int driver_version;     /* 13000 = 13.0 */
-	unsigned long long total_mem;
-	char name[128];
-	char pci[32];
-	char why[256];
-};
-void gpu_cuda_info_get(struct gpu_cuda_info *out);
-
 /* The cuda backend (cuda.c).  Fails with the reason when no GPU is usable. */
 int gpu_cuda_open(struct gpu_dev **out, char *err, size_t errlen);
 /* In a forked child (the only thread there): the cuda backend's
@@ -124,18 +99,6 @@ int gpu_cuda_check_symbols(const char *path, char *why, size_t whylen);
  * against param_sizes[i].  Returns 0, or -1 with a message naming `kname`. */
 int gpu_cuda_check_args(const char *kname, int n_params, const size_t *param_sizes, int nargs,
 			const size_t *sizes, char *err, size_t errlen);
-
-/* The device's own arch for compute capability major.minor ("sm_90a" for
- * 9.0, "sm_XY" elsewhere). */
-void gpu_cuda_arch_name(int major, int minor, char *out, size_t outlen);
-/* The NVRTC target for compute capability major.minor: the device's own
- * arch (gpu_cuda_arch_name; also when NVRTC is not loaded or cannot list
- * its archs) unless this NVRTC cannot compile for it - a GPU newer than
- * the NVRTC - then compute_<the newest arch NVRTC knows at or below the
- * device's>: PTX only, which the driver JIT-compiles for the device when
- * the module is loaded.  Returns 1 then, with a one-line note saying so,
- * else 0 with note "". */
-int gpu_cuda_target_arch(int major, int minor, char *out, size_t outlen, char *note, size_t notelen);
 
 /* Opens (creating, mode 0666) and exclusively flocks path, waiting up to
  * timeout_ms (< 0 forever) or until *cancel is nonzero (cancel may be NULL;

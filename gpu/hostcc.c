@@ -4,7 +4,7 @@
 
 /* --- the compiler's input --------------------------------------------------- */
 
-char *build_source(const struct hostcc_request *req, size_t *outlen)
+char *hostcc_build_source(const struct hostcc_request *req, size_t *outlen)
 {
 	const char *label = req->label ? req->label : "source.cu";
 	struct strbuf b = {0};
@@ -23,7 +23,7 @@ char *build_source(const struct hostcc_request *req, size_t *outlen)
 		return NULL;
 
 	strbuf_puts(&b, "#line 1 ");
-	buf_quoted(&b, label);
+	hostcc_buf_quoted(&b, label);
 	strbuf_puts(&b, "\n");
 	strbuf_add(&b, body, rlen);
 	free(body);
@@ -38,7 +38,7 @@ char *build_source(const struct hostcc_request *req, size_t *outlen)
 		int line = req->name_lines ? req->name_lines[i] : 0;
 		if (line > 0) {
 			strbuf_printf(&b, "#line %d ", line);
-			buf_quoted(&b, label);
+			hostcc_buf_quoted(&b, label);
 			strbuf_puts(&b, "\n");
 		}
 		strbuf_printf(&b, "extern \"C\" int pf_tramp_%d(pf_call *c, pf_dim3 g, pf_dim3 b, size_t smem, "
@@ -52,11 +52,11 @@ char *build_source(const struct hostcc_request *req, size_t *outlen)
 			int line = req->name_lines ? req->name_lines[i] : 0;
 			if (line > 0) {
 				strbuf_printf(&b, "#line %d ", line);
-				buf_quoted(&b, label);
+				hostcc_buf_quoted(&b, label);
 				strbuf_puts(&b, "\n");
 			}
 			strbuf_printf(&b, "\t{(const void *)&%s, ", req->names[i]);
-			buf_quoted(&b, req->names[i]);
+			hostcc_buf_quoted(&b, req->names[i]);
 			strbuf_puts(&b, "},\n");
 		}
 		if (req->n_names == 0)
@@ -73,7 +73,7 @@ char *build_source(const struct hostcc_request *req, size_t *outlen)
 
 /* --- files ------------------------------------------------------------------ */
 
-int write_file(const char *path, const char *data, size_t len)
+int hostcc_write_file(const char *path, const char *data, size_t len)
 {
 	int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
 	if (fd < 0)
@@ -139,7 +139,7 @@ static void tail_add(struct tail *t, const char *s, size_t n)
  * pass is "pass.c"), the API headers' directory and a precompiled
  * header's (its build's pch-tmp-XXXXXX, or pch-HASH) dropped, so a note in
  * passfs.h reads "passfs.h:228:19"; and a note when the head was cut. */
-char *finish_log(struct tail *t, const char *dir, const char *inc, const char *pch)
+char *hostcc_finish_log(struct tail *t, const char *dir, const char *inc, const char *pch)
 {
 	struct strbuf b = {0};
 	if (t->cut)
@@ -185,7 +185,7 @@ char *finish_log(struct tail *t, const char *dir, const char *inc, const char *p
 /* Runs argv with output captured into *t, in an address space of at most
  * as_limit bytes; returns the wait status, or -1 when it could not be
  * started (err set); *timed_out when it was killed. */
-int run_child(char *const argv[], char *const envp[], int timeout_s, unsigned long long as_limit,
+int hostcc_run_child(char *const argv[], char *const envp[], int timeout_s, unsigned long long as_limit,
 		     struct tail *t, int *timed_out, char *err, size_t errlen)
 {
 	int pfd[2];
@@ -296,7 +296,7 @@ static int compiler_words(char **words, int max, char *store, size_t storelen)
 /* The compiler command split into words[] (*nw of them; at most max) and
  * its program found on PATH: malloc'd, or NULL when there are no words or
  * no such program. */
-char *compiler_find(char **words, int max, char *store, size_t storelen, int *nw)
+char *hostcc_compiler_find(char **words, int max, char *store, size_t storelen, int *nw)
 {
 	*nw = compiler_words(words, max, store, storelen);
 	return *nw > 0 ? find_program(words[0]) : NULL;
@@ -306,8 +306,8 @@ char *compiler_find(char **words, int max, char *store, size_t storelen, int *nw
  * daemon's environment holds tokens and keys, and a compiler can be made to
  * quote /proc/self/environ).  PATH for the driver's helpers, C messages
  * (plain quotes in diagnostics), and TMPDIR: the caller's scratch directory
- * (a path, no secret).  NULL when out of memory; free with child_env_free. */
-char **child_env(void)
+ * (a path, no secret).  NULL when out of memory; free with hostcc_child_env_free. */
+char **hostcc_child_env(void)
 {
 	char **env = calloc(5, sizeof(char *));
 	if (env == NULL)
@@ -327,7 +327,7 @@ char **child_env(void)
 	return env;
 }
 
-void child_env_free(char **env)
+void hostcc_child_env_free(char **env)
 {
 	for (int i = 0; env != NULL && env[i] != NULL; i++)
 		free(env[i]);
@@ -338,12 +338,12 @@ static const char *const stand_in_headers[] = {"cuda_fp16.h", "cuda_bf16.h", "cu
 
 /* Writes the stand-ins into dir (each includes passfs.h).  0, or -1 with
  * the failing path in `path`. */
-int write_stand_ins(const char *dir, char *path, size_t pathlen)
+int hostcc_write_stand_ins(const char *dir, char *path, size_t pathlen)
 {
 	static const char body[] = "#pragma once\n#include <passfs.h>\n";
 	for (int i = 0; stand_in_headers[i] != NULL; i++) {
 		snprintf(path, pathlen, "%s/%s", dir, stand_in_headers[i]);
-		if (write_file(path, body, sizeof body - 1) != 0)
+		if (hostcc_write_file(path, body, sizeof body - 1) != 0)
 			return -1;
 	}
 	return 0;

@@ -72,15 +72,15 @@ struct tail {
 
 /* ---- across the files ---- */
 
-int is_ident(int c);
-void buf_quoted(struct strbuf *b, const char *s);
-char *build_source(const struct hostcc_request *req, size_t *outlen);
-int write_file(const char *path, const char *data, size_t len);
-char *finish_log(struct tail *t, const char *dir, const char *inc, const char *pch);
-int run_child(char *const argv[], char *const envp[], int timeout_s, unsigned long long as_limit, struct tail *t, int *timed_out, char *err, size_t errlen);
-char *compiler_find(char **words, int max, char *store, size_t storelen, int *nw);
-char **child_env(void);
-void child_env_free(char **env);
-int write_stand_ins(const char *dir, char *path, size_t pathlen);
+int hostcc_is_ident(int c);
+void hostcc_buf_quoted(struct strbuf *b, const char *s);
+char *hostcc_build_source(const struct hostcc_request *req, size_t *outlen);
+int hostcc_write_file(const char *path, const char *data, size_t len);
+char *hostcc_finish_log(struct tail *t, const char *dir, const char *inc, const char *pch);
+int hostcc_run_child(char *const argv[], char *const envp[], int timeout_s, unsigned long long as_limit, struct tail *t, int *timed_out, char *err, size_t errlen);
+char *hostcc_compiler_find(char **words, int max, char *store, size_t storelen, int *nw);
+char **hostcc_child_env(void);
+void hostcc_child_env_free(char **env);
+int hostcc_write_stand_ins(const char *dir, char *path, size_t pathlen);
 
 #endif

@@ -16,7 +16,7 @@ const char *hostcc_include_dir(void)
 
 /* --- masking comments and literals ---------------------------------------- */
 
-int is_ident(int c)
+int hostcc_is_ident(int c)
 {
 	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
 }
@@ -66,7 +66,7 @@ static size_t logical(const char *s, size_t len, size_t i)
 
 static int lex_ident(int c)
 {
-	return is_ident(c) || c == '$' || (c & 0x80) != 0;
+	return hostcc_is_ident(c) || c == '$' || (c & 0x80) != 0;
 }
 
 /* Whether c ends a line for the lexer (a lone carriage return does). */
@@ -209,12 +209,12 @@ char *hostcc_mask(const char *src, size_t len)
 			while (k < len) {
 				char d = s[k];
 				size_t k2 = logical(s, len, k + 1);
-				if (is_ident(d) || d == '$' || (d & 0x80) != 0 || (d == '.' && prev != '\'') ||
+				if (hostcc_is_ident(d) || d == '$' || (d & 0x80) != 0 || (d == '.' && prev != '\'') ||
 				    ((d == '+' || d == '-') && strchr("eEpP", prev) != NULL && prev2 != '\'')) {
 					prev2 = prev;
 					prev = d;
 					k = k2;
-				} else if (d == '\'' && k2 < len && (is_ident(s[k2]) || (s[k2] & 0x80) != 0)) {
+				} else if (d == '\'' && k2 < len && (hostcc_is_ident(s[k2]) || (s[k2] & 0x80) != 0)) {
 					prev2 = d;
 					prev = s[k2];
 					k = logical(s, len, k2 + 1);

@@ -154,7 +154,7 @@ static int pch_dir(const char *prog, char *const *extra, int n_extra, const char
 		ok = mkdtemp(tmp) != NULL;
 		for (int i = 0; i < n && ok; i++) {
 			snprintf(path, sizeof path, "%s/%s", tmp, names[i]);
-			ok = write_file(path, data[i], lens[i]) == 0;
+			ok = hostcc_write_file(path, data[i], lens[i]) == 0;
 		}
 	}
 	api_headers_free(names, data, lens, n);
@@ -168,7 +168,7 @@ static int pch_dir(const char *prog, char *const *extra, int n_extra, const char
 		return have ? 0 : -1;
 	}
 	snprintf(stubs, sizeof stubs, "%s/stand-ins", tmp);
-	ok = mkdir(stubs, 0700) == 0 && write_stand_ins(stubs, path, sizeof path) == 0;
+	ok = mkdir(stubs, 0700) == 0 && hostcc_write_stand_ins(stubs, path, sizeof path) == 0;
 	if (ok) {
 		char hdr[3400], gch[3400], inc_opt[3400], stub_opt[3400];
 		snprintf(hdr, sizeof hdr, "%s/passfs.h", tmp);
@@ -193,7 +193,7 @@ static int pch_dir(const char *prog, char *const *extra, int n_extra, const char
 		struct tail t = {.p = malloc(HOSTCC_LOG_CAP)};
 		int timed_out = 0;
 		char e[256];
-		int status = t.p ? run_child(argv, env, timeout_s, HOSTCC_AS_LIMIT, &t, &timed_out, e, sizeof e) : -1;
+		int status = t.p ? hostcc_run_child(argv, env, timeout_s, HOSTCC_AS_LIMIT, &t, &timed_out, e, sizeof e) : -1;
 		free(t.p);
 		ok = status != -1 && !timed_out && WIFEXITED(status) && WEXITSTATUS(status) == 0;
 	}
@@ -248,14 +248,14 @@ int hostcc_pch_prepare(int device_stubs, const char *include_dir, char *out, siz
 	char *words[16];
 	const char *cg[24];
 	int nw;
-	char *prog = compiler_find(words, 16, store, sizeof store, &nw);
-	char **env = prog != NULL ? child_env() : NULL;
+	char *prog = hostcc_compiler_find(words, 16, store, sizeof store, &nw);
+	char **env = prog != NULL ? hostcc_child_env() : NULL;
 	int rc = -1;
 	code_flags(device_stubs, cg);
 	if (env != NULL)
 		rc = pch_dir(prog, words + 1, nw - 1, cg, include_dir ? include_dir : hostcc_include_dir(), env,
 			     HOSTCC_DEFAULT_TIMEOUT_S, out, outlen);
-	child_env_free(env);
+	hostcc_child_env_free(env);
 	free(prog);
 	return rc;
 }
@@ -265,7 +265,7 @@ int hostcc_compiler_path(char *out, size_t outlen)
 	char store[1024];
 	char *words[16];
 	int nw;
-	char *prog = compiler_find(words, 16, store, sizeof store, &nw);
+	char *prog = hostcc_compiler_find(words, 16, store, sizeof store, &nw);
 	if (prog == NULL)
 		return -1;
 	int n = snprintf(out, outlen, "%s", prog);
@@ -312,7 +312,7 @@ enum hostcc_status hostcc_compile(const struct hostcc_request *req, struct hostc
 		snprintf(err, errlen, "%s: cannot create %s: %s", label, incdir, strerror(errno));
 		goto done;
 	}
-	if (write_stand_ins(incdir, path, sizeof path) != 0) {
+	if (hostcc_write_stand_ins(incdir, path, sizeof path) != 0) {
 		snprintf(err, errlen, "%s: cannot write %s: %s", label, path, strerror(errno));
 		goto done;
 	}
@@ -324,17 +324,17 @@ enum hostcc_status hostcc_compile(const struct hostcc_request *req, struct hostc
 			mkdir(path, 0700);
 		}
 		snprintf(path, sizeof path, "%s/%s", incdir, device_stand_ins[i].path);
-		if (write_file(path, device_stand_ins[i].body, strlen(device_stand_ins[i].body)) != 0) {
+		if (hostcc_write_file(path, device_stand_ins[i].body, strlen(device_stand_ins[i].body)) != 0) {
 			snprintf(err, errlen, "%s: cannot write %s: %s", label, path, strerror(errno));
 			goto done;
 		}
 	}
 	size_t srclen;
-	src = build_source(req, &srclen);
+	src = hostcc_build_source(req, &srclen);
 	if (src == NULL)
 		goto oom;
 	snprintf(path, sizeof path, "%s/src.cc", dir);
-	if (write_file(path, src, srclen) != 0) {
+	if (hostcc_write_file(path, src, srclen) != 0) {
 		snprintf(err, errlen, "%s: cannot write %s: %s", label, path, strerror(errno));
 		goto done;
 	}
@@ -343,7 +343,7 @@ enum hostcc_status hostcc_compile(const struct hostcc_request *req, struct hostc
 	char store[1024];
 	char *words[16];
 	int nw;
-	if ((prog = compiler_find(words, 16, store, sizeof store, &nw)) == NULL) {
+	if ((prog = hostcc_compiler_find(words, 16, store, sizeof store, &nw)) == NULL) {
 		snprintf(err, errlen, "%s: no host C++ compiler: '%s' not found (set PASSFS_CXX)", label,
 			 nw ? words[0] : "");
 		goto done;
@@ -357,7 +357,7 @@ enum hostcc_status hostcc_compile(const struct hostcc_request *req, struct hostc
 		"-shared", "-nostartfiles", "-nostdlib", "-Wl,--no-undefined", "-Wl,-z,noexecstack", incdir_opt,
 		inc_opt, "-include", "passfs.h", "-x", "c++", path, "-x", "none", "-o", so, "-lm", "-lc", "-lgcc", NULL
 	};
-	if ((env = child_env()) == NULL || (t.p = malloc(HOSTCC_LOG_CAP)) == NULL)
+	if ((env = hostcc_child_env()) == NULL || (t.p = malloc(HOSTCC_LOG_CAP)) == NULL)
 		goto oom;
 	double t_pch = base_now_ms();
 	have_pch = pch_dir(prog, words + 1, nw - 1, cg, inc, env, timeout_s, pch, sizeof pch) == 0;
@@ -382,7 +382,7 @@ enum hostcc_status hostcc_compile(const struct hostcc_request *req, struct hostc
 	argv[na] = NULL;
 
 	double t0 = base_now_ms();
-	int status = run_child(argv, env, timeout_s, as_limit, &t, &out->timed_out, err, errlen);
+	int status = hostcc_run_child(argv, env, timeout_s, as_limit, &t, &out->timed_out, err, errlen);
 	out->ms = base_now_ms() - t0;
 	if (status == -1 && !out->timed_out)
 		goto done;
@@ -411,11 +411,11 @@ oom:
 	st = HOSTCC_FAILED;
 done:
 	if (t.p != NULL && out->dir != NULL)
-		out->log = finish_log(&t, out->dir, inc, have_pch ? pch : NULL);
+		out->log = hostcc_finish_log(&t, out->dir, inc, have_pch ? pch : NULL);
 	if (out->log == NULL)
 		out->log = strdup("");
 	free(t.p);
-	child_env_free(env);
+	hostcc_child_env_free(env);
 	free(prog);
 	free(src);
 	return st;
@@ -426,7 +426,7 @@ int hostcc_compiler_version(char *out, size_t len)
 	char store[1024];
 	char *words[16];
 	int nw;
-	char *prog = compiler_find(words, 15, store, sizeof store, &nw);
+	char *prog = hostcc_compiler_find(words, 15, store, sizeof store, &nw);
 	if (prog == NULL) {
 		snprintf(out, len, "'%s' not found (set PASSFS_CXX)", nw ? words[0] : "");
 		return -1;
@@ -437,11 +437,11 @@ int hostcc_compiler_version(char *out, size_t len)
 		argv[i] = words[i];
 	argv[nw] = "--version";
 	argv[nw + 1] = NULL;
-	char **env = child_env();
+	char **env = hostcc_child_env();
 	struct tail t = {.p = malloc(HOSTCC_LOG_CAP)};
 	int timed_out = 0, rc = -1;
 	char e[256];
-	int status = t.p && env ? run_child(argv, env, 20, HOSTCC_AS_LIMIT, &t, &timed_out, e, sizeof e) : -1;
+	int status = t.p && env ? hostcc_run_child(argv, env, 20, HOSTCC_AS_LIMIT, &t, &timed_out, e, sizeof e) : -1;
 	if (status != -1 && !timed_out && WIFEXITED(status) && WEXITSTATUS(status) == 0 && t.len > 0) {
 		size_t n = strcspn(t.p, "\n");
 		n = n < t.len ? n : t.len;
@@ -451,7 +451,7 @@ int hostcc_compiler_version(char *out, size_t len)
 		snprintf(out, len, "%s --version failed%s%s", prog, status == -1 ? ": " : "", status == -1 ? e : "");
 	}
 	free(t.p);
-	child_env_free(env);
+	hostcc_child_env_free(env);
 	free(prog);
 	return rc;
 }

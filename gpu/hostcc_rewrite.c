@@ -10,7 +10,7 @@
 
 /* A C string literal's body for s ("pass.c" stays, quotes and backslashes
  * are escaped, control characters dropped). */
-void buf_quoted(struct strbuf *b, const char *s)
+void hostcc_buf_quoted(struct strbuf *b, const char *s)
 {
 	strbuf_puts(b, "\"");
 	for (; *s; s++) {
@@ -41,8 +41,8 @@ static int tokenize(const char *m, size_t b, size_t e, struct tok *out, int max)
 			continue;
 		}
 		size_t j = i + 1;
-		if (is_ident(m[i]))
-			while (j < e && is_ident(m[j]))
+		if (hostcc_is_ident(m[i]))
+			while (j < e && hostcc_is_ident(m[j]))
 				j++;
 		out[n].b = i;
 		out[n].e = j;
@@ -70,7 +70,7 @@ static int skip_parens(const char *m, const struct tok *t, int n, int k)
 static void buf_tokens(struct strbuf *b, const char *m, const struct tok *t, int from, int to)
 {
 	for (int k = from; k < to; k++) {
-		if (k > from && (is_ident(m[t[k].b]) && is_ident(m[t[k - 1].b])))
+		if (k > from && (hostcc_is_ident(m[t[k].b]) && hostcc_is_ident(m[t[k - 1].b])))
 			strbuf_puts(b, " ");
 		strbuf_add(b, m + t[k].b, t[k].e - t[k].b);
 	}
@@ -106,7 +106,7 @@ static int rewrite_decl(const char *m, size_t b, size_t e, int ns_scope, struct 
 	/* T decl {, decl}: each decl is *...NAME[] */
 	int first_name = -1;
 	for (int k = 0; k + 2 < n; k++)
-		if (is_ident(m[t[k].b]) && tok_is(m, t[k + 1], "[")) {
+		if (hostcc_is_ident(m[t[k].b]) && tok_is(m, t[k + 1], "[")) {
 			first_name = k;
 			break;
 		}
@@ -126,7 +126,7 @@ static int rewrite_decl(const char *m, size_t b, size_t e, int ns_scope, struct 
 			stars++;
 			k++;
 		}
-		if (k + 2 >= n || !is_ident(m[t[k].b]) || !tok_is(m, t[k + 1], "[") ||
+		if (k + 2 >= n || !hostcc_is_ident(m[t[k].b]) || !tok_is(m, t[k + 1], "[") ||
 		    !tok_is(m, t[k + 2], "]")) {
 			ok = 0;
 			break;
@@ -160,15 +160,15 @@ static int opens_namespace(const char *m, size_t i)
 		j--;
 	while (j < i && (m[j] == ' ' || m[j] == '\t' || m[j] == '\n' || m[j] == '\r'))
 		j++;
-	if (strncmp(m + j, "namespace", 9) == 0 && !is_ident(m[j + 9]))
+	if (strncmp(m + j, "namespace", 9) == 0 && !hostcc_is_ident(m[j + 9]))
 		return 1;
-	if (strncmp(m + j, "inline", 6) == 0 && !is_ident(m[j + 6])) {
+	if (strncmp(m + j, "inline", 6) == 0 && !hostcc_is_ident(m[j + 6])) {
 		j += 6;
 		while (j < i && (m[j] == ' ' || m[j] == '\t' || m[j] == '\n'))
 			j++;
-		return strncmp(m + j, "namespace", 9) == 0 && !is_ident(m[j + 9]);
+		return strncmp(m + j, "namespace", 9) == 0 && !hostcc_is_ident(m[j + 9]);
 	}
-	if (strncmp(m + j, "extern", 6) == 0 && !is_ident(m[j + 6])) {
+	if (strncmp(m + j, "extern", 6) == 0 && !hostcc_is_ident(m[j + 6])) {
 		/* extern "C" { ... }, not extern "C" void f() { ... } */
 		j += 6;
 		while (j < i && (m[j] == ' ' || m[j] == '\t' || m[j] == '\n'))
@@ -235,8 +235,8 @@ char *hostcc_rewrite_shared(const char *label, const char *src, size_t len, size
 			i++;
 			continue;
 		}
-		if (c == 'e' && strncmp(m + i, "extern", 6) == 0 && (i == 0 || !is_ident(m[i - 1])) &&
-		    !is_ident(m[i + 6])) {
+		if (c == 'e' && strncmp(m + i, "extern", 6) == 0 && (i == 0 || !hostcc_is_ident(m[i - 1])) &&
+		    !hostcc_is_ident(m[i + 6])) {
 			size_t semi = i;
 			while (semi < len && m[semi] != ';' && m[semi] != '{' && m[semi] != '}')
 				semi++;
@@ -256,7 +256,7 @@ char *hostcc_rewrite_shared(const char *label, const char *src, size_t len, size
 						strbuf_puts(&out, "\n");
 					strbuf_add(&out, rep.p, rep.len);
 					strbuf_printf(&out, "#line %d ", line + decl_lines);
-					buf_quoted(&out, label);
+					hostcc_buf_quoted(&out, label);
 					strbuf_puts(&out, "\n");
 				} else {
 					strbuf_add(&out, rep.p, rep.len);
@@ -305,24 +305,24 @@ static void note_marker(struct stubber *st, size_t b, size_t e)
 	size_t i = b + 1;
 	while (i < e && (m[i] == ' ' || m[i] == '\t'))
 		i++;
-	if (e - i < 6 || strncmp(m + i, "define", 6) != 0 || is_ident(m[i + 6]))
+	if (e - i < 6 || strncmp(m + i, "define", 6) != 0 || hostcc_is_ident(m[i + 6]))
 		return;
 	i += 6;
 	while (i < e && (m[i] == ' ' || m[i] == '\t'))
 		i++;
 	size_t nb = i;
-	while (i < e && is_ident(m[i]))
+	while (i < e && hostcc_is_ident(m[i]))
 		i++;
 	if (i == nb || i - nb >= sizeof st->markers[0] || (i < e && m[i] == '('))
 		return;
 	int dev = 0, host = 0;
 	for (size_t k = i; k < e;) {
-		if (!is_ident(m[k])) {
+		if (!hostcc_is_ident(m[k])) {
 			k++;
 			continue;
 		}
 		size_t w = k;
-		while (k < e && is_ident(m[k]))
+		while (k < e && hostcc_is_ident(m[k]))
 			k++;
 		if ((k - w == 10 && (strncmp(m + w, "__device__", 10) == 0 || strncmp(m + w, "__global__", 10) == 0)))
 			dev = 1;
@@ -367,7 +367,7 @@ static enum decl_kind classify_decl(const struct stubber *st, size_t b, size_t e
 			host = 1;
 		else if (tok_is(m, t[k], "constexpr"))
 			cexpr = 1;
-		else if (is_ident(m[t[k].b]))
+		else if (hostcc_is_ident(m[t[k].b]))
 			for (int q = 0; q < st->n_markers; q++)
 				if (tok_is(m, t[k], st->markers[q]))
 					dev = 1;
@@ -433,12 +433,12 @@ static void emit_without_asm(struct strbuf *out, const char *src, const char *m,
 {
 	size_t copied = b;
 	for (size_t i = b; i < e;) {
-		if (!is_ident(m[i]) || (i > 0 && is_ident(m[i - 1]))) {
+		if (!hostcc_is_ident(m[i]) || (i > 0 && hostcc_is_ident(m[i - 1]))) {
 			i++;
 			continue;
 		}
 		size_t w = i;
-		while (i < e && is_ident(m[i]))
+		while (i < e && hostcc_is_ident(m[i]))
 			i++;
 		size_t wl = i - w;
 		if (!((wl == 3 && strncmp(m + w, "asm", 3) == 0) || (wl == 5 && strncmp(m + w, "__asm", 5) == 0) ||
@@ -449,7 +449,7 @@ static void emit_without_asm(struct strbuf *out, const char *src, const char *m,
 			while (k < e && (m[k] == ' ' || m[k] == '\t' || m[k] == '\n' || m[k] == '\r'))
 				k++;
 			size_t q = k;
-			while (k < e && is_ident(m[k]))
+			while (k < e && hostcc_is_ident(m[k]))
 				k++;
 			if (k == q)
 				break;
@@ -488,7 +488,7 @@ static int has_word(const char *m, size_t b, size_t e, const char *w)
 {
 	size_t n = strlen(w);
 	for (size_t i = b; i + n <= e; i++)
-		if (memcmp(m + i, w, n) == 0 && (i == b || !is_ident(m[i - 1])) && (i + n == e || !is_ident(m[i + n])))
+		if (memcmp(m + i, w, n) == 0 && (i == b || !hostcc_is_ident(m[i - 1])) && (i + n == e || !hostcc_is_ident(m[i + n])))
 			return 1;
 	return 0;
 }
@@ -504,8 +504,8 @@ static void emit_without_static(struct strbuf *out, const char *src, const char 
 {
 	size_t copied = b;
 	for (size_t i = b; i + 6 <= e; i++)
-		if (memcmp(m + i, "static", 6) == 0 && (i == 0 || !is_ident(m[i - 1])) &&
-		    (i + 6 == e || !is_ident(m[i + 6]))) {
+		if (memcmp(m + i, "static", 6) == 0 && (i == 0 || !hostcc_is_ident(m[i - 1])) &&
+		    (i + 6 == e || !hostcc_is_ident(m[i + 6]))) {
 			strbuf_add(out, src + copied, i - copied);
 			strbuf_puts(out, "      ");
 			copied = i + 6;

@@ -29,8 +29,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "backend.h"
 #include "clock.h"
+#include "gpu.h"
 #include "sha256.h"
 
 #ifdef PASSFS_HIREDIS

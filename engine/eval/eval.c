@@ -84,7 +84,7 @@ static int batch_open(struct batch *b, const struct ejob *job, int first, int wa
 	}
 	for (; first + n < t->n_variants; n++) {
 		struct layout L;
-		plan_layout(&t->variants[first + n], in_total, &L);
+		eval_plan_layout(&t->variants[first + n], in_total, &L);
 		if (n > 0 && in_total + L.in_total > batch_input_bytes())
 			break;
 		b->lays[n] = L;
@@ -407,7 +407,7 @@ static json_t *num_json(double x)
 static json_t *worst_json(const struct graph_variant *v, const struct worst *w)
 {
 	long long ix[GRAPH_MAX_DIMS];
-	const struct graph_value *x = worst_index(v, w, ix);
+	const struct graph_value *x = eval_worst_index(v, w, ix);
 	json_t *idx = json_array();
 	for (int d = 0; d < x->shape.ndim; d++)
 		json_array_append_new(idx, json_integer(ix[d]));
@@ -588,7 +588,7 @@ static int eager_model_run(const struct ejob *job, enum gpu_backend be, json_t *
 				continue;
 			if (!job->opts.quiet)
 				fprintf(stderr, "passfs eager: variant %s: the model ...\n", c->v->name);
-			if (is_cancelled(job->hooks.cancel)) {
+			if (eval_is_cancelled(job->hooks.cancel)) {
 				snprintf(err, errlen, "cancelled");
 				batch_close(&bt);
 				goto out;
@@ -682,10 +682,10 @@ static int eval_run_work(const struct ejob *job, json_t **result, char *err, siz
 	open_batch = t->n_variants > 0;
 	double p1 = base_now_ms();
 	es.prof[PROF_WORKERS] += p1 - p0;
-	if (compile_isolated(job, &po, &mod, &diag, &scan, tmpdir, sizeof(tmpdir), err, errlen))
+	if (eval_compile_isolated(job, &po, &mod, &diag, &scan, tmpdir, sizeof(tmpdir), err, errlen))
 		goto out;
 	es.prof[PROF_COMPILE] = base_now_ms() - p1;
-	if (is_cancelled(job->hooks.cancel)) {
+	if (eval_is_cancelled(job->hooks.cancel)) {
 		snprintf(err, errlen, "cancelled");
 		goto out;
 	}
@@ -707,7 +707,7 @@ static int eval_run_work(const struct ejob *job, json_t **result, char *err, siz
 			sv[i].status = st;
 			sv[i].min_t = SCORE_T_NEVER;
 			sv[i].dtype = eval_score_dtype(t->variants[i].values[t->variants[i].outputs[0]].dtype);
-			fail_variant(&vr[i], st, "%s", diag.message);
+			eval_fail_variant(&vr[i], st, "%s", diag.message);
 			json_array_append_new(variants, variant_json(&t->variants[i], &vr[i]));
 		}
 		rc = eval_finish(job, t, sv, vr, variants, &diag, mod, &scan, &es, backend, device,
@@ -750,7 +750,7 @@ static int eval_run_work(const struct ejob *job, json_t **result, char *err, siz
 				c->bytes_per_ms = integrity_gpu_bytes_per_ms(gpu_clock_khz, gpu_bus_bits);
 				c->roof_cached = (size_t)gpu_l2;
 			}
-			if (is_cancelled(job->hooks.cancel)) {
+			if (eval_is_cancelled(job->hooks.cancel)) {
 				snprintf(err, errlen, "cancelled");
 				bad = 1;
 				break;
@@ -761,7 +761,7 @@ static int eval_run_work(const struct ejob *job, json_t **result, char *err, siz
 			 * defaults, the GPU's lock held all along).  Each batch
 			 * starts with the full limit, so once per batch. */
 			if (timed_out && !c->timed_out) {
-				c->timeout_s = after_timeout_s(c->timeout_s);
+				c->timeout_s = eval_after_timeout_s(c->timeout_s);
 				c->timed_out = timed_out;
 			}
 			if (k > 0 && !job->opts.quiet)
@@ -777,7 +777,7 @@ static int eval_run_work(const struct ejob *job, json_t **result, char *err, siz
 			int erc = eval_variant(c, k, &bt.ew, &bt.pw, &es, &vr[i], err, errlen);
 			gpu_bench_unlock(probe);
 			vr[i].lock_wait_ms = waited;
-			if (erc || is_cancelled(job->hooks.cancel)) {
+			if (erc || eval_is_cancelled(job->hooks.cancel)) {
 				/* a wait cut short by the cancel reads as a timeout:
 				 * no result at all, not that one */
 				if (!erc)
@@ -822,7 +822,7 @@ out:
 		base_rmtree(tmpdir);
 	gpu_close(probe);
 	/* whatever step noticed it (a worker killed reads as "died") */
-	if (rc != 0 && is_cancelled(job->hooks.cancel))
+	if (rc != 0 && eval_is_cancelled(job->hooks.cancel))
 		snprintf(err, errlen, "cancelled");
 	return rc;
 }

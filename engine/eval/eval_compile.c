@@ -42,7 +42,7 @@ static char *blob_read(struct wire_in *r)
 	return s;
 }
 
-int module_pack(const struct pass_module *m, char **out, size_t *outlen)
+int eval_module_pack(const struct pass_module *m, char **out, size_t *outlen)
 {
 	char *buf = NULL;
 	size_t len = 0;
@@ -78,7 +78,7 @@ int module_pack(const struct pass_module *m, char **out, size_t *outlen)
 /* NULL when the bytes are short or memory runs out.  own_dir: the module
  * owns its directory (pass_module_free removes it); a worker's copy does
  * not. */
-struct pass_module *module_unpack(struct wire_in *rb, int own_dir)
+struct pass_module *eval_module_unpack(struct wire_in *rb, int own_dir)
 {
 	struct module_head h;
 	take_into(rb, &h, sizeof(h));
@@ -127,7 +127,7 @@ struct pass_module *module_unpack(struct wire_in *rb, int own_dir)
 
 /* The child sends its pass_module field by field; a field added to struct
  * pass_module must be added here too (this assertion trips first). */
-_Static_assert(sizeof(struct pass_module) == 256, "struct pass_module changed: update compile_isolated()");
+_Static_assert(sizeof(struct pass_module) == 256, "struct pass_module changed: update eval_compile_isolated()");
 
 /* The compile timeout: PASSFS_COMPILE_TIMEOUT_S (tests), else 120 s. */
 static double compile_timeout_s(void)
@@ -143,7 +143,7 @@ static void __attribute__((noreturn)) compile_child(const struct ejob *job, cons
 	struct compile_head h;
 	struct pass_module *m = NULL;
 	memset(&h, 0, sizeof(h));
-	prctl_pdeathsig_kill();
+	eval_prctl_pdeathsig_kill();
 	/* The compilers' scratch directory: the parent removes it whatever
 	 * happens here. */
 	setenv("TMPDIR", tmp, 1);
@@ -174,7 +174,7 @@ static void __attribute__((noreturn)) compile_child(const struct ejob *job, cons
 	if (!bad && h.has_mod) {
 		char *buf;
 		size_t len;
-		bad = module_pack(m, &buf, &len) || eval_send_all(fd, buf, len);
+		bad = eval_module_pack(m, &buf, &len) || eval_send_all(fd, buf, len);
 		if (!bad)
 			free(buf);
 	}
@@ -189,7 +189,7 @@ static void __attribute__((noreturn)) compile_child(const struct ejob *job, cons
  * entered), the device-code scan's result in scan (rc 2: not run); -1 with
  * err when passfs itself failed (no fork, no temporary directory).  *tmpdir receives a directory the caller
  * removes (rm_tree) after pass_module_free. */
-int compile_isolated(const struct ejob *job, const struct pass_options *po, struct pass_module **mod,
+int eval_compile_isolated(const struct ejob *job, const struct pass_options *po, struct pass_module **mod,
 			    struct pass_diag *diag, struct scan_result *scan, char *tmpdir, size_t tmplen, char *err,
 			    size_t errlen)
 {
@@ -232,7 +232,7 @@ int compile_isolated(const struct ejob *job, const struct pass_options *po, stru
 	int timed_out = 0, oom = 0;
 	for (;;) {
 		double left = deadline - base_now_ms();
-		if (left <= 0 || is_cancelled(job->hooks.cancel)) {
+		if (left <= 0 || eval_is_cancelled(job->hooks.cancel)) {
 			timed_out = 1;
 			break;
 		}
@@ -298,7 +298,7 @@ int compile_isolated(const struct ejob *job, const struct pass_options *po, stru
 		free(buf);
 		return 0;
 	}
-	struct pass_module *m = module_unpack(&rb, 1);
+	struct pass_module *m = eval_module_unpack(&rb, 1);
 	free(buf);
 	if (m == NULL) {
 		snprintf(err, errlen, "the compile child's result was truncated");

@@ -81,7 +81,7 @@ struct count_reply {
 };
 
 /* CMD_MODULE (a pass worker started before the compile, once): the
- * compiled pass follows (a uint64_t length, then module_pack's bytes).
+ * compiled pass follows (a uint64_t length, then eval_module_pack's bytes).
  * CMD_MAP (eager worker, once): map the sealed inputs.  CMD_VARIANT: move
  * on to variant `variant` (device buffers for its inputs
  * and outputs, eager's plan or the pass bound to it).  CMD_CHECK: run input
@@ -430,11 +430,11 @@ struct compile_head {
 int shm_create(struct shm *s, const char *name, size_t size);
 void shm_destroy(struct shm *s);
 int shm_seal(struct shm *s);
-void plan_layout(const struct graph_variant *v, size_t in_base, struct layout *L);
-int module_pack(const struct pass_module *m, char **out, size_t *outlen);
-struct pass_module *module_unpack(struct wire_in *rb, int own_dir);
+void eval_plan_layout(const struct graph_variant *v, size_t in_base, struct layout *L);
+int eval_module_pack(const struct pass_module *m, char **out, size_t *outlen);
+struct pass_module *eval_module_unpack(struct wire_in *rb, int own_dir);
 int worker_start(struct ctx *c, int is_pass, int k, struct worker *wk, char *err, size_t errlen);
-int is_cancelled(const int *cancel);
+int eval_is_cancelled(const int *cancel);
 int worker_wait(struct worker *wk, double timeout_s, struct reply *r, double *times);
 void worker_stop(struct worker *wk, int kill_it, char *msg, size_t len);
 /* Kills a live worker that answered its last command at once (no grace:
@@ -446,10 +446,10 @@ int worker_step(struct worker *wk, double timeout_s, const struct cmd *cmd, stru
 struct kacct_call;
 int worker_step_counted(struct worker *wk, double timeout_s, const struct cmd *cmd, struct reply *r,
 			double *times, int bytes, struct kacct_call *k);
-const struct graph_value *worst_index(const struct graph_variant *v, const struct worst *w, long long idx[GRAPH_MAX_DIMS]);
+const struct graph_value *eval_worst_index(const struct graph_variant *v, const struct worst *w, long long idx[GRAPH_MAX_DIMS]);
 int eval_timing_unstable(const struct vresult *vr);
-void fail_variant(struct vresult *vr, enum score_status st, const char *fmt, ...);
-double after_timeout_s(double timeout_s);
+void eval_fail_variant(struct vresult *vr, enum score_status st, const char *fmt, ...);
+double eval_after_timeout_s(double timeout_s);
 int eval_variant(struct ctx *c, int k, struct worker *ew, struct worker *pw, struct eval_shared *es, struct vresult *vr, char *err, size_t errlen);
 /* Eager's model of variant k alone (eval_opts.eager_model): what
  * model_variant scores a pass against. */
@@ -462,6 +462,6 @@ struct eager_model_result {
 };
 int eval_eager_model(struct ctx *c, int k, struct worker *ew, struct eager_model_result *out, char *err,
 		     size_t errlen);
-int compile_isolated(const struct ejob *job, const struct pass_options *po, struct pass_module **mod, struct pass_diag *diag, struct scan_result *scan, char *tmpdir, size_t tmplen, char *err, size_t errlen);
+int eval_compile_isolated(const struct ejob *job, const struct pass_options *po, struct pass_module **mod, struct pass_diag *diag, struct scan_result *scan, char *tmpdir, size_t tmplen, char *err, size_t errlen);
 
 #endif

@@ -621,7 +621,7 @@ const char *eval_tail(const char *s, size_t max)
 	return nl && nl[1] ? nl + 1 : t;
 }
 
-void prctl_pdeathsig_kill(void)
+void eval_prctl_pdeathsig_kill(void)
 {
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
 }

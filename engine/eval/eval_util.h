@@ -78,7 +78,7 @@ double eval_round(double x, int digits);
 const char *eval_tail(const char *s, size_t max);
 
 /* Makes the calling (child) process die with its parent. */
-void prctl_pdeathsig_kill(void);
+void eval_prctl_pdeathsig_kill(void);
 
 /* Whether the cpu backend scores the modeled H200 speedup (the default) or
  * the measured one (PASSFS_CPU_SPEEDUP=measured; docs/scoring.md). */

@@ -88,7 +88,7 @@ static int compare_set(struct ctx *c, int pass_slot, int eager_set, int *poisone
 
 /* The worst element's index as a tuple of its output's shape, into idx;
  * returns that output. */
-const struct graph_value *worst_index(const struct graph_variant *v, const struct worst *w,
+const struct graph_value *eval_worst_index(const struct graph_variant *v, const struct worst *w,
 					     long long idx[GRAPH_MAX_DIMS])
 {
 	const struct graph_value *x = &v->values[v->outputs[w->output]];
@@ -105,7 +105,7 @@ const struct graph_value *worst_index(const struct graph_variant *v, const struc
 static void worst_where(const struct graph_variant *v, const struct worst *w, char *out, size_t len)
 {
 	long long idx[GRAPH_MAX_DIMS];
-	const struct graph_value *x = worst_index(v, w, idx);
+	const struct graph_value *x = eval_worst_index(v, w, idx);
 	size_t k = (size_t)snprintf(out, len, "%s[", x->name);
 	for (int d = 0; d < x->shape.ndim && k < len; d++)
 		k += (size_t)snprintf(out + k, len - k, "%s%lld", d ? "," : "", idx[d]);
@@ -191,7 +191,7 @@ static int timed_poison(struct ctx *c, int slot, char *where, size_t wlen)
 	}
 	return 0;
 }
-void fail_variant(struct vresult *vr, enum score_status st, const char *fmt, ...)
+void eval_fail_variant(struct vresult *vr, enum score_status st, const char *fmt, ...)
 {
 	va_list ap;
 	vr->status = st;
@@ -213,7 +213,7 @@ static enum score_status status_of_rc(int rc)
 /* The step limit for the rest of an evaluation once a variant timed out:
  * a tenth of it, at least 1 s (and never more than it was): 2 s for the
  * default 20 s. */
-double after_timeout_s(double timeout_s)
+double eval_after_timeout_s(double timeout_s)
 {
 	double t = timeout_s / 10 > 1 ? timeout_s / 10 : 1;
 	return t < timeout_s ? t : timeout_s;
@@ -227,11 +227,11 @@ static void worker_step_verdict(struct worker *pw, int step, const struct reply 
 	if (step == STEP_TIMEOUT) {
 		worker_stop(pw, 1, NULL, 0);
 		if (c->timed_out)
-			fail_variant(vr, SCORE_TIMEOUT,
+			eval_fail_variant(vr, SCORE_TIMEOUT,
 				     "the pass did not finish within %g s (the limit once variant '%s' timed out)",
 				     c->timeout_s, c->timed_out);
 		else
-			fail_variant(vr, SCORE_TIMEOUT, "the pass did not finish within %g s", c->timeout_s);
+			eval_fail_variant(vr, SCORE_TIMEOUT, "the pass did not finish within %g s", c->timeout_s);
 		return;
 	}
 	if (step == STEP_DIED) {
@@ -247,20 +247,20 @@ static void worker_step_verdict(struct worker *pw, int step, const struct reply 
 				(WIFSIGNALED(pw->status) && WTERMSIG(pw->status) == SIGSYS);
 		int reported = strstr(how, "forbidden system call") != NULL;
 		if ((sandboxed || reported) && !pw->pass_ran && strstr(how, "made by the GPU driver"))
-			fail_variant(vr, SCORE_RUNTIME_ERROR, "%s (a limit of passfs's sandbox, not the pass's doing: "
+			eval_fail_variant(vr, SCORE_RUNTIME_ERROR, "%s (a limit of passfs's sandbox, not the pass's doing: "
 				     "PASSFS_SANDBOX_AUDIT lists what the driver needs)", how);
 		else if ((sandboxed || reported) && strstr(how, "made by the GPU driver"))
-			fail_variant(vr, SCORE_REJECTED, "%s: a pass may not use files, the network or processes "
+			eval_fail_variant(vr, SCORE_REJECTED, "%s: a pass may not use files, the network or processes "
 				     "(the worker says the GPU driver made the call, but pass code had run in it and "
 				     "can write that line too; PASSFS_SANDBOX_AUDIT lists what the driver needs)", how);
 		else if (reported)
-			fail_variant(vr, SCORE_REJECTED, "%s: a pass may not use files, the network or processes", how);
+			eval_fail_variant(vr, SCORE_REJECTED, "%s: a pass may not use files, the network or processes", how);
 		else if (sandboxed)
-			fail_variant(vr, SCORE_REJECTED, "sandbox: a forbidden system call (the worker exited with the "
+			eval_fail_variant(vr, SCORE_REJECTED, "sandbox: a forbidden system call (the worker exited with the "
 				     "sandbox's status %d%s%.200s): a pass may not use files, the network or processes",
 				     SANDBOX_EXIT_STATUS, how[0] ? "; its report: " : "", how);
 		else
-			fail_variant(vr, SCORE_RUNTIME_ERROR, "the pass crashed: %s", how[0] ? how : "the worker died");
+			eval_fail_variant(vr, SCORE_RUNTIME_ERROR, "the pass crashed: %s", how[0] ? how : "the worker died");
 		return;
 	}
 	/* a line the sandbox wrote while the worker lives on (the driver ran
@@ -269,7 +269,7 @@ static void worker_step_verdict(struct worker *pw, int step, const struct reply 
 	ssize_t n = read(pw->report_fd, note, sizeof(note) - 1);
 	note[n > 0 ? n : 0] = 0;
 	note[strcspn(note, "\n")] = 0;
-	fail_variant(vr, status_of_rc(r->status), "%s%s%s", r->msg[0] ? r->msg : "the replacement failed",
+	eval_fail_variant(vr, status_of_rc(r->status), "%s%s%s", r->msg[0] ? r->msg : "the replacement failed",
 		     note[0] ? "; " : "", note);
 }
 
@@ -438,7 +438,7 @@ static int verify_run(struct ctx *c, struct vresult *vr, const char *what, const
 	int poisoned;
 	vr->timed_checked++;
 	if (!check_inputs_unchanged(c, TIMED_SLOT, rot == NULL ? -1 : 0, rot, tw, sizeof(tw))) {
-		fail_variant(vr, SCORE_REJECTED, "%s: %s", what, tw);
+		eval_fail_variant(vr, SCORE_REJECTED, "%s: %s", what, tw);
 		return -1;
 	}
 	struct worst tw_worst;
@@ -452,7 +452,7 @@ static int verify_run(struct ctx *c, struct vresult *vr, const char *what, const
 		else
 			snprintf(lv, sizeof(lv), "close only from t = %d (%s = %.6g, eager %.6g)", tt, tw, tw_worst.pass,
 				 tw_worst.eager);
-		fail_variant(vr, SCORE_REJECTED,
+		eval_fail_variant(vr, SCORE_REJECTED,
 			     "the outputs of %s (fresh inputs) are %s, though the checked runs were close from "
 			     "t = %d: the results do not follow each call's inputs",
 			     what, lv, check_min_t);
@@ -807,7 +807,7 @@ static int model_variant(struct ctx *c, struct worker *ew, struct worker *pw, st
 		char what[96], tw[400];
 		snprintf(what, sizeof(what), "counted run %d of %d (the modeled GPU time)", step + 1, last + 1);
 		if (st == STEP_OK && kc.out_of_order) {
-			fail_variant(vr, SCORE_REJECTED,
+			eval_fail_variant(vr, SCORE_REJECTED,
 				     "%s: the worker's messages around the call were out of order: pass code wrote to "
 				     "passfs's socket",
 				     what);
@@ -818,7 +818,7 @@ static int model_variant(struct ctx *c, struct worker *ew, struct worker *pw, st
 			return TIME_DONE;
 		}
 		if (kc.threads > threads_max) {
-			fail_variant(vr, SCORE_REJECTED,
+			eval_fail_variant(vr, SCORE_REJECTED,
 				     "%s: the pass's worker has %d threads where passfs made %d: a pass may not make "
 				     "threads",
 				     what, kc.threads, threads_max);
@@ -848,7 +848,7 @@ static int model_variant(struct ctx *c, struct worker *ew, struct worker *pw, st
 		if (step == 1 && t1[0] < MODEL_SHORT_CALL_MS)
 			last = MODEL_TIMED_CALLS_SHORT;
 		if (pr.guard_touches > 0) {
-			fail_variant(vr, SCORE_REJECTED,
+			eval_fail_variant(vr, SCORE_REJECTED,
 				     "%s: the pass's host code touched device memory outside its kernels (%llu "
 				     "page%s, the first at %#llx): on a GPU that faults; compute in kernels",
 				     what, (unsigned long long)pr.guard_touches, pr.guard_touches == 1 ? "" : "s",
@@ -856,7 +856,7 @@ static int model_variant(struct ctx *c, struct worker *ew, struct worker *pw, st
 			return TIME_STOP;
 		}
 		if (timed_poison(c, TIMED_SLOT, tw, sizeof(tw))) {
-			fail_variant(vr, SCORE_REJECTED, "%s: %s", what, tw);
+			eval_fail_variant(vr, SCORE_REJECTED, "%s: %s", what, tw);
 			return TIME_STOP;
 		}
 		if (verify_run(c, vr, what, NULL, check_min_t))
@@ -949,7 +949,7 @@ static int time_variant(struct ctx *c, struct worker *ew, struct worker *pw, str
 		/* The worker's clock readings happen inside the parent's round
 		 * trip; anything else means pass code moved them. */
 		if (!(tp[k] > 0) || tp[k] > wp[k]) {
-			fail_variant(vr, SCORE_REJECTED,
+			eval_fail_variant(vr, SCORE_REJECTED,
 				     "timed run %d of %d: the worker reported %.4f ms for a call whose round trip "
 				     "took %.4f ms: the pass tampered with the timer", k + 1, total, tp[k], wp[k]);
 			out = TIME_STOP;
@@ -985,7 +985,7 @@ static int time_variant(struct ctx *c, struct worker *ew, struct worker *pw, str
 		 * trials has each of them verified.) */
 		char tw[400];
 		if (timed_poison(c, TIMED_SLOT, tw, sizeof(tw))) {
-			fail_variant(vr, SCORE_REJECTED, "timed run %d of %d: %s", k + 1, total, tw);
+			eval_fail_variant(vr, SCORE_REJECTED, "timed run %d of %d: %s", k + 1, total, tw);
 			out = TIME_STOP;
 			goto end;
 		}
@@ -1148,7 +1148,7 @@ static int worker_pass_ready(struct worker *pw, int step, const struct reply *r,
 	if (step != STEP_OK || r->status != PF_OK) {
 		if (step == STEP_OK) {
 			worker_kill(pw);
-			fail_variant(vr, SCORE_RUNTIME_ERROR, "the pass could not be loaded: %s", r->msg);
+			eval_fail_variant(vr, SCORE_RUNTIME_ERROR, "the pass could not be loaded: %s", r->msg);
 		} else {
 			worker_step_verdict(pw, step, r, vr, c);
 		}
@@ -1209,7 +1209,7 @@ int eval_variant(struct ctx *c, int k, struct worker *ew, struct worker *pw, str
 		if (step == STEP_OK && r.status == PF_OK) {
 			char *buf;
 			size_t len;
-			if (module_pack(c->mod, &buf, &len)) {
+			if (eval_module_pack(c->mod, &buf, &len)) {
 				snprintf(err, errlen, "out of memory sending the pass to its worker");
 				return -1;
 			}
@@ -1257,13 +1257,13 @@ int eval_variant(struct ctx *c, int k, struct worker *ew, struct worker *pw, str
 			goto done;
 		}
 		if (!check_inputs_unchanged(c, s, s, NULL, where, sizeof(where))) {
-			fail_variant(vr, SCORE_REJECTED, "%s", where);
+			eval_fail_variant(vr, SCORE_REJECTED, "%s", where);
 			goto done;
 		}
 		min_t[s] = compare_set(c, s, s, &poisoned, vr, &w[s], &bl[s], where, sizeof(where));
 		es->prof[PROF_COMPARE] += base_now_ms() - p1;
 		if (poisoned) {
-			fail_variant(vr, SCORE_REJECTED, "%s", where);
+			eval_fail_variant(vr, SCORE_REJECTED, "%s", where);
 			goto done;
 		}
 	}
@@ -1280,7 +1280,7 @@ int eval_variant(struct ctx *c, int k, struct worker *ew, struct worker *pw, str
 			snprintf(lv, sizeof(lv), "not close at any t");
 		else
 			snprintf(lv, sizeof(lv), "close only from t = %d", min_t[1]);
-		fail_variant(vr, SCORE_REJECTED,
+		eval_fail_variant(vr, SCORE_REJECTED,
 			     "close to eager from t = %d on the public inputs but %s on a second, secret input set "
 			     "(%s = %.6g, eager %.6g): the results do not follow the inputs",
 			     min_t[0], lv, at, w[1].pass, w[1].eager);

@@ -73,7 +73,7 @@ static size_t value_bytes(const struct graph_value *x)
 
 /* Variant v's layout; its input sets start at in_base in the batch's input
  * memfd, its result slots at 0 of the (reused) result areas. */
-void plan_layout(const struct graph_variant *v, size_t in_base, struct layout *L)
+void eval_plan_layout(const struct graph_variant *v, size_t in_base, struct layout *L)
 {
 	size_t off = in_base;
 	memset(L, 0, sizeof(*L));
@@ -622,7 +622,7 @@ static void __attribute__((noreturn)) worker_main(struct ctx *c, int is_pass, in
 			goto fail;
 		}
 		struct wire_in rb = {.p = (const unsigned char *)buf, .len = len};
-		struct pass_module *m = module_unpack(&rb, 0);
+		struct pass_module *m = eval_module_unpack(&rb, 0);
 		free(buf);
 		if (m == NULL) {
 			snprintf(err, sizeof(err), "the compiled pass arrived truncated");
@@ -794,7 +794,7 @@ int worker_start(struct ctx *c, int is_pass, int k, struct worker *wk, char *err
 		close(sv[0]);
 		close(out[0]);
 		close(rep[0]);
-		prctl_pdeathsig_kill();
+		eval_prctl_pdeathsig_kill();
 		dup2(out[1], 1);
 		dup2(out[1], 2);
 		close(out[1]);
@@ -813,7 +813,7 @@ int worker_start(struct ctx *c, int is_pass, int k, struct worker *wk, char *err
 	return 0;
 }
 
-int is_cancelled(const int *cancel)
+int eval_is_cancelled(const int *cancel)
 {
 	return cancel != NULL && __atomic_load_n(cancel, __ATOMIC_RELAXED) != 0;
 }
@@ -826,7 +826,7 @@ int worker_wait(struct worker *wk, double timeout_s, struct reply *r, double *ti
 	for (;;) {
 		struct pollfd pf[2] = {{wk->sock, POLLIN, 0}, {wk->out_fd, POLLIN, 0}};
 		double left = deadline - base_now_ms();
-		if (left <= 0 || is_cancelled(wk->cancel))
+		if (left <= 0 || eval_is_cancelled(wk->cancel))
 			return STEP_TIMEOUT;
 		int n = poll(pf, 2, (int)(left > 100 ? 100 : left + 1));
 		if (n < 0 && errno != EINTR)

@@ -10,9 +10,9 @@
 #include <string.h>
 
 #include "elfcheck.h"
+#include "file.h"
 #include "hostcc.h"
 #include "nvrtc.h"
-#include "state.h"
 #include "strbuf.h"
 
 /* The address space of each host compiler process for a pass. */
@@ -1313,9 +1313,12 @@ void pass_module_free(struct pass_module *m)
 static char *write_cubin(const char *dir, const void *cubin, size_t size)
 {
 	char *path = NULL;
-	if (dir == NULL || state_write_atomic(dir, "pass.cubin", cubin, size, 0) != 0 ||
-	    asprintf(&path, "%s/pass.cubin", dir) < 0)
+	if (dir == NULL || asprintf(&path, "%s/pass.cubin", dir) < 0)
 		return NULL;
+	if (base_write_atomic(path, ".", cubin, size, 0600, 0) != 0) {
+		free(path);
+		return NULL;
+	}
 	return path;
 }
 

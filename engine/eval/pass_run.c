@@ -12,7 +12,6 @@
 #include "clock.h"
 #include "eval_util.h"
 #include "file.h"
-#include "state.h"
 
 #define SCRATCH_MAX_BLOCKS 256
 #define SCRATCH_LIMIT ((size_t)4 << 30)

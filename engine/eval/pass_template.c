@@ -22,18 +22,18 @@ static int comment_lines(char **buf, size_t *len, const char *text)
 	while (*p) {
 		const char *nl = strchr(p, '\n');
 		size_t n = nl ? (size_t)(nl - p) : strlen(p);
-		if (sbuf_printf(buf, len, n ? " * " : " *"))
+		if (strbuf_printf_bare(buf, len, n ? " * " : " *"))
 			return -1;
 		for (size_t i = 0; i < n; i++) {
 			if (p[i] == '*' && i + 1 < n && p[i + 1] == '/') {
-				if (sbuf_printf(buf, len, "* "))
+				if (strbuf_printf_bare(buf, len, "* "))
 					return -1;
 				continue;
 			}
-			if (sbuf_printf(buf, len, "%c", p[i]))
+			if (strbuf_printf_bare(buf, len, "%c", p[i]))
 				return -1;
 		}
-		if (sbuf_printf(buf, len, "\n"))
+		if (strbuf_printf_bare(buf, len, "\n"))
 			return -1;
 		p += n + (nl != NULL);
 	}
@@ -45,7 +45,7 @@ static int tensor_lines(char **buf, size_t *len, const struct graph_task *t, int
 {
 	const struct graph_variant *v0 = &t->variants[0];
 	const struct graph_value *x0 = &v0->values[is_out ? v0->outputs[idx] : idx];
-	if (sbuf_printf(buf, len, " *   %s(call, %d)   %s\n", is_out ? "pf_out" : "pf_in", idx, x0->name))
+	if (strbuf_printf_bare(buf, len, " *   %s(call, %d)   %s\n", is_out ? "pf_out" : "pf_in", idx, x0->name))
 		return -1;
 	for (int k = 0; k < t->n_variants; k++) {
 		const struct graph_variant *v = &t->variants[k];
@@ -59,7 +59,7 @@ static int tensor_lines(char **buf, size_t *len, const struct graph_task *t, int
 			 graph_shape_str(&x->shape, sb, sizeof sb));
 		if (strcmp(x->name, x0->name) != 0)
 			snprintf(named, sizeof named, "  (named %.120s)", x->name);
-		if (sbuf_printf(buf, len, " *       %-18s %-28s %s%s\n", v->name, ty, dt, named))
+		if (strbuf_printf_bare(buf, len, " *       %-18s %-28s %s%s\n", v->name, ty, dt, named))
 			return -1;
 	}
 	return 0;
@@ -72,19 +72,19 @@ char *pass_template(const struct graph_task *t)
 	char *render = NULL;
 	size_t rlen = 0;
 
-	if (sbuf_printf(&buf, &len, "/* pass.c for task %s\n *\n", t->id))
+	if (strbuf_printf_bare(&buf, &len, "/* pass.c for task %s\n *\n", t->id))
 		goto oom;
 	if (t->summary != NULL && comment_lines(&buf, &len, t->summary))
 		goto oom;
 	if (t->source != NULL) {
 		char *src = NULL;
 		size_t slen = 0;
-		int bad = sbuf_printf(&src, &slen, "Source: %s", t->source) || comment_lines(&buf, &len, src);
+		int bad = strbuf_printf_bare(&src, &slen, "Source: %s", t->source) || comment_lines(&buf, &len, src);
 		free(src);
 		if (bad)
 			goto oom;
 	}
-	if (sbuf_printf(&buf, &len,
+	if (strbuf_printf_bare(&buf, &len,
 			" *\n"
 			" * The replacement below runs in place of this graph, on every variant\n"
 			" * (pf_variant(call) returns the variant's name):\n"
@@ -95,13 +95,13 @@ char *pass_template(const struct graph_task *t)
 		render = NULL;
 		rlen = 0;
 		if (graph_render_variant(&t->variants[k], &render, &rlen, "") != 0 ||
-		    comment_lines(&buf, &len, render) || sbuf_printf(&buf, &len, " *\n"))
+		    comment_lines(&buf, &len, render) || strbuf_printf_bare(&buf, &len, " *\n"))
 			goto oom;
 	}
 
 	if (t->n_variants > 0) {
 		const struct graph_variant *v0 = &t->variants[0];
-		if (sbuf_printf(&buf, &len,
+		if (strbuf_printf_bare(&buf, &len,
 				" * Inputs and outputs, in the order pf_in(call, i) and pf_out(call, i)\n"
 				" * give them (pf_tensor: data, dtype, ndim, shape[], stride[]):\n"
 				" *\n"))
@@ -114,7 +114,7 @@ char *pass_template(const struct graph_task *t)
 				goto oom;
 	}
 
-	if (sbuf_printf(&buf, &len,
+	if (strbuf_printf_bare(&buf, &len,
 			" *\n"
 			" * Rules: one file, CUDA C.  Write __global__ kernels and launch them from\n"
 			" * the replacement with pf_launch(call, kernel, grid, block, shared_bytes,\n"

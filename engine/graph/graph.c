@@ -20,7 +20,7 @@
 
 /* ---- small shared helpers ------------------------------------------------ */
 
-int gerr(struct gctx *c, const char *fmt, ...)
+int graph_err(struct gctx *c, const char *fmt, ...)
 {
 	char msg[GRAPH_ERR_LEN];
 	va_list ap;
@@ -157,7 +157,7 @@ static int check_keys(struct gctx *c, json_t *obj, const char *what, const char 
 		for (const char *const *a = allowed; *a; a++)
 			ok |= strcmp(*a, key) == 0;
 		if (!ok)
-			return gerr(c, "%s: unknown field '%s'", what, key);
+			return graph_err(c, "%s: unknown field '%s'", what, key);
 	}
 	return 0;
 }
@@ -181,9 +181,9 @@ static int get_string(struct gctx *c, json_t *obj, const char *key, const char *
 {
 	json_t *j = json_object_get(obj, key);
 	if (j == NULL)
-		return gerr(c, "%s: missing field '%s'", what, key);
+		return graph_err(c, "%s: missing field '%s'", what, key);
 	if (!json_is_string(j))
-		return gerr(c, "%s: field '%s' must be a string", what, key);
+		return graph_err(c, "%s: field '%s' must be a string", what, key);
 	*out = json_string_value(j);
 	return 0;
 }
@@ -191,19 +191,19 @@ static int get_string(struct gctx *c, json_t *obj, const char *key, const char *
 static int parse_shape(struct gctx *c, json_t *j, const char *what, struct graph_shape *s)
 {
 	if (!json_is_array(j))
-		return gerr(c, "%s: 'shape' must be an array of integers", what);
+		return graph_err(c, "%s: 'shape' must be an array of integers", what);
 	if (json_array_size(j) > GRAPH_MAX_DIMS)
-		return gerr(c, "%s: shape has %zu dims, at most %d supported", what, json_array_size(j),
+		return graph_err(c, "%s: shape has %zu dims, at most %d supported", what, json_array_size(j),
 			    GRAPH_MAX_DIMS);
 	s->ndim = (int)json_array_size(j);
 	int64_t numel = 1;
 	for (int i = 0; i < s->ndim; i++) {
 		json_t *e = json_array_get(j, (size_t)i);
 		if (!json_is_integer(e) || json_integer_value(e) < 0)
-			return gerr(c, "%s: shape entry %d must be an integer >= 0", what, i);
+			return graph_err(c, "%s: shape entry %d must be an integer >= 0", what, i);
 		s->d[i] = json_integer_value(e);
 		if (s->d[i] > GRAPH_MAX_NUMEL || (s->d[i] && numel > GRAPH_MAX_NUMEL / s->d[i]))
-			return gerr(c, "%s: shape is too large (over 2^40 elements)", what);
+			return graph_err(c, "%s: shape is too large (over 2^40 elements)", what);
 		numel *= s->d[i] ? s->d[i] : 1;
 	}
 	return 0;
@@ -271,19 +271,19 @@ static int parse_input(struct gctx *c, struct graph_variant *v, int *cap, json_t
 	struct graph_shape s;
 	snprintf(what, sizeof(what), "input %d", idx);
 	if (!json_is_object(j))
-		return gerr(c, "%s must be an object", what);
+		return graph_err(c, "%s must be an object", what);
 	if (check_keys(c, j, what, keys) || get_string(c, j, "name", what, &name))
 		return -1;
 	snprintf(what, sizeof(what), "input '%.40s'", name);
 	if (!valid_ident(name, 0))
-		return gerr(c, "%s: names must match [A-Za-z_][A-Za-z0-9_.]* (at most %d bytes)", what, MAX_NAME);
+		return graph_err(c, "%s: names must match [A-Za-z_][A-Za-z0-9_.]* (at most %d bytes)", what, MAX_NAME);
 	if (lookup(v, name) != -1)
-		return gerr(c, "%s: duplicate name", what);
+		return graph_err(c, "%s: duplicate name", what);
 	if (get_string(c, j, "dtype", what, &dts))
 		return -1;
 	enum graph_dtype dt = graph_dtype_parse(dts);
 	if (dt == DT_INVALID)
-		return gerr(c, "%s: invalid dtype '%s' (float32, float16, bfloat16, float64, int64, int32, bool)",
+		return graph_err(c, "%s: invalid dtype '%s' (float32, float16, bfloat16, float64, int64, int32, bool)",
 			    what, dts);
 	if (parse_shape(c, json_object_get(j, "shape"), what, &s))
 		return -1;
@@ -296,26 +296,26 @@ static int parse_input(struct gctx *c, struct graph_variant *v, int *cap, json_t
 		if (e == NULL || json_is_null(e))
 			continue;
 		if (!json_is_number(e) || !isfinite(json_number_value(e)))
-			return gerr(c, "%s: '%s' must be a finite number", what, nums[i]);
+			return graph_err(c, "%s: '%s' must be a finite number", what, nums[i]);
 		*has[i] = 1;
 		*val[i] = json_number_value(e);
 	}
 	if (g->has_std && g->std < 0)
-		return gerr(c, "%s: 'std' must be >= 0", what);
+		return graph_err(c, "%s: 'std' must be >= 0", what);
 	if (g->has_min && g->has_max && g->min > g->max)
-		return gerr(c, "%s: 'min' %g is greater than 'max' %g", what, g->min, g->max);
+		return graph_err(c, "%s: 'min' %g is greater than 'max' %g", what, g->min, g->max);
 	json_t *data = json_object_get(j, "data");
 	if (data && !json_is_null(data)) {
 		int64_t numel = graph_shape_numel(&s);
 		if (!json_is_array(data))
-			return gerr(c, "%s: 'data' must be an array of numbers", what);
+			return graph_err(c, "%s: 'data' must be an array of numbers", what);
 		if ((int64_t)json_array_size(data) != numel)
-			return gerr(c, "%s: 'data' has %zu values, shape needs %lld", what,
+			return graph_err(c, "%s: 'data' has %zu values, shape needs %lld", what,
 				    json_array_size(data), (long long)numel);
 		g->n_data = json_array_size(data);
 		g->data = calloc(g->n_data ? g->n_data : 1, sizeof(double));
 		if (g->data == NULL)
-			return gerr(c, "out of memory");
+			return graph_err(c, "out of memory");
 		for (size_t i = 0; i < g->n_data; i++) {
 			json_t *e = json_array_get(data, i);
 			if (json_is_boolean(e))
@@ -323,12 +323,12 @@ static int parse_input(struct gctx *c, struct graph_variant *v, int *cap, json_t
 			else if (json_is_number(e) && isfinite(json_number_value(e)))
 				g->data[i] = json_number_value(e);
 			else
-				return gerr(c, "%s: data[%zu] must be a finite number", what, i);
+				return graph_err(c, "%s: data[%zu] must be a finite number", what, i);
 		}
 	}
 	if (add_value(v, cap, name, dt, &s, -1, 0) < 0 ||
 	    index_put(v, v->values[v->n_values - 1].name, v->n_values - 1))
-		return gerr(c, "out of memory");
+		return graph_err(c, "out of memory");
 	return 0;
 }
 
@@ -342,26 +342,26 @@ static int parse_operand(struct gctx *c, struct graph_variant *v, json_t *jnodes
 	}
 	if (json_is_number(e) || json_is_boolean(e)) {
 		if (!scalars_ok)
-			return gerr(c, "operand %d is a number; this op takes tensors only", i);
+			return graph_err(c, "operand %d is a number; this op takes tensors only", i);
 		o->kind = OPND_SCALAR;
 		o->scalar = json_is_boolean(e) ? json_is_true(e) : json_number_value(e);
 		o->scalar_is_int = json_is_integer(e);
 		o->scalar_is_bool = json_is_boolean(e);
 		if (!isfinite(o->scalar) && !json_is_boolean(e))
-			return gerr(c, "operand %d: the number must be finite", i);
+			return graph_err(c, "operand %d: the number must be finite", i);
 		return 0;
 	}
 	if (!json_is_string(e))
-		return gerr(c, "operand %d must be a name, a number or null", i);
+		return graph_err(c, "operand %d must be a name, a number or null", i);
 	const char *name = json_string_value(e);
 	int k = lookup(v, name);
 	if (k == -1) {
 		for (size_t later = (size_t)self; later < json_array_size(jnodes); later++)
 			if (strcmp(name, json_string_value(json_object_get(json_array_get(jnodes, later),
 									    "name")) ?: "") == 0)
-				return gerr(c, "operand %d '%s' is defined later: nodes must come in topological order (a cycle is not allowed)",
+				return graph_err(c, "operand %d '%s' is defined later: nodes must come in topological order (a cycle is not allowed)",
 					    i, name);
-		return gerr(c, "operand %d '%s' is not an input or an earlier node", i, name);
+		return graph_err(c, "operand %d '%s' is not an input or an earlier node", i, name);
 	}
 	if (k <= -2) {
 		o->kind = OPND_TUPLE;
@@ -385,42 +385,42 @@ static int parse_node(struct gctx *c, struct graph_variant *v, int *cap, json_t 
 	json_t *j = json_array_get(jnodes, (size_t)idx);
 	snprintf(what, sizeof(what), "node %d", idx);
 	if (!json_is_object(j))
-		return gerr(c, "%s must be an object", what);
+		return graph_err(c, "%s must be an object", what);
 	if (get_string(c, j, "name", what, &name))
 		return -1;
 	c->node = name;
 	if (check_keys(c, j, "node", keys))
 		return -1;
 	if (!valid_ident(name, 0))
-		return gerr(c, "names must match [A-Za-z_][A-Za-z0-9_.]* (at most %d bytes)", MAX_NAME);
+		return graph_err(c, "names must match [A-Za-z_][A-Za-z0-9_.]* (at most %d bytes)", MAX_NAME);
 	if (lookup(v, name) != -1)
-		return gerr(c, "duplicate name (an input or an earlier node is called that)");
+		return graph_err(c, "duplicate name (an input or an earlier node is called that)");
 	if (get_string(c, j, "op", "node", &opn))
 		return -1;
 	n->op = graph_op_parse(opn);
 	if (n->op == OP_INVALID)
-		return gerr(c, "unknown op '%s' (docs/graph-format.md lists the ops)", opn);
+		return graph_err(c, "unknown op '%s' (docs/graph-format.md lists the ops)", opn);
 	c->op = graph_op_name(n->op);
 	n->name = strdup(name);
 	json_t *ins = json_object_get(j, "inputs");
 	if (!json_is_array(ins))
-		return gerr(c, "'inputs' must be an array");
+		return graph_err(c, "'inputs' must be an array");
 	int mn, mx, sok;
 	graph_op_arity(n->op, &mn, &mx, &sok);
 	int cnt = (int)json_array_size(ins);
 	if (cnt < mn || (mx >= 0 && cnt > mx)) {
 		if (mn == mx)
-			return gerr(c, "takes %d operand%s, got %d", mn, mn == 1 ? "" : "s", cnt);
+			return graph_err(c, "takes %d operand%s, got %d", mn, mn == 1 ? "" : "s", cnt);
 		if (mx < 0)
-			return gerr(c, "takes at least %d operand%s, got %d", mn, mn == 1 ? "" : "s", cnt);
-		return gerr(c, "takes %d to %d operands, got %d", mn, mx, cnt);
+			return graph_err(c, "takes at least %d operand%s, got %d", mn, mn == 1 ? "" : "s", cnt);
+		return graph_err(c, "takes %d to %d operands, got %d", mn, mx, cnt);
 	}
 	if (cnt > MAX_INPUTS)
-		return gerr(c, "too many operands");
+		return graph_err(c, "too many operands");
 	n->operands = calloc((size_t)(cnt ? cnt : 1), sizeof(*n->operands));
 	n->n_operands = cnt;
 	if (n->operands == NULL || n->name == NULL)
-		return gerr(c, "out of memory");
+		return graph_err(c, "out of memory");
 	for (int i = 0; i < cnt; i++) {
 		if (parse_operand(c, v, jnodes, idx, json_array_get(ins, (size_t)i), i, &n->operands[i], sok,
 				  *uses))
@@ -428,19 +428,19 @@ static int parse_node(struct gctx *c, struct graph_variant *v, int *cap, json_t 
 		/* Operand 0 is the tensor an op works on; null is only for optional
 		 * operands after it. */
 		if (i == 0 && n->operands[i].kind == OPND_NONE)
-			return gerr(c, "operand 0 cannot be null");
+			return graph_err(c, "operand 0 cannot be null");
 	}
 	json_t *attrs = json_object_get(j, "attrs");
 	if (attrs && !json_is_object(attrs))
-		return gerr(c, "'attrs' must be an object");
+		return graph_err(c, "'attrs' must be an object");
 	n->attrs = attrs ? json_deep_copy(attrs) : json_object();
 	if (n->attrs == NULL)
-		return gerr(c, "out of memory");
+		return graph_err(c, "out of memory");
 
 	int nres;
 	struct graph_value *tmp = malloc(sizeof(*tmp) * GRAPH_MAX_RESULTS);
 	if (tmp == NULL)
-		return gerr(c, "out of memory");
+		return graph_err(c, "out of memory");
 	if (graph_infer_node(c, v, n, tmp, &nres)) {
 		free(tmp);
 		return -1;
@@ -455,17 +455,17 @@ static int parse_node(struct gctx *c, struct graph_variant *v, int *cap, json_t 
 			snprintf(nm, sizeof(nm), "%s", name);
 		if (add_value(v, cap, nm, tmp[k].dtype, &tmp[k].shape, idx, k) < 0) {
 			free(tmp);
-			return gerr(c, "out of memory");
+			return graph_err(c, "out of memory");
 		}
 	}
 	free(tmp);
 	if (index_put(v, n->name, n->is_tuple ? -2 - idx : n->first_value))
-		return gerr(c, "out of memory");
+		return graph_err(c, "out of memory");
 	if (v->n_values > *uses_cap) {
 		int nc = *cap;
 		int *p = realloc(*uses, sizeof(int) * (size_t)nc);
 		if (p == NULL)
-			return gerr(c, "out of memory");
+			return graph_err(c, "out of memory");
 		memset(p + *uses_cap, 0, sizeof(int) * (size_t)(nc - *uses_cap));
 		*uses = p;
 		*uses_cap = nc;
@@ -482,11 +482,11 @@ static int parse_variant(struct gctx *c, json_t *j, int idx, struct graph_varian
 	int cap = 0, uses_cap = 0, *uses = NULL, rc = -1;
 	snprintf(what, sizeof(what), "variant %d", idx);
 	if (!json_is_object(j))
-		return gerr(c, "%s must be an object", what);
+		return graph_err(c, "%s must be an object", what);
 	if (get_string(c, j, "name", what, &name))
 		return -1;
 	if (!valid_ident(name, 1))
-		return gerr(c, "%s: name '%.40s' must match [A-Za-z0-9_.-]+", what, name);
+		return graph_err(c, "%s: name '%.40s' must match [A-Za-z0-9_.-]+", what, name);
 	v->name = strdup(name);
 	c->variant = v->name;
 	if (check_keys(c, j, "variant", keys))
@@ -494,29 +494,29 @@ static int parse_variant(struct gctx *c, json_t *j, int idx, struct graph_varian
 	json_t *ins = json_object_get(j, "inputs"), *nodes = json_object_get(j, "nodes"),
 	       *outs = json_object_get(j, "outputs");
 	if (!json_is_array(ins))
-		return gerr(c, "'inputs' must be an array");
+		return graph_err(c, "'inputs' must be an array");
 	if (!json_is_array(nodes))
-		return gerr(c, "'nodes' must be an array");
+		return graph_err(c, "'nodes' must be an array");
 	if (!json_is_array(outs))
-		return gerr(c, "'outputs' must be an array");
+		return graph_err(c, "'outputs' must be an array");
 	if (json_array_size(ins) > MAX_INPUTS || json_array_size(nodes) > MAX_NODES)
-		return gerr(c, "too large (at most %d inputs and %d nodes)", MAX_INPUTS, MAX_NODES);
+		return graph_err(c, "too large (at most %d inputs and %d nodes)", MAX_INPUTS, MAX_NODES);
 	if (json_array_size(nodes) == 0 && json_array_size(outs) == 0)
-		return gerr(c, "the graph is empty (no nodes and no outputs)");
+		return graph_err(c, "the graph is empty (no nodes and no outputs)");
 	if (json_array_size(outs) == 0)
-		return gerr(c, "'outputs' is empty: a graph must produce something");
+		return graph_err(c, "'outputs' is empty: a graph must produce something");
 	v->n_inputs = (int)json_array_size(ins);
 	v->gen = calloc((size_t)v->n_inputs + 1, sizeof(*v->gen));
 	v->nodes = calloc(json_array_size(nodes) + 1, sizeof(*v->nodes));
 	if (v->gen == NULL || v->nodes == NULL)
-		return gerr(c, "out of memory");
+		return graph_err(c, "out of memory");
 	for (int i = 0; i < v->n_inputs; i++)
 		if (parse_input(c, v, &cap, json_array_get(ins, (size_t)i), i))
 			return -1;
 	uses_cap = cap;
 	uses = calloc((size_t)(cap ? cap : 1), sizeof(int));
 	if (uses == NULL)
-		return gerr(c, "out of memory");
+		return graph_err(c, "out of memory");
 	/* nodes[] is zeroed, so freeing after a failure part way is safe. */
 	v->n_nodes = (int)json_array_size(nodes);
 	for (int i = 0; i < v->n_nodes; i++)
@@ -525,28 +525,28 @@ static int parse_variant(struct gctx *c, json_t *j, int idx, struct graph_varian
 	v->n_outputs = (int)json_array_size(outs);
 	v->outputs = calloc((size_t)v->n_outputs, sizeof(int));
 	if (v->outputs == NULL) {
-		gerr(c, "out of memory");
+		graph_err(c, "out of memory");
 		goto out;
 	}
 	for (int i = 0; i < v->n_outputs; i++) {
 		json_t *e = json_array_get(outs, (size_t)i);
 		if (!json_is_string(e)) {
-			gerr(c, "outputs[%d] must be a name", i);
+			graph_err(c, "outputs[%d] must be a name", i);
 			goto out;
 		}
 		int k = lookup(v, json_string_value(e));
 		if (k == -1) {
-			gerr(c, "output '%s' is not an input or a node", json_string_value(e));
+			graph_err(c, "output '%s' is not an input or a node", json_string_value(e));
 			goto out;
 		}
 		if (k <= -2) {
-			gerr(c, "output '%s' is a tuple; list its elements through getitem nodes",
+			graph_err(c, "output '%s' is a tuple; list its elements through getitem nodes",
 			     json_string_value(e));
 			goto out;
 		}
 		for (int p = 0; p < i; p++)
 			if (v->outputs[p] == k) {
-				gerr(c, "output '%s' is listed twice", json_string_value(e));
+				graph_err(c, "output '%s' is listed twice", json_string_value(e));
 				goto out;
 			}
 		v->outputs[i] = k;
@@ -554,7 +554,7 @@ static int parse_variant(struct gctx *c, json_t *j, int idx, struct graph_varian
 	}
 	for (int i = 0; i < v->n_inputs; i++)
 		if (uses[i] == 0) {
-			gerr(c, "input '%s' is never used (remove it, or it would be an argument the pass must take for nothing)",
+			graph_err(c, "input '%s' is never used (remove it, or it would be an argument the pass must take for nothing)",
 			     v->values[i].name);
 			goto out;
 		}
@@ -566,7 +566,7 @@ static int parse_variant(struct gctx *c, json_t *j, int idx, struct graph_varian
 		if (!used) {
 			c->node = n->name;
 			c->op = graph_op_name(n->op);
-			gerr(c, "the result is never used and is not an output (dead node)");
+			graph_err(c, "the result is never used and is not an output (dead node)");
 			goto out;
 		}
 	}
@@ -588,22 +588,22 @@ static int check_consistent(struct gctx *c, struct graph_task *t)
 		c->variant = b->name;
 		for (int k = 0; k < i; k++)
 			if (strcmp(t->variants[k].name, b->name) == 0)
-				return gerr(c, "duplicate variant name");
+				return graph_err(c, "duplicate variant name");
 		if (b->n_inputs != a->n_inputs)
-			return gerr(c, "has %d inputs, variant '%s' has %d: every variant needs the same inputs",
+			return graph_err(c, "has %d inputs, variant '%s' has %d: every variant needs the same inputs",
 				    b->n_inputs, a->name, a->n_inputs);
 		for (int k = 0; k < a->n_inputs; k++)
 			if (strcmp(a->values[k].name, b->values[k].name) != 0)
-				return gerr(c, "input %d is '%s', variant '%s' calls it '%s'", k,
+				return graph_err(c, "input %d is '%s', variant '%s' calls it '%s'", k,
 					    b->values[k].name, a->name, a->values[k].name);
 		if (b->n_outputs != a->n_outputs)
-			return gerr(c, "has %d outputs, variant '%s' has %d", b->n_outputs, a->name, a->n_outputs);
+			return graph_err(c, "has %d outputs, variant '%s' has %d", b->n_outputs, a->name, a->n_outputs);
 		if (b->n_nodes != a->n_nodes)
-			return gerr(c, "has %d nodes, variant '%s' has %d: variants are one op sequence at other shapes",
+			return graph_err(c, "has %d nodes, variant '%s' has %d: variants are one op sequence at other shapes",
 				    b->n_nodes, a->name, a->n_nodes);
 		for (int k = 0; k < a->n_nodes; k++)
 			if (a->nodes[k].op != b->nodes[k].op)
-				return gerr(c, "node %d is %s, variant '%s' has %s there", k,
+				return graph_err(c, "node %d is %s, variant '%s' has %s there", k,
 					    graph_op_name(b->nodes[k].op), a->name, graph_op_name(a->nodes[k].op));
 	}
 	c->variant = NULL;
@@ -617,31 +617,31 @@ int graph_load_json(const char *label, json_t *root, struct graph_task **out, ch
 	const char *id = NULL, *summary = NULL;
 	*out = NULL;
 	if (!json_is_object(root))
-		return gerr(&c, "the top level must be a JSON object");
+		return graph_err(&c, "the top level must be a JSON object");
 	if (check_keys(&c, root, "top level", keys) || get_string(&c, root, "id", "top level", &id) ||
 	    get_string(&c, root, "summary", "top level", &summary))
 		return -1;
 	if (!valid_ident(id, 1) || strchr(id, '.') == id)
-		return gerr(&c, "id '%.40s' must match [A-Za-z0-9_.-]+ (at most %d bytes, not starting with '.')",
+		return graph_err(&c, "id '%.40s' must match [A-Za-z0-9_.-]+ (at most %d bytes, not starting with '.')",
 			    id, MAX_NAME);
 	json_t *src = json_object_get(root, "source");
 	if (src && !json_is_string(src) && !json_is_null(src))
-		return gerr(&c, "'source' must be a string");
+		return graph_err(&c, "'source' must be a string");
 	json_t *vars = json_object_get(root, "variants");
 	if (!json_is_array(vars) || json_array_size(vars) == 0)
-		return gerr(&c, "'variants' must be a non-empty array");
+		return graph_err(&c, "'variants' must be a non-empty array");
 	if (json_array_size(vars) > MAX_VARIANTS)
-		return gerr(&c, "too many variants (at most %d)", MAX_VARIANTS);
+		return graph_err(&c, "too many variants (at most %d)", MAX_VARIANTS);
 	struct graph_task *t = calloc(1, sizeof(*t));
 	if (t == NULL)
-		return gerr(&c, "out of memory");
+		return graph_err(&c, "out of memory");
 	t->id = strdup(id);
 	t->summary = strdup(summary);
 	t->source = json_is_string(src) ? strdup(json_string_value(src)) : NULL;
 	t->variants = calloc(json_array_size(vars), sizeof(*t->variants));
 	if (t->variants == NULL) {
 		graph_task_free(t);
-		return gerr(&c, "out of memory");
+		return graph_err(&c, "out of memory");
 	}
 	for (size_t i = 0; i < json_array_size(vars); i++) {
 		t->n_variants++;
@@ -668,7 +668,7 @@ int graph_load_buffer(const char *label, const char *buf, size_t len, struct gra
 	*out = NULL;
 	json_t *root = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &je);
 	if (root == NULL)
-		return gerr(&c, "invalid JSON at line %d, column %d: %s", je.line, je.column, je.text);
+		return graph_err(&c, "invalid JSON at line %d, column %d: %s", je.line, je.column, je.text);
 	int rc = graph_load_json(label, root, out, err, errlen);
 	json_decref(root);
 	return rc;
@@ -683,10 +683,10 @@ int graph_load_file(const char *path, struct graph_task **out, char *err, size_t
 	char *buf = base_read_file(path, PF_CAP_GRAPH_JSON, &len, &e);
 	if (buf == NULL) {
 		if (e == EFBIG)
-			return gerr(&c, "file is larger than %zu MiB", PF_CAP_GRAPH_JSON >> 20);
+			return graph_err(&c, "file is larger than %zu MiB", PF_CAP_GRAPH_JSON >> 20);
 		if (e == ENOMEM)
-			return gerr(&c, "out of memory");
-		return gerr(&c, "cannot open: %s", strerror(e));
+			return graph_err(&c, "out of memory");
+		return graph_err(&c, "cannot open: %s", strerror(e));
 	}
 	int rc = graph_load_buffer(path, buf, len, out, err, errlen);
 	free(buf);
@@ -709,17 +709,17 @@ static int render_index(json_t *idx, char **buf, size_t *len)
 		json_t *e = json_array_get(idx, i);
 		const char *sep = i ? ", " : "";
 		if (json_is_null(e)) {
-			if (sbuf_printf(buf, len, "%sNone", sep))
+			if (strbuf_printf_bare(buf, len, "%sNone", sep))
 				return -1;
 		} else if (json_is_integer(e)) {
-			if (sbuf_printf(buf, len, "%s%lld", sep, (long long)json_integer_value(e)))
+			if (strbuf_printf_bare(buf, len, "%s%lld", sep, (long long)json_integer_value(e)))
 				return -1;
 		} else if (json_is_array(e)) {
 			long long a = json_integer_value(json_array_get(e, 0));
 			long long b = json_integer_value(json_array_get(e, 1));
 			long long s = json_integer_value(json_array_get(e, 2));
-			if (sbuf_printf(buf, len, "%s%lld:%lld", sep, a, b) ||
-			    (s != 1 && sbuf_printf(buf, len, ":%lld", s)))
+			if (strbuf_printf_bare(buf, len, "%s%lld:%lld", sep, a, b) ||
+			    (s != 1 && strbuf_printf_bare(buf, len, ":%lld", s)))
 				return -1;
 		}
 	}
@@ -731,15 +731,15 @@ static int render_operand(const struct graph_variant *v, const struct graph_oper
 {
 	switch (o->kind) {
 	case OPND_NONE:
-		return sbuf_printf(buf, len, "None");
+		return strbuf_printf_bare(buf, len, "None");
 	case OPND_VALUE:
-		return sbuf_printf(buf, len, "%s", v->values[o->value].name);
+		return strbuf_printf_bare(buf, len, "%s", v->values[o->value].name);
 	case OPND_TUPLE:
-		return sbuf_printf(buf, len, "%s", v->nodes[o->node].name);
+		return strbuf_printf_bare(buf, len, "%s", v->nodes[o->node].name);
 	case OPND_SCALAR:
 		if (o->scalar_is_bool)
-			return sbuf_printf(buf, len, "%s", o->scalar ? "True" : "False");
-		return sbuf_printf(buf, len, o->scalar_is_int ? "%.0f" : "%.9g", o->scalar);
+			return strbuf_printf_bare(buf, len, "%s", o->scalar ? "True" : "False");
+		return strbuf_printf_bare(buf, len, o->scalar_is_int ? "%.0f" : "%.9g", o->scalar);
 	}
 	return 0;
 }
@@ -750,18 +750,18 @@ static int render_node(const struct graph_variant *v, const struct graph_node *n
 	char *line = NULL;
 	size_t ll = 0;
 	int rc = -1;
-	if (sbuf_printf(&line, &ll, "%s = ", n->name))
+	if (strbuf_printf_bare(&line, &ll, "%s = ", n->name))
 		goto out;
 	if (n->op == OP_GETITEM) {
-		if (render_operand(v, &n->operands[0], &line, &ll) || sbuf_printf(&line, &ll, "[") ||
+		if (render_operand(v, &n->operands[0], &line, &ll) || strbuf_printf_bare(&line, &ll, "[") ||
 		    render_index(json_object_get(n->attrs, "index"), &line, &ll) ||
-		    sbuf_printf(&line, &ll, "]"))
+		    strbuf_printf_bare(&line, &ll, "]"))
 			goto out;
 	} else {
-		if (sbuf_printf(&line, &ll, "%s(", graph_op_name(n->op)))
+		if (strbuf_printf_bare(&line, &ll, "%s(", graph_op_name(n->op)))
 			goto out;
 		for (int i = 0; i < n->n_operands; i++)
-			if ((i && sbuf_printf(&line, &ll, ", ")) || render_operand(v, &n->operands[i], &line, &ll))
+			if ((i && strbuf_printf_bare(&line, &ll, ", ")) || render_operand(v, &n->operands[i], &line, &ll))
 				goto out;
 		const char *key;
 		json_t *val;
@@ -771,7 +771,7 @@ static int render_node(const struct graph_variant *v, const struct graph_node *n
 			    (graph_attr_is_default(n->op, key, val) && !graph_attr_semantic(key)))
 				continue;       /* derived (shown in the result), or a default that says nothing */
 			char *s = json_dumps(val, JSON_COMPACT | JSON_ENCODE_ANY | JSON_REAL_PRECISION(9));
-			int bad = s == NULL || sbuf_printf(&line, &ll, "%s%s=%s", first ? "" : ", ", key, s);
+			int bad = s == NULL || strbuf_printf_bare(&line, &ll, "%s%s=%s", first ? "" : ", ", key, s);
 			free(s);
 			if (bad)
 				goto out;
@@ -785,11 +785,11 @@ static int render_node(const struct graph_variant *v, const struct graph_node *n
 			if (!graph_attr_semantic(an) || d == NULL || json_object_get(n->attrs, an) != NULL ||
 			    strcmp(d, "null") == 0)
 				continue;
-			if (sbuf_printf(&line, &ll, "%s%s=%s", first ? "" : ", ", an, d))
+			if (strbuf_printf_bare(&line, &ll, "%s%s=%s", first ? "" : ", ", an, d))
 				goto out;
 			first = 0;
 		}
-		if (sbuf_printf(&line, &ll, ")"))
+		if (strbuf_printf_bare(&line, &ll, ")"))
 			goto out;
 	}
 	rc = 0;
@@ -801,10 +801,10 @@ static int render_node(const struct graph_variant *v, const struct graph_node *n
 		const char *lead = k == 0 ? line : "";
 		int pad = (int)(k == 0 ? (w < 56 ? 56 - w : 1) : 56);
 		if (n->is_tuple)
-			rc = sbuf_printf(buf, len, "%s%*s%s[%d] %s%s\n", lead, pad, "", k ? "  " : "", k,
+			rc = strbuf_printf_bare(buf, len, "%s%*s%s[%d] %s%s\n", lead, pad, "", k ? "  " : "", k,
 					 graph_dtype_name(r->dtype), sb);
 		else
-			rc = sbuf_printf(buf, len, "%s%*s%s%s\n", lead, pad, "", graph_dtype_name(r->dtype), sb);
+			rc = strbuf_printf_bare(buf, len, "%s%*s%s%s\n", lead, pad, "", graph_dtype_name(r->dtype), sb);
 	}
 out:
 	free(line);
@@ -814,23 +814,23 @@ out:
 int graph_render_variant(const struct graph_variant *v, char **buf, size_t *len, const char *indent)
 {
 	char sb[200];
-	if (sbuf_printf(buf, len, "%svariant %s\n", indent, v->name))
+	if (strbuf_printf_bare(buf, len, "%svariant %s\n", indent, v->name))
 		return -1;
 	for (int i = 0; i < v->n_inputs; i++) {
 		const struct graph_value *x = &v->values[i];
-		if (sbuf_printf(buf, len, "%s  in  %-12s %s%s\n", indent, x->name, graph_dtype_name(x->dtype),
+		if (strbuf_printf_bare(buf, len, "%s  in  %-12s %s%s\n", indent, x->name, graph_dtype_name(x->dtype),
 				graph_shape_str(&x->shape, sb, sizeof(sb))))
 			return -1;
 	}
 	for (int i = 0; i < v->n_nodes; i++)
-		if (sbuf_printf(buf, len, "%s  ", indent) || render_node(v, &v->nodes[i], buf, len))
+		if (strbuf_printf_bare(buf, len, "%s  ", indent) || render_node(v, &v->nodes[i], buf, len))
 			return -1;
-	if (sbuf_printf(buf, len, "%s  out", indent))
+	if (strbuf_printf_bare(buf, len, "%s  out", indent))
 		return -1;
 	for (int i = 0; i < v->n_outputs; i++)
-		if (sbuf_printf(buf, len, "%s%s", i ? ", " : " ", v->values[v->outputs[i]].name))
+		if (strbuf_printf_bare(buf, len, "%s%s", i ? ", " : " ", v->values[v->outputs[i]].name))
 			return -1;
-	return sbuf_printf(buf, len, "\n");
+	return strbuf_printf_bare(buf, len, "\n");
 }
 
 char *graph_op_sequence(const struct graph_task *t)
@@ -838,10 +838,10 @@ char *graph_op_sequence(const struct graph_task *t)
 	char *buf = NULL;
 	size_t len = 0;
 	const struct graph_variant *v = &t->variants[0];
-	if (sbuf_printf(&buf, &len, "%s", ""))
+	if (strbuf_printf_bare(&buf, &len, "%s", ""))
 		return NULL;
 	for (int i = 0; i < v->n_nodes; i++)
-		if (sbuf_printf(&buf, &len, "%s%s", i ? " > " : "", graph_op_name(v->nodes[i].op))) {
+		if (strbuf_printf_bare(&buf, &len, "%s%s", i ? " > " : "", graph_op_name(v->nodes[i].op))) {
 			free(buf);
 			return NULL;
 		}

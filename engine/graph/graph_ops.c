@@ -160,7 +160,7 @@ static int aints(struct icx *x, const char *k, int64_t *out, int max, int *cnt, 
 		return 0;
 	}
 	if ((int)json_array_size(j) > max)
-		return gerr(x->c, "attribute '%s' has %zu entries, at most %d allowed", k,
+		return graph_err(x->c, "attribute '%s' has %zu entries, at most %d allowed", k,
 			    json_array_size(j), max);
 	*cnt = (int)json_array_size(j);
 	for (int i = 0; i < *cnt; i++)
@@ -182,7 +182,7 @@ static int wrap_dim(struct icx *x, const char *what, int64_t d, int ndim, int64_
 	int n = ndim > 0 ? ndim : 1;    /* PyTorch lets 0-dim tensors use dim 0 / -1 */
 	*out = 0;
 	if (d < -n || d >= n)
-		return gerr(x->c, "%s %lld is out of range for a %d-dim tensor (expected -%d..%d)",
+		return graph_err(x->c, "%s %lld is out of range for a %d-dim tensor (expected -%d..%d)",
 			    what, (long long)d, ndim, n, n - 1);
 	*out = d < 0 ? d + n : d;
 	return 0;
@@ -198,12 +198,12 @@ static int set_result(struct icx *x, enum graph_dtype dt, const struct graph_sha
 	int64_t numel = 1;
 	for (int i = 0; i < s->ndim; i++) {
 		if (s->d[i] < 0)
-			return gerr(x->c, "result dim %d would be negative (%lld)", i, (long long)s->d[i]);
+			return graph_err(x->c, "result dim %d would be negative (%lld)", i, (long long)s->d[i]);
 		if (s->d[i] > GRAPH_MAX_NUMEL)
-			return gerr(x->c, "result is too large");
+			return graph_err(x->c, "result is too large");
 		numel *= s->d[i] ? s->d[i] : 1;
 		if (numel > GRAPH_MAX_NUMEL)
-			return gerr(x->c, "result is too large (over 2^40 elements)");
+			return graph_err(x->c, "result is too large (over 2^40 elements)");
 	}
 	int k = (*x->nres)++;
 	x->res[k].dtype = dt;
@@ -283,7 +283,7 @@ static int need_float(struct icx *x, int i)
 {
 	const struct graph_value *t = opv(x, i);
 	if (t && !graph_dtype_is_float(t->dtype))
-		return gerr(x->c, "operand %d ('%s') is %s; this op needs a floating-point tensor",
+		return graph_err(x->c, "operand %d ('%s') is %s; this op needs a floating-point tensor",
 			    i, t->name, graph_dtype_name(t->dtype));
 	return 0;
 }
@@ -300,7 +300,7 @@ static int broadcast(struct icx *x, struct graph_shape *acc, const struct graph_
 		int ia = acc->ndim - r.ndim + i, is = s->ndim - r.ndim + i;
 		int64_t a = ia >= 0 ? acc->d[ia] : 1, b = is >= 0 ? s->d[is] : 1;
 		if (a != b && a != 1 && b != 1)
-			return gerr(x->c, "shapes %s and %s (of '%s') do not broadcast (dim %d: %lld vs %lld)",
+			return graph_err(x->c, "shapes %s and %s (of '%s') do not broadcast (dim %d: %lld vs %lld)",
 				    shp(acc, b1), shp(s, b2), name, i - r.ndim,
 				    (long long)a, (long long)b);
 		r.d[i] = a == 1 ? b : a;
@@ -327,14 +327,14 @@ static int infer_binary(struct icx *x)
 {
 	struct graph_shape s;
 	if (opv(x, 0) == NULL && opv(x, 1) == NULL)
-		return gerr(x->c, "needs at least one tensor operand (both are numbers)");
+		return graph_err(x->c, "needs at least one tensor operand (both are numbers)");
 	if (broadcast_operands(x, 0, 2, &s))
 		return -1;
 	enum graph_dtype dt = result_type(x, 0, 2);
 	if (x->n->op == OP_DIV && !graph_dtype_is_float(dt))
 		dt = DT_F32;            /* true division */
 	if (x->n->op == OP_SUB && dt == DT_BOOL)
-		return gerr(x->c, "subtraction of bool tensors is not supported (PyTorch refuses it)");
+		return graph_err(x->c, "subtraction of bool tensors is not supported (PyTorch refuses it)");
 	if (x->n->op == OP_POW && opv(x, 1) == NULL && x->n->operands[1].kind == OPND_SCALAR &&
 	    !x->n->operands[1].scalar_is_int && !graph_dtype_is_float(dt))
 		dt = DT_F32;
@@ -346,9 +346,9 @@ static int infer_where(struct icx *x)
 	const struct graph_value *cond = opv(x, 0);
 	struct graph_shape s;
 	if (cond == NULL)
-		return gerr(x->c, "the condition (operand 0) must be a tensor");
+		return graph_err(x->c, "the condition (operand 0) must be a tensor");
 	if (cond->dtype != DT_BOOL)
-		return gerr(x->c, "the condition '%s' is %s; it must be bool", cond->name,
+		return graph_err(x->c, "the condition '%s' is %s; it must be bool", cond->name,
 			    graph_dtype_name(cond->dtype));
 	if (broadcast_operands(x, 0, 3, &s))
 		return -1;
@@ -362,7 +362,7 @@ static int infer_unary(struct icx *x)
 	switch (x->n->op) {
 	case OP_RELU:
 		if (dt == DT_BOOL)
-			return gerr(x->c, "relu of a bool tensor is not supported");
+			return graph_err(x->c, "relu of a bool tensor is not supported");
 		break;
 	case OP_SILU:
 	case OP_GELU:
@@ -377,7 +377,7 @@ static int infer_unary(struct icx *x)
 	if (x->n->op == OP_GELU) {
 		const char *a = astr(x, "approximate");
 		if (strcmp(a, "none") != 0 && strcmp(a, "tanh") != 0)
-			return gerr(x->c, "approximate must be \"none\" or \"tanh\", not \"%s\"", a);
+			return graph_err(x->c, "approximate must be \"none\" or \"tanh\", not \"%s\"", a);
 	}
 	return set_result(x, dt, &t->shape);
 }
@@ -388,9 +388,9 @@ static int infer_identity(struct icx *x)
 	if (x->n->op == OP_DROPOUT) {
 		double p = anum(x, "p");
 		if (abool(x, "training"))
-			return gerr(x->c, "training=true: passfs evaluates in eval mode, where dropout is the identity");
+			return graph_err(x->c, "training=true: passfs evaluates in eval mode, where dropout is the identity");
 		if (!(p >= 0 && p <= 1))
-			return gerr(x->c, "p must be between 0 and 1, not %g", p);
+			return graph_err(x->c, "p must be between 0 and 1, not %g", p);
 	}
 	return set_result(x, t->dtype, &t->shape);
 }
@@ -412,7 +412,7 @@ static int infer_softmax(struct icx *x)
 	if (!anull(x, "dtype"))
 		dt = graph_dtype_parse(astr(x, "dtype"));
 	if (!graph_dtype_is_float(dt))
-		return gerr(x->c, "softmax of %s: needs a floating-point tensor (or a float dtype attribute)",
+		return graph_err(x->c, "softmax of %s: needs a floating-point tensor (or a float dtype attribute)",
 			    graph_dtype_name(dt));
 	return set_result(x, dt, &t->shape);
 }
@@ -421,15 +421,15 @@ static int infer_prelu(struct icx *x)
 {
 	const struct graph_value *t = opv(x, 0), *w = opv(x, 1);
 	if (w == NULL)
-		return gerr(x->c, "weight (operand 1) must be a tensor");
+		return graph_err(x->c, "weight (operand 1) must be a tensor");
 	if (need_float(x, 0))
 		return -1;
 	int64_t wn = graph_shape_numel(&w->shape);
 	int64_t ch = t->shape.ndim >= 2 ? t->shape.d[1] : 1;
 	if (w->shape.ndim > 1)
-		return gerr(x->c, "weight '%s' must be 1-D or a scalar, it has %d dims", w->name, w->shape.ndim);
+		return graph_err(x->c, "weight '%s' must be 1-D or a scalar, it has %d dims", w->name, w->shape.ndim);
 	if (wn != 1 && wn != ch)
-		return gerr(x->c, "weight '%s' has %lld elements; expected 1 or the %lld channels of '%s'",
+		return graph_err(x->c, "weight '%s' has %lld elements; expected 1 or the %lld channels of '%s'",
 			    w->name, (long long)wn, (long long)ch, t->name);
 	return set_result(x, result_type(x, 0, 2), &t->shape);
 }
@@ -443,7 +443,7 @@ static int check_param(struct icx *x, int i, const int64_t *dims, int nd, const 
 	if (i >= x->n->n_operands || x->n->operands[i].kind == OPND_NONE)
 		return 0;
 	if (p == NULL)
-		return gerr(x->c, "%s (operand %d) must be a tensor or null", role, i);
+		return graph_err(x->c, "%s (operand %d) must be a tensor or null", role, i);
 	int ok = p->shape.ndim == nd;
 	for (int k = 0; ok && k < nd; k++)
 		ok = p->shape.d[k] == dims[k];
@@ -451,7 +451,7 @@ static int check_param(struct icx *x, int i, const int64_t *dims, int nd, const 
 		struct graph_shape want = {.ndim = nd};
 		memcpy(want.d, dims, sizeof(int64_t) * (size_t)nd);
 		char b2[160];
-		return gerr(x->c, "%s '%s' has shape %s, expected %s", role, p->name,
+		return graph_err(x->c, "%s '%s' has shape %s, expected %s", role, p->name,
 			    shp(&p->shape, b1), shp(&want, b2));
 	}
 	return 0;
@@ -466,15 +466,15 @@ static int infer_layer_norm(struct icx *x)
 	if (need_float(x, 0) || aints(x, "normalized_shape", ns, GRAPH_MAX_DIMS, &cnt, NULL))
 		return -1;
 	if (cnt == 0 || cnt > t->shape.ndim)
-		return gerr(x->c, "normalized_shape has %d dims; '%s' has shape %s", cnt, t->name,
+		return graph_err(x->c, "normalized_shape has %d dims; '%s' has shape %s", cnt, t->name,
 			    shp(&t->shape, b1));
 	for (int k = 0; k < cnt; k++)
 		if (ns[k] != t->shape.d[t->shape.ndim - cnt + k])
-			return gerr(x->c, "normalized_shape does not match the last %d dims of '%s' %s",
+			return graph_err(x->c, "normalized_shape does not match the last %d dims of '%s' %s",
 				    cnt, t->name, shp(&t->shape, b1));
 	aset_ints(x, "normalized_shape", ns, cnt);
 	if (!(anum(x, "eps") >= 0))
-		return gerr(x->c, "eps must be >= 0");
+		return graph_err(x->c, "eps must be >= 0");
 	if (check_param(x, 1, ns, cnt, "weight") || check_param(x, 2, ns, cnt, "bias"))
 		return -1;
 	return set_result(x, t->dtype, &t->shape);
@@ -487,12 +487,12 @@ static int infer_batch_norm(struct icx *x)
 	if (need_float(x, 0))
 		return -1;
 	if (t->shape.ndim < 2)
-		return gerr(x->c, "input '%s' %s needs at least 2 dims (N, C, ...)", t->name, shp(&t->shape, b1));
+		return graph_err(x->c, "input '%s' %s needs at least 2 dims (N, C, ...)", t->name, shp(&t->shape, b1));
 	if (abool(x, "training"))
-		return gerr(x->c, "training=true: passfs evaluates batch_norm in eval mode (running statistics)");
+		return graph_err(x->c, "training=true: passfs evaluates batch_norm in eval mode (running statistics)");
 	for (int i = 1; i <= 2; i++)
 		if (x->n->operands[i].kind == OPND_NONE)
-			return gerr(x->c, "%s (operand %d) is required in eval mode",
+			return graph_err(x->c, "%s (operand %d) is required in eval mode",
 				    i == 1 ? "running_mean" : "running_var", i);
 	int64_t c = t->shape.d[1];
 	static const char *roles[] = {"", "running_mean", "running_var", "weight", "bias"};
@@ -500,7 +500,7 @@ static int infer_batch_norm(struct icx *x)
 		if (check_param(x, i, &c, 1, roles[i]))
 			return -1;
 	if (!(anum(x, "eps") >= 0))
-		return gerr(x->c, "eps must be >= 0");
+		return graph_err(x->c, "eps must be >= 0");
 	return set_result(x, t->dtype, &t->shape);
 }
 
@@ -511,20 +511,20 @@ static int infer_matmul(struct icx *x)
 	const struct graph_value *a = opv(x, 0), *b = opv(x, 1);
 	char b1[160], b2[160];
 	if (a == NULL || b == NULL)
-		return gerr(x->c, "both operands must be tensors");
+		return graph_err(x->c, "both operands must be tensors");
 	if (need_float(x, 0) || need_float(x, 1))
 		return -1;
 	const struct graph_shape *sa = &a->shape, *sb = &b->shape;
 	if (sa->ndim == 0 || sb->ndim == 0)
-		return gerr(x->c, "both operands need at least 1 dim ('%s' %s, '%s' %s)", a->name,
+		return graph_err(x->c, "both operands need at least 1 dim ('%s' %s, '%s' %s)", a->name,
 			    shp(sa, b1), b->name, shp(sb, b2));
 	int64_t k_a = sa->d[sa->ndim - 1];
 	int64_t k_b = sb->ndim == 1 ? sb->d[0] : sb->d[sb->ndim - 2];
 	if (k_a != k_b)
-		return gerr(x->c, "inner dims differ: '%s' %s @ '%s' %s (%lld vs %lld)", a->name,
+		return graph_err(x->c, "inner dims differ: '%s' %s @ '%s' %s (%lld vs %lld)", a->name,
 			    shp(sa, b1), b->name, shp(sb, b2), (long long)k_a, (long long)k_b);
 	if (x->n->op == OP_BMM && (sa->ndim != 3 || sb->ndim != 3 || sa->d[0] != sb->d[0]))
-		return gerr(x->c, "bmm needs two 3-D tensors with the same batch: '%s' %s, '%s' %s",
+		return graph_err(x->c, "bmm needs two 3-D tensors with the same batch: '%s' %s, '%s' %s",
 			    a->name, shp(sa, b1), b->name, shp(sb, b2));
 	struct graph_shape batch_a = {0}, batch_b = {0}, r;
 	if (sa->ndim > 2) {
@@ -543,7 +543,7 @@ static int infer_matmul(struct icx *x)
 	if (sb->ndim >= 2)
 		r.d[r.ndim++] = sb->d[sb->ndim - 1];
 	if (a->dtype != b->dtype)
-		return gerr(x->c, "operands have different dtypes (%s and %s); matmul does not promote",
+		return graph_err(x->c, "operands have different dtypes (%s and %s); matmul does not promote",
 			    graph_dtype_name(a->dtype), graph_dtype_name(b->dtype));
 	return set_result(x, a->dtype, &r);
 }
@@ -556,21 +556,21 @@ static int infer_baddbmm(struct icx *x)
 	const struct graph_value *in = opv(x, 0), *a = opv(x, 1), *b = opv(x, 2);
 	char b1[160], b2[160];
 	if (a == NULL || b == NULL)
-		return gerr(x->c, "batch1 and batch2 (operands 1 and 2) must be tensors");
+		return graph_err(x->c, "batch1 and batch2 (operands 1 and 2) must be tensors");
 	if (need_float(x, 1))
 		return -1;
 	const struct graph_shape *sa = &a->shape, *sb = &b->shape;
 	if (sa->ndim != 3 || sb->ndim != 3 || sa->d[0] != sb->d[0] || sa->d[2] != sb->d[1])
-		return gerr(x->c, "batch1 '%s' %s and batch2 '%s' %s must be [b, n, m] and [b, m, p]",
+		return graph_err(x->c, "batch1 '%s' %s and batch2 '%s' %s must be [b, n, m] and [b, m, p]",
 			    a->name, shp(sa, b1), b->name, shp(sb, b2));
 	if (a->dtype != b->dtype || in->dtype != a->dtype)
-		return gerr(x->c, "operands have different dtypes (%s, %s, %s); baddbmm does not promote",
+		return graph_err(x->c, "operands have different dtypes (%s, %s, %s); baddbmm does not promote",
 			    graph_dtype_name(in->dtype), graph_dtype_name(a->dtype), graph_dtype_name(b->dtype));
 	struct graph_shape r = {3, {sa->d[0], sa->d[1], sb->d[2]}}, s = r;
 	if (broadcast(x, &s, &in->shape, in->name))
 		return -1;
 	if (s.ndim != 3 || memcmp(s.d, r.d, sizeof(int64_t) * 3) != 0)
-		return gerr(x->c, "input '%s' %s does not broadcast to the result %s", in->name,
+		return graph_err(x->c, "input '%s' %s does not broadcast to the result %s", in->name,
 			    shp(&in->shape, b1), shp(&r, b2));
 	return set_result(x, a->dtype, &r);
 }
@@ -580,19 +580,19 @@ static int infer_linear(struct icx *x)
 	const struct graph_value *t = opv(x, 0), *w = opv(x, 1);
 	char b1[160], b2[160];
 	if (w == NULL)
-		return gerr(x->c, "weight (operand 1) must be a tensor");
+		return graph_err(x->c, "weight (operand 1) must be a tensor");
 	if (need_float(x, 0) || need_float(x, 1))
 		return -1;
 	if (t->shape.ndim < 1 || (w->shape.ndim != 2 && w->shape.ndim != 1))
-		return gerr(x->c, "input '%s' %s and weight '%s' %s: weight must be [out, in]", t->name,
+		return graph_err(x->c, "input '%s' %s and weight '%s' %s: weight must be [out, in]", t->name,
 			    shp(&t->shape, b1), w->name, shp(&w->shape, b2));
 	int64_t in = w->shape.d[w->shape.ndim - 1];
 	if (t->shape.d[t->shape.ndim - 1] != in)
-		return gerr(x->c, "input '%s' %s has last dim %lld, weight '%s' %s expects %lld",
+		return graph_err(x->c, "input '%s' %s has last dim %lld, weight '%s' %s expects %lld",
 			    t->name, shp(&t->shape, b1), (long long)t->shape.d[t->shape.ndim - 1],
 			    w->name, shp(&w->shape, b2), (long long)in);
 	if (t->dtype != w->dtype)
-		return gerr(x->c, "input is %s but weight is %s; linear does not promote",
+		return graph_err(x->c, "input is %s but weight is %s; linear does not promote",
 			    graph_dtype_name(t->dtype), graph_dtype_name(w->dtype));
 	struct graph_shape r = t->shape;
 	if (w->shape.ndim == 2)
@@ -603,11 +603,11 @@ static int infer_linear(struct icx *x)
 		const struct graph_value *bias = opv(x, 2);
 		struct graph_shape tmp = r;
 		if (bias == NULL)
-			return gerr(x->c, "bias (operand 2) must be a tensor or null");
+			return graph_err(x->c, "bias (operand 2) must be a tensor or null");
 		if (broadcast(x, &tmp, &bias->shape, bias->name))
 			return -1;
 		if (tmp.ndim != r.ndim || memcmp(tmp.d, r.d, sizeof(int64_t) * (size_t)r.ndim) != 0)
-			return gerr(x->c, "bias '%s' %s does not broadcast to the result %s", bias->name,
+			return graph_err(x->c, "bias '%s' %s does not broadcast to the result %s", bias->name,
 				    shp(&bias->shape, b1), shp(&r, b2));
 	}
 	return set_result(x, t->dtype, &r);
@@ -626,10 +626,10 @@ static int pair_attr(struct icx *x, const char *k, int64_t out[2], int64_t min)
 		out[0] = v[0];
 		out[1] = v[1];
 	} else {
-		return gerr(x->c, "attribute '%s' needs 1 or 2 values, it has %d", k, cnt);
+		return graph_err(x->c, "attribute '%s' needs 1 or 2 values, it has %d", k, cnt);
 	}
 	if (out[0] < min || out[1] < min)
-		return gerr(x->c, "attribute '%s' must be >= %lld", k, (long long)min);
+		return graph_err(x->c, "attribute '%s' must be >= %lld", k, (long long)min);
 	aset_ints(x, k, out, 2);
 	return 0;
 }
@@ -640,22 +640,22 @@ static int infer_conv2d(struct icx *x)
 	int64_t st[2], dl[2], pd[2], groups = aint(x, "groups");
 	char b1[160], b2[160];
 	if (w == NULL)
-		return gerr(x->c, "weight (operand 1) must be a tensor");
+		return graph_err(x->c, "weight (operand 1) must be a tensor");
 	if (need_float(x, 0) || need_float(x, 1))
 		return -1;
 	if (t->shape.ndim != 4 && t->shape.ndim != 3)
-		return gerr(x->c, "input '%s' %s must be 4-D [N,C,H,W] (or 3-D unbatched)", t->name,
+		return graph_err(x->c, "input '%s' %s must be 4-D [N,C,H,W] (or 3-D unbatched)", t->name,
 			    shp(&t->shape, b1));
 	if (w->shape.ndim != 4)
-		return gerr(x->c, "weight '%s' %s must be 4-D [C_out, C_in/groups, kH, kW]", w->name,
+		return graph_err(x->c, "weight '%s' %s must be 4-D [C_out, C_in/groups, kH, kW]", w->name,
 			    shp(&w->shape, b1));
 	if (t->dtype != w->dtype)
-		return gerr(x->c, "input is %s but weight is %s; conv2d does not promote",
+		return graph_err(x->c, "input is %s but weight is %s; conv2d does not promote",
 			    graph_dtype_name(t->dtype), graph_dtype_name(w->dtype));
 	if (pair_attr(x, "stride", st, 1) || pair_attr(x, "dilation", dl, 1))
 		return -1;
 	if (groups < 1)
-		return gerr(x->c, "groups must be >= 1, not %lld", (long long)groups);
+		return graph_err(x->c, "groups must be >= 1, not %lld", (long long)groups);
 	int b = t->shape.ndim == 4;
 	int64_t cin = t->shape.d[b], h = t->shape.d[b + 1], wd = t->shape.d[b + 2];
 	int64_t cout = w->shape.d[0], kh = w->shape.d[2], kw = w->shape.d[3];
@@ -666,34 +666,34 @@ static int infer_conv2d(struct icx *x)
 			pd[0] = pd[1] = 0;
 		} else if (strcmp(ps, "same") == 0) {
 			if (st[0] != 1 || st[1] != 1)
-				return gerr(x->c, "padding \"same\" needs stride 1");
+				return graph_err(x->c, "padding \"same\" needs stride 1");
 			/* PyTorch pads the extra element on the right; keep the
 			 * symmetric part here and record the total. */
 			pd[0] = dl[0] * (kh - 1) / 2;
 			pd[1] = dl[1] * (kw - 1) / 2;
 			if ((dl[0] * (kh - 1)) % 2 || (dl[1] * (kw - 1)) % 2)
-				return gerr(x->c, "padding \"same\" with an even kernel is not supported");
+				return graph_err(x->c, "padding \"same\" with an even kernel is not supported");
 		} else {
-			return gerr(x->c, "padding must be ints, \"same\" or \"valid\", not \"%s\"", ps);
+			return graph_err(x->c, "padding must be ints, \"same\" or \"valid\", not \"%s\"", ps);
 		}
 		aset_ints(x, "padding", pd, 2);
 	} else if (json_is_integer(p) || json_is_array(p)) {
 		for (size_t i = 0; i < json_array_size(p); i++)
 			if (!json_is_integer(json_array_get(p, i)))
-				return gerr(x->c, "padding must be a list of ints");
+				return graph_err(x->c, "padding must be a list of ints");
 		if (pair_attr(x, "padding", pd, 0))
 			return -1;
 	} else {
-		return gerr(x->c, "padding must be an int, a list of 2 ints, \"same\" or \"valid\"");
+		return graph_err(x->c, "padding must be an int, a list of 2 ints, \"same\" or \"valid\"");
 	}
 	if (cin % groups || cout % groups || w->shape.d[1] * groups != cin)
-		return gerr(x->c, "weight '%s' %s does not fit input '%s' %s with groups=%lld", w->name,
+		return graph_err(x->c, "weight '%s' %s does not fit input '%s' %s with groups=%lld", w->name,
 			    shp(&w->shape, b1), t->name, shp(&t->shape, b2), (long long)groups);
 	struct graph_shape r = t->shape;
 	int64_t oh = (h + 2 * pd[0] - dl[0] * (kh - 1) - 1);
 	int64_t ow = (wd + 2 * pd[1] - dl[1] * (kw - 1) - 1);
 	if (oh < 0 || ow < 0)
-		return gerr(x->c, "kernel %lldx%lld (dilated) is larger than the padded input %s",
+		return graph_err(x->c, "kernel %lldx%lld (dilated) is larger than the padded input %s",
 			    (long long)kh, (long long)kw, shp(&t->shape, b1));
 	r.d[b] = cout;
 	r.d[b + 1] = oh / st[0] + 1;
@@ -709,17 +709,17 @@ static int infer_sdpa(struct icx *x)
 	char b1[160], b2[160], b3[160];
 	for (int i = 0; i < 3; i++)
 		if (opv(x, i) == NULL)
-			return gerr(x->c, "q, k and v (operands 0-2) must be tensors");
+			return graph_err(x->c, "q, k and v (operands 0-2) must be tensors");
 	if (need_float(x, 0))
 		return -1;
 	if (q->dtype != k->dtype || q->dtype != v->dtype)
-		return gerr(x->c, "q, k and v must have one dtype (%s, %s, %s)", graph_dtype_name(q->dtype),
+		return graph_err(x->c, "q, k and v must have one dtype (%s, %s, %s)", graph_dtype_name(q->dtype),
 			    graph_dtype_name(k->dtype), graph_dtype_name(v->dtype));
 	int nq = q->shape.ndim, nk = k->shape.ndim, nv = v->shape.ndim;
 	if (nq < 2 || nk < 2 || nv < 2)
-		return gerr(x->c, "q, k and v need at least 2 dims");
+		return graph_err(x->c, "q, k and v need at least 2 dims");
 	if (q->shape.d[nq - 1] != k->shape.d[nk - 1] || k->shape.d[nk - 2] != v->shape.d[nv - 2])
-		return gerr(x->c, "q %s, k %s, v %s: need q[...,L,E], k[...,S,E], v[...,S,Ev]",
+		return graph_err(x->c, "q %s, k %s, v %s: need q[...,L,E], k[...,S,E], v[...,S,Ev]",
 			    shp(&q->shape, b1), shp(&k->shape, b2), shp(&v->shape, b3));
 	struct graph_shape batch = {0}, bk = {0}, bv = {0};
 	batch.ndim = nq - 2;
@@ -732,19 +732,19 @@ static int infer_sdpa(struct icx *x)
 		return -1;
 	int64_t L = q->shape.d[nq - 2], S = k->shape.d[nk - 2];
 	if (anum(x, "dropout_p") != 0)
-		return gerr(x->c, "dropout_p must be 0 (passfs evaluates in eval mode)");
+		return graph_err(x->c, "dropout_p must be 0 (passfs evaluates in eval mode)");
 	if (abool(x, "enable_gqa"))
-		return gerr(x->c, "enable_gqa is not supported");
+		return graph_err(x->c, "enable_gqa is not supported");
 	if (!anull(x, "scale") && !(anum(x, "scale") > 0))
-		return gerr(x->c, "scale must be positive");
+		return graph_err(x->c, "scale must be positive");
 	if (x->n->n_operands > 3 && x->n->operands[3].kind != OPND_NONE) {
 		const struct graph_value *m = opv(x, 3);
 		if (m == NULL)
-			return gerr(x->c, "attn_mask (operand 3) must be a tensor or null");
+			return graph_err(x->c, "attn_mask (operand 3) must be a tensor or null");
 		if (abool(x, "is_causal"))
-			return gerr(x->c, "attn_mask and is_causal=true cannot be used together");
+			return graph_err(x->c, "attn_mask and is_causal=true cannot be used together");
 		if (m->dtype != DT_BOOL && m->dtype != q->dtype)
-			return gerr(x->c, "attn_mask '%s' is %s; it must be bool or %s like q", m->name,
+			return graph_err(x->c, "attn_mask '%s' is %s; it must be bool or %s like q", m->name,
 				    graph_dtype_name(m->dtype), graph_dtype_name(q->dtype));
 		struct graph_shape full = batch;
 		full.d[full.ndim++] = L;
@@ -753,7 +753,7 @@ static int infer_sdpa(struct icx *x)
 		if (broadcast(x, &tmp, &m->shape, m->name))
 			return -1;
 		if (tmp.ndim != full.ndim || memcmp(tmp.d, full.d, sizeof(int64_t) * (size_t)full.ndim))
-			return gerr(x->c, "attn_mask '%s' %s does not broadcast to %s", m->name,
+			return graph_err(x->c, "attn_mask '%s' %s does not broadcast to %s", m->name,
 				    shp(&m->shape, b1), shp(&full, b2));
 	}
 	struct graph_shape r = batch;
@@ -773,23 +773,23 @@ static int infer_interpolate(struct icx *x)
 	if (need_float(x, 0))
 		return -1;
 	if (sp < 1 || sp > 3)
-		return gerr(x->c, "input '%s' %s must be 3-D to 5-D [N, C, spatial...]", t->name, shp(&t->shape, b1));
+		return graph_err(x->c, "input '%s' %s must be 3-D to 5-D [N, C, spatial...]", t->name, shp(&t->shape, b1));
 	if (strcmp(mode, "nearest") == 0) {
 		if (!anull(x, "align_corners"))
-			return gerr(x->c, "align_corners only applies to bilinear; PyTorch refuses it with mode \"nearest\"");
+			return graph_err(x->c, "align_corners only applies to bilinear; PyTorch refuses it with mode \"nearest\"");
 	} else if (strcmp(mode, "bilinear") == 0) {
 		if (sp != 2)
-			return gerr(x->c, "mode \"bilinear\" needs a 4-D input, '%s' is %s", t->name, shp(&t->shape, b1));
+			return graph_err(x->c, "mode \"bilinear\" needs a 4-D input, '%s' is %s", t->name, shp(&t->shape, b1));
 		if (anull(x, "align_corners"))
 			json_object_set_new(x->n->attrs, "align_corners", json_false());
 	} else {
-		return gerr(x->c, "mode must be \"nearest\" or \"bilinear\", not \"%s\"", mode);
+		return graph_err(x->c, "mode must be \"nearest\" or \"bilinear\", not \"%s\"", mode);
 	}
 	if (abool(x, "antialias"))
-		return gerr(x->c, "antialias=true is not supported");
+		return graph_err(x->c, "antialias=true is not supported");
 	int has_size = !anull(x, "size"), has_scale = !anull(x, "scale_factor");
 	if (has_size == has_scale)
-		return gerr(x->c, "give exactly one of size and scale_factor");
+		return graph_err(x->c, "give exactly one of size and scale_factor");
 	struct graph_shape r = t->shape;
 	if (has_size) {
 		int64_t sz[GRAPH_MAX_DIMS];
@@ -797,11 +797,11 @@ static int infer_interpolate(struct icx *x)
 		if (aints(x, "size", sz, GRAPH_MAX_DIMS, &cnt, &sc))
 			return -1;
 		if (cnt != sp && !sc)
-			return gerr(x->c, "size has %d entries; '%s' has %d spatial dims", cnt, t->name, sp);
+			return graph_err(x->c, "size has %d entries; '%s' has %d spatial dims", cnt, t->name, sp);
 		for (int i = 0; i < sp; i++) {
 			r.d[2 + i] = sc ? sz[0] : sz[i];
 			if (r.d[2 + i] < 1)
-				return gerr(x->c, "size entries must be >= 1");
+				return graph_err(x->c, "size entries must be >= 1");
 		}
 		aset_ints(x, "size", r.d + 2, sp);
 	} else {
@@ -809,14 +809,14 @@ static int infer_interpolate(struct icx *x)
 		json_t *norm = json_array();
 		if (json_is_array(j) && (int)json_array_size(j) != sp) {
 			json_decref(norm);
-			return gerr(x->c, "scale_factor has %zu entries; '%s' has %d spatial dims",
+			return graph_err(x->c, "scale_factor has %zu entries; '%s' has %d spatial dims",
 				    json_array_size(j), t->name, sp);
 		}
 		for (int i = 0; i < sp; i++) {
 			double f = json_number_value(json_is_array(j) ? json_array_get(j, (size_t)i) : j);
 			if (!(f > 0) || f > 1e6) {
 				json_decref(norm);
-				return gerr(x->c, "scale_factor must be positive");
+				return graph_err(x->c, "scale_factor must be positive");
 			}
 			r.d[2 + i] = (int64_t)floor((double)t->shape.d[2 + i] * f);
 			json_array_append_new(norm, json_real(f));
@@ -839,18 +839,18 @@ static int infer_aap2d(struct icx *x)
 	if (need_float(x, 0))
 		return -1;
 	if (t->shape.ndim != 3 && t->shape.ndim != 4)
-		return gerr(x->c, "input '%s' %s must be 3-D or 4-D", t->name, shp(&t->shape, b1));
+		return graph_err(x->c, "input '%s' %s must be 3-D or 4-D", t->name, shp(&t->shape, b1));
 	int64_t os[2];
 	for (int i = 0; i < 2; i++) {
 		json_t *e = json_is_array(o) ? json_array_get(o, (size_t)i) : o;
 		if (json_is_array(o) && json_array_size(o) != 2)
-			return gerr(x->c, "output_size must be an int or a list of 2 (int or null)");
+			return graph_err(x->c, "output_size must be an int or a list of 2 (int or null)");
 		if (json_is_null(e))
 			os[i] = t->shape.d[t->shape.ndim - 2 + i];
 		else if (json_is_integer(e) && json_integer_value(e) >= 0)
 			os[i] = json_integer_value(e);
 		else
-			return gerr(x->c, "output_size must be an int or a list of 2 (int or null)");
+			return graph_err(x->c, "output_size must be an int or a list of 2 (int or null)");
 	}
 	aset_ints(x, "output_size", os, 2);
 	struct graph_shape r = t->shape;
@@ -868,19 +868,19 @@ static int infer_pad(struct icx *x)
 	if (aints(x, "pad", p, 2 * GRAPH_MAX_DIMS, &cnt, NULL))
 		return -1;
 	if (cnt % 2 || cnt / 2 > t->shape.ndim)
-		return gerr(x->c, "pad has %d entries; needs an even number, at most 2 per dim of '%s' %s",
+		return graph_err(x->c, "pad has %d entries; needs an even number, at most 2 per dim of '%s' %s",
 			    cnt, t->name, shp(&t->shape, b1));
 	if (strcmp(astr(x, "mode"), "constant") != 0)
-		return gerr(x->c, "pad mode \"%s\" is not supported (only \"constant\")", astr(x, "mode"));
+		return graph_err(x->c, "pad mode \"%s\" is not supported (only \"constant\")", astr(x, "mode"));
 	struct graph_shape r = t->shape;
 	for (int i = 0; i < cnt / 2; i++) {
 		int d = t->shape.ndim - 1 - i;
 		if (p[2 * i] < -GRAPH_MAX_NUMEL || p[2 * i] > GRAPH_MAX_NUMEL ||
 		    p[2 * i + 1] < -GRAPH_MAX_NUMEL || p[2 * i + 1] > GRAPH_MAX_NUMEL)
-			return gerr(x->c, "pad value out of range");
+			return graph_err(x->c, "pad value out of range");
 		r.d[d] += p[2 * i] + p[2 * i + 1];
 		if (r.d[d] < 0)
-			return gerr(x->c, "negative padding removes more than dim %d of '%s' %s holds", d,
+			return graph_err(x->c, "negative padding removes more than dim %d of '%s' %s holds", d,
 				    t->name, shp(&t->shape, b1));
 	}
 	return set_result(x, t->dtype, &r);
@@ -899,7 +899,7 @@ static int infer_reduce(struct icx *x)
 	else if (x->n->op == OP_SUM && !graph_dtype_is_float(dt))
 		dt = DT_I64;
 	if (x->n->op == OP_MEAN && !graph_dtype_is_float(dt))
-		return gerr(x->c, "mean of %s: needs a floating-point tensor or a float dtype attribute",
+		return graph_err(x->c, "mean of %s: needs a floating-point tensor or a float dtype attribute",
 			    graph_dtype_name(dt));
 	if (anull(x, "dim")) {
 		for (int i = 0; i < t->shape.ndim; i++)
@@ -914,7 +914,7 @@ static int infer_reduce(struct icx *x)
 				return -1;
 			if (t->shape.ndim > 0) {
 				if (red[w[i]])
-					return gerr(x->c, "dim %lld appears twice", (long long)dims[i]);
+					return graph_err(x->c, "dim %lld appears twice", (long long)dims[i]);
 				red[w[i]] = 1;
 			}
 		}
@@ -966,14 +966,14 @@ static int infer_permute(struct icx *x)
 	if (aints(x, "dims", dims, GRAPH_MAX_DIMS, &cnt, NULL))
 		return -1;
 	if (cnt != t->shape.ndim)
-		return gerr(x->c, "dims has %d entries but '%s' %s has %d dims", cnt, t->name,
+		return graph_err(x->c, "dims has %d entries but '%s' %s has %d dims", cnt, t->name,
 			    shp(&t->shape, b1), t->shape.ndim);
 	struct graph_shape r = t->shape;
 	for (int i = 0; i < cnt; i++) {
 		if (wrap_dim(x, "dims entry", dims[i], t->shape.ndim, &w[i]))
 			return -1;
 		if (seen[w[i]]++)
-			return gerr(x->c, "dims repeats dim %lld: not a permutation", (long long)dims[i]);
+			return graph_err(x->c, "dims repeats dim %lld: not a permutation", (long long)dims[i]);
 		r.d[i] = t->shape.d[w[i]];
 	}
 	aset_ints(x, "dims", w, cnt);
@@ -992,17 +992,17 @@ static int infer_reshape(struct icx *x)
 	for (int i = 0; i < cnt; i++) {
 		if (s[i] == -1) {
 			if (infer_at >= 0)
-				return gerr(x->c, "shape has more than one -1");
+				return graph_err(x->c, "shape has more than one -1");
 			infer_at = i;
 		} else if (s[i] < 0) {
-			return gerr(x->c, "shape entry %d is %lld; sizes must be >= 0 (or -1 once)", i,
+			return graph_err(x->c, "shape entry %d is %lld; sizes must be >= 0 (or -1 once)", i,
 				    (long long)s[i]);
 		} else {
 			if (s[i] > GRAPH_MAX_NUMEL)
-				return gerr(x->c, "shape entry %d is too large", i);
+				return graph_err(x->c, "shape entry %d is too large", i);
 			known *= s[i];
 			if (known > GRAPH_MAX_NUMEL)
-				return gerr(x->c, "shape is too large");
+				return graph_err(x->c, "shape is too large");
 		}
 	}
 	struct graph_shape r = {.ndim = cnt};
@@ -1011,14 +1011,14 @@ static int infer_reshape(struct icx *x)
 		if (known == 0 || numel % known)
 		{
 			char b2[160];
-			return gerr(x->c, "shape %s cannot hold the %lld elements of '%s' %s (-1 has no whole solution)",
+			return graph_err(x->c, "shape %s cannot hold the %lld elements of '%s' %s (-1 has no whole solution)",
 				    shp(&r, b2), (long long)numel, t->name, shp(&t->shape, b1));
 		}
 		r.d[infer_at] = numel / known;
 		aset_ints(x, "shape", r.d, r.ndim);
 	} else if (known != numel) {
 		char b2[160];
-		return gerr(x->c, "shape %s is %lld elements, '%s' %s has %lld", shp(&r, b2),
+		return graph_err(x->c, "shape %s is %lld elements, '%s' %s has %lld", shp(&r, b2),
 			    (long long)known, t->name, shp(&t->shape, b1), (long long)numel);
 	}
 	return set_result(x, t->dtype, &r);
@@ -1032,7 +1032,7 @@ static int infer_flatten(struct icx *x)
 	    wrap_dim(x, "end_dim", aint(x, "end_dim"), t->shape.ndim, &e))
 		return -1;
 	if (s > e)
-		return gerr(x->c, "start_dim %lld comes after end_dim %lld", (long long)s, (long long)e);
+		return graph_err(x->c, "start_dim %lld comes after end_dim %lld", (long long)s, (long long)e);
 	aset_int(x, "start_dim", s);
 	aset_int(x, "end_dim", e);
 	struct graph_shape r = {0};
@@ -1061,7 +1061,7 @@ static int infer_expand(struct icx *x)
 	if (aints(x, "size", s, GRAPH_MAX_DIMS, &cnt, NULL))
 		return -1;
 	if (cnt < t->shape.ndim)
-		return gerr(x->c, "size has %d entries, fewer than the %d dims of '%s' %s", cnt,
+		return graph_err(x->c, "size has %d entries, fewer than the %d dims of '%s' %s", cnt,
 			    t->shape.ndim, t->name, shp(&t->shape, b1));
 	struct graph_shape r = {.ndim = cnt};
 	int lead = cnt - t->shape.ndim;
@@ -1069,13 +1069,13 @@ static int infer_expand(struct icx *x)
 		int64_t src = i >= lead ? t->shape.d[i - lead] : -2;
 		if (s[i] == -1) {
 			if (i < lead)
-				return gerr(x->c, "size entry %d is -1 for a new leading dim", i);
+				return graph_err(x->c, "size entry %d is -1 for a new leading dim", i);
 			r.d[i] = src;
 		} else if (s[i] < 0) {
-			return gerr(x->c, "size entry %d is %lld", i, (long long)s[i]);
+			return graph_err(x->c, "size entry %d is %lld", i, (long long)s[i]);
 		} else {
 			if (i >= lead && src != 1 && src != s[i])
-				return gerr(x->c, "cannot expand dim %d of '%s' %s from %lld to %lld", i - lead,
+				return graph_err(x->c, "cannot expand dim %d of '%s' %s from %lld to %lld", i - lead,
 					    t->name, shp(&t->shape, b1), (long long)src, (long long)s[i]);
 			r.d[i] = s[i];
 		}
@@ -1091,18 +1091,18 @@ static int resolve_slice(struct icx *x, json_t *item, int64_t n, json_t **norm, 
 	int64_t v[3] = {0, n, 1};
 	int given[3] = {0, 0, 0};
 	if (json_array_size(item) != 3)
-		return gerr(x->c, "index slice must be [start, stop, step] (ints or null)");
+		return graph_err(x->c, "index slice must be [start, stop, step] (ints or null)");
 	for (int i = 0; i < 3; i++) {
 		json_t *e = json_array_get(item, (size_t)i);
 		if (json_is_null(e))
 			continue;
 		if (!json_is_integer(e))
-			return gerr(x->c, "index slice must be [start, stop, step] (ints or null)");
+			return graph_err(x->c, "index slice must be [start, stop, step] (ints or null)");
 		v[i] = json_integer_value(e);
 		given[i] = 1;
 	}
 	if (v[2] < 1)
-		return gerr(x->c, "slice step must be >= 1 (PyTorch has no negative steps), not %lld",
+		return graph_err(x->c, "slice step must be >= 1 (PyTorch has no negative steps), not %lld",
 			    (long long)v[2]);
 	for (int i = 0; i < 2; i++) {
 		if (!given[i])
@@ -1128,10 +1128,10 @@ static int infer_getitem_tuple(struct icx *x)
 	if (json_is_array(idx) && json_array_size(idx) == 1)
 		idx = json_array_get(idx, 0);
 	if (!json_is_integer(idx))
-		return gerr(x->c, "'%s' is a tuple; index it with a single integer", src->name);
+		return graph_err(x->c, "'%s' is a tuple; index it with a single integer", src->name);
 	int64_t k = json_integer_value(idx);
 	if (k < -src->n_results || k >= src->n_results)
-		return gerr(x->c, "index %lld is out of range for the %d-tuple '%s'", (long long)k,
+		return graph_err(x->c, "index %lld is out of range for the %d-tuple '%s'", (long long)k,
 			    src->n_results, src->name);
 	if (k < 0)
 		k += src->n_results;
@@ -1158,23 +1158,23 @@ static int infer_getitem(struct icx *x)
 		json_t *e = json_array_get(idx, i);
 		if (json_is_string(e)) {
 			if (strcmp(json_string_value(e), "...") != 0) {
-				gerr(x->c, "index item %zu: the only string allowed is \"...\"", i);
+				graph_err(x->c, "index item %zu: the only string allowed is \"...\"", i);
 				goto out;
 			}
 			if (ellipsis >= 0) {
-				gerr(x->c, "index has more than one \"...\"");
+				graph_err(x->c, "index has more than one \"...\"");
 				goto out;
 			}
 			ellipsis = (int)i;
 		} else if (json_is_integer(e) || json_is_array(e)) {
 			consumed++;
 		} else if (!json_is_null(e)) {
-			gerr(x->c, "index item %zu must be an int, [start, stop, step], null or \"...\"", i);
+			graph_err(x->c, "index item %zu must be an int, [start, stop, step], null or \"...\"", i);
 			goto out;
 		}
 	}
 	if (consumed > t->shape.ndim) {
-		gerr(x->c, "too many indices (%d) for '%s' %s", consumed, t->name, shp(&t->shape, b1));
+		graph_err(x->c, "too many indices (%d) for '%s' %s", consumed, t->name, shp(&t->shape, b1));
 		goto out;
 	}
 	struct graph_shape r = {0};
@@ -1205,7 +1205,7 @@ static int infer_getitem(struct icx *x)
 			int64_t k = json_integer_value(e), n = t->shape.d[d];
 			if (k < -n || k >= n) {
 				json_decref(norm);
-				gerr(x->c, "index %lld is out of range for dim %d of '%s' %s (size %lld)",
+				graph_err(x->c, "index %lld is out of range for dim %d of '%s' %s (size %lld)",
 				     (long long)k, d, t->name, shp(&t->shape, b1), (long long)n);
 				goto out;
 			}
@@ -1232,7 +1232,7 @@ static int infer_getitem(struct icx *x)
 	goto out;
 toomany:
 	json_decref(norm);
-	gerr(x->c, "the result would have more than %d dims", GRAPH_MAX_DIMS);
+	graph_err(x->c, "the result would have more than %d dims", GRAPH_MAX_DIMS);
 out:
 	json_decref(idx);
 	return rc;
@@ -1246,20 +1246,20 @@ static int infer_cat(struct icx *x)
 	for (int i = 0; i < x->n->n_operands; i++) {
 		const struct graph_value *t = opv(x, i);
 		if (t == NULL)
-			return gerr(x->c, "operand %d must be a tensor", i);
+			return graph_err(x->c, "operand %d must be a tensor", i);
 		if (first == NULL) {
 			first = t;
 			if (t->shape.ndim == 0)
-				return gerr(x->c, "'%s' is 0-dim; cat needs at least 1 dim", t->name);
+				return graph_err(x->c, "'%s' is 0-dim; cat needs at least 1 dim", t->name);
 			if (wrap_dim(x, "dim", aint(x, "dim"), t->shape.ndim, &dim))
 				return -1;
 		}
 		if (t->shape.ndim != first->shape.ndim)
-			return gerr(x->c, "'%s' %s and '%s' %s have different ranks", first->name,
+			return graph_err(x->c, "'%s' %s and '%s' %s have different ranks", first->name,
 				    shp(&first->shape, b1), t->name, shp(&t->shape, b2));
 		for (int k = 0; k < t->shape.ndim; k++)
 			if (k != dim && t->shape.d[k] != first->shape.d[k])
-				return gerr(x->c, "'%s' %s and '%s' %s differ in dim %d (cat is along dim %lld)",
+				return graph_err(x->c, "'%s' %s and '%s' %s differ in dim %d (cat is along dim %lld)",
 					    first->name, shp(&first->shape, b1), t->name,
 					    shp(&t->shape, b2), k, (long long)dim);
 		total += t->shape.d[dim];
@@ -1277,7 +1277,7 @@ static int split_into(struct icx *x, const int64_t *starts, const int64_t *sizes
 {
 	const struct graph_value *t = opv(x, 0);
 	if (cnt > GRAPH_MAX_RESULTS)
-		return gerr(x->c, "would produce %d tensors; at most %d allowed", cnt, GRAPH_MAX_RESULTS);
+		return graph_err(x->c, "would produce %d tensors; at most %d allowed", cnt, GRAPH_MAX_RESULTS);
 	aset_int(x, "dim", dim);
 	if (starts)
 		aset_ints(x, "starts", starts, cnt);
@@ -1298,7 +1298,7 @@ static int infer_split(struct icx *x)
 	int64_t dim;
 	char b1[160];
 	if (t->shape.ndim == 0)
-		return gerr(x->c, "cannot split a 0-dim tensor");
+		return graph_err(x->c, "cannot split a 0-dim tensor");
 	if (wrap_dim(x, "dim", aint(x, "dim"), t->shape.ndim, &dim))
 		return -1;
 	int64_t n = t->shape.d[dim];
@@ -1308,10 +1308,10 @@ static int infer_split(struct icx *x)
 	if (json_is_integer(ss)) {
 		int64_t k = json_integer_value(ss);
 		if (k < 1)
-			return gerr(x->c, "split_size must be >= 1, not %lld", (long long)k);
+			return graph_err(x->c, "split_size must be >= 1, not %lld", (long long)k);
 		int64_t parts = n == 0 ? 1 : (n + k - 1) / k;
 		if (parts > GRAPH_MAX_RESULTS)
-			return gerr(x->c, "would produce %lld tensors; at most %d allowed", (long long)parts,
+			return graph_err(x->c, "would produce %lld tensors; at most %d allowed", (long long)parts,
 				    GRAPH_MAX_RESULTS);
 		sizes = calloc((size_t)parts, sizeof(int64_t));
 		for (int64_t i = 0; i < parts; i++)
@@ -1320,19 +1320,19 @@ static int infer_split(struct icx *x)
 		size_t m = json_array_size(ss);
 		int64_t sum = 0;
 		if (m == 0 || m > GRAPH_MAX_RESULTS)
-			return gerr(x->c, "split_size must be an int or a list of 1..%d sizes", GRAPH_MAX_RESULTS);
+			return graph_err(x->c, "split_size must be an int or a list of 1..%d sizes", GRAPH_MAX_RESULTS);
 		sizes = calloc(m, sizeof(int64_t));
 		for (size_t i = 0; i < m; i++) {
 			sizes[cnt] = json_integer_value(json_array_get(ss, i));
 			if (sizes[cnt] < 0 || sizes[cnt] > GRAPH_MAX_NUMEL) {
 				free(sizes);
-				return gerr(x->c, "split sizes must be >= 0");
+				return graph_err(x->c, "split sizes must be >= 0");
 			}
 			sum += sizes[cnt++];
 		}
 		if (sum != n) {
 			free(sizes);
-			return gerr(x->c, "split sizes sum to %lld but dim %lld of '%s' %s is %lld",
+			return graph_err(x->c, "split sizes sum to %lld but dim %lld of '%s' %s is %lld",
 				    (long long)sum, (long long)dim, t->name, shp(&t->shape, b1), (long long)n);
 		}
 	}
@@ -1346,9 +1346,9 @@ static int infer_chunk(struct icx *x)
 	const struct graph_value *t = opv(x, 0);
 	int64_t dim, chunks = aint(x, "chunks");
 	if (t->shape.ndim == 0)
-		return gerr(x->c, "cannot chunk a 0-dim tensor");
+		return graph_err(x->c, "cannot chunk a 0-dim tensor");
 	if (chunks < 1 || chunks > GRAPH_MAX_RESULTS)
-		return gerr(x->c, "chunks must be 1..%d, not %lld", GRAPH_MAX_RESULTS, (long long)chunks);
+		return graph_err(x->c, "chunks must be 1..%d, not %lld", GRAPH_MAX_RESULTS, (long long)chunks);
 	if (wrap_dim(x, "dim", aint(x, "dim"), t->shape.ndim, &dim))
 		return -1;
 	int64_t n = t->shape.d[dim];
@@ -1372,12 +1372,12 @@ static int infer_unbind(struct icx *x)
 	const struct graph_value *t = opv(x, 0);
 	int64_t dim;
 	if (t->shape.ndim == 0)
-		return gerr(x->c, "cannot unbind a 0-dim tensor");
+		return graph_err(x->c, "cannot unbind a 0-dim tensor");
 	if (wrap_dim(x, "dim", aint(x, "dim"), t->shape.ndim, &dim))
 		return -1;
 	int64_t n = t->shape.d[dim];
 	if (n > GRAPH_MAX_RESULTS)
-		return gerr(x->c, "would produce %lld tensors; at most %d allowed", (long long)n, GRAPH_MAX_RESULTS);
+		return graph_err(x->c, "would produce %lld tensors; at most %d allowed", (long long)n, GRAPH_MAX_RESULTS);
 	aset_int(x, "dim", dim);
 	struct graph_shape r = t->shape;
 	r.ndim--;
@@ -1414,16 +1414,16 @@ static int infer_tensor_split(struct icx *x)
 	int64_t dim, starts[GRAPH_MAX_RESULTS], sizes[GRAPH_MAX_RESULTS];
 	int cnt = 0;
 	if (t->shape.ndim == 0)
-		return gerr(x->c, "cannot tensor_split a 0-dim tensor");
+		return graph_err(x->c, "cannot tensor_split a 0-dim tensor");
 	if (anull(x, "sections") == anull(x, "indices"))
-		return gerr(x->c, "needs exactly one of 'sections' and 'indices'");
+		return graph_err(x->c, "needs exactly one of 'sections' and 'indices'");
 	if (wrap_dim(x, "dim", aint(x, "dim"), t->shape.ndim, &dim))
 		return -1;
 	int64_t n = t->shape.d[dim];
 	if (!anull(x, "sections")) {
 		int64_t k = aint(x, "sections");
 		if (k < 1 || k > GRAPH_MAX_RESULTS)
-			return gerr(x->c, "sections must be 1..%d, not %lld", GRAPH_MAX_RESULTS, (long long)k);
+			return graph_err(x->c, "sections must be 1..%d, not %lld", GRAPH_MAX_RESULTS, (long long)k);
 		for (int64_t i = 0, at = 0; i < k; i++) {
 			starts[cnt] = at;
 			sizes[cnt] = n / k + (i < n % k);
@@ -1433,12 +1433,12 @@ static int infer_tensor_split(struct icx *x)
 		json_t *ix = json_object_get(x->n->attrs, "indices");
 		size_t m = json_array_size(ix);
 		if (m + 1 > GRAPH_MAX_RESULTS)
-			return gerr(x->c, "would produce %zu tensors; at most %d allowed", m + 1, GRAPH_MAX_RESULTS);
+			return graph_err(x->c, "would produce %zu tensors; at most %d allowed", m + 1, GRAPH_MAX_RESULTS);
 		int64_t from = 0;
 		for (size_t i = 0; i <= m; i++) {
 			int64_t to = i < m ? json_integer_value(json_array_get(ix, i)) : n;
 			if (to > GRAPH_MAX_NUMEL || to < -GRAPH_MAX_NUMEL)
-				return gerr(x->c, "index %lld is out of range", (long long)to);
+				return graph_err(x->c, "index %lld is out of range", (long long)to);
 			slice_bounds(n, from, to, &starts[cnt], &sizes[cnt]);
 			cnt++;
 			from = to;
@@ -1460,7 +1460,7 @@ static int infer_arange(struct icx *x)
 	double start = anum(x, "start"), end = anum(x, "end"), step = anum(x, "step");
 	enum graph_dtype dt;
 	if (x->n->n_operands != 0)
-		return gerr(x->c, "takes no operands");
+		return graph_err(x->c, "takes no operands");
 	if (!anull(x, "dtype"))
 		dt = graph_dtype_parse(astr(x, "dtype"));
 	else if (json_is_integer(json_object_get(a, "start")) && json_is_integer(json_object_get(a, "end")) &&
@@ -1469,7 +1469,7 @@ static int infer_arange(struct icx *x)
 	else
 		dt = DT_F32;
 	if (dt == DT_BOOL)
-		return gerr(x->c, "arange of dtype bool is not supported (PyTorch refuses it)");
+		return graph_err(x->c, "arange of dtype bool is not supported (PyTorch refuses it)");
 	double len = ceil((end - start) / step);
 	if (!graph_dtype_is_float(dt)) {
 		start = trunc(start);
@@ -1479,12 +1479,12 @@ static int infer_arange(struct icx *x)
 			len = ceil((end - start) / step);
 	}
 	if (step == 0)
-		return gerr(x->c, "step must be nonzero");
+		return graph_err(x->c, "step must be nonzero");
 	if ((step > 0 && end < start) || (step < 0 && end > start))
-		return gerr(x->c, "upper bound and larger bound inconsistent with step sign (start %g, end %g, "
+		return graph_err(x->c, "upper bound and larger bound inconsistent with step sign (start %g, end %g, "
 			    "step %g)", start, end, step);
 	if (!(len <= (double)GRAPH_MAX_NUMEL))
-		return gerr(x->c, "result is too large");
+		return graph_err(x->c, "result is too large");
 	json_object_set_new(a, "dtype", json_string(graph_dtype_name(dt)));
 	struct graph_shape r = {1, {(int64_t)len}};
 	return set_result(x, dt, &r);
@@ -1514,10 +1514,10 @@ static int infer_avg_pool2d(struct icx *x)
 	if (need_float(x, 0))
 		return -1;
 	if (t->shape.ndim != 3 && t->shape.ndim != 4)
-		return gerr(x->c, "input '%s' %s must be 3-D [C,H,W] or 4-D [N,C,H,W]", t->name, shp(&t->shape, b1));
+		return graph_err(x->c, "input '%s' %s must be 3-D [C,H,W] or 4-D [N,C,H,W]", t->name, shp(&t->shape, b1));
 	for (int i = t->shape.ndim - 3; i < t->shape.ndim; i++)
 		if (t->shape.d[i] == 0)
-			return gerr(x->c, "input '%s' %s: only the batch dim may be 0", t->name, shp(&t->shape, b1));
+			return graph_err(x->c, "input '%s' %s: only the batch dim may be 0", t->name, shp(&t->shape, b1));
 	if (pair_attr(x, "kernel_size", k, 1))
 		return -1;
 	json_t *s = json_object_get(x->n->attrs, "stride");
@@ -1531,15 +1531,15 @@ static int infer_avg_pool2d(struct icx *x)
 	if (pair_attr(x, "padding", pd, 0))
 		return -1;
 	if (k[0] > GRAPH_MAX_NUMEL || k[1] > GRAPH_MAX_NUMEL || st[0] > GRAPH_MAX_NUMEL || st[1] > GRAPH_MAX_NUMEL)
-		return gerr(x->c, "kernel_size and stride must be at most 2^40");
+		return graph_err(x->c, "kernel_size and stride must be at most 2^40");
 	if (pd[0] > k[0] / 2 || pd[1] > k[1] / 2)
-		return gerr(x->c, "padding [%lld, %lld] must be at most half of kernel_size [%lld, %lld]",
+		return graph_err(x->c, "padding [%lld, %lld] must be at most half of kernel_size [%lld, %lld]",
 			    (long long)pd[0], (long long)pd[1], (long long)k[0], (long long)k[1]);
 	if (!anull(x, "divisor_override") && aint(x, "divisor_override") == 0)
-		return gerr(x->c, "divisor_override must not be 0");
+		return graph_err(x->c, "divisor_override must not be 0");
 	int64_t h = t->shape.d[t->shape.ndim - 2], w = t->shape.d[t->shape.ndim - 1];
 	if (k[0] > h + 2 * pd[0] || k[1] > w + 2 * pd[1])
-		return gerr(x->c, "kernel_size [%lld, %lld] is larger than the padded input %s", (long long)k[0],
+		return graph_err(x->c, "kernel_size [%lld, %lld] is larger than the padded input %s", (long long)k[0],
 			    (long long)k[1], shp(&t->shape, b1));
 	int ceil_mode = abool(x, "ceil_mode");
 	struct graph_shape r = t->shape;
@@ -1557,15 +1557,15 @@ static int infer_unfold(struct icx *x)
 	int64_t d, size = aint(x, "size"), step = aint(x, "step");
 	char b1[160];
 	if (t->shape.ndim == 0)
-		return gerr(x->c, "unfold of a 0-dim tensor is not supported");
+		return graph_err(x->c, "unfold of a 0-dim tensor is not supported");
 	if (t->shape.ndim >= GRAPH_MAX_DIMS)
-		return gerr(x->c, "the result would have more than %d dims", GRAPH_MAX_DIMS);
+		return graph_err(x->c, "the result would have more than %d dims", GRAPH_MAX_DIMS);
 	if (wrap_dim(x, "dimension", aint(x, "dimension"), t->shape.ndim, &d))
 		return -1;
 	if (step < 1)
-		return gerr(x->c, "step is %lld but must be > 0", (long long)step);
+		return graph_err(x->c, "step is %lld but must be > 0", (long long)step);
 	if (size < 0 || size > t->shape.d[d])
-		return gerr(x->c, "size %lld must be 0..%lld (dim %lld of '%s' %s)", (long long)size,
+		return graph_err(x->c, "size %lld must be 0..%lld (dim %lld of '%s' %s)", (long long)size,
 			    (long long)t->shape.d[d], (long long)d, t->name, shp(&t->shape, b1));
 	aset_int(x, "dimension", d);
 	struct graph_shape r = t->shape;
@@ -1774,7 +1774,7 @@ static int check_attrs(struct gctx *c, struct graph_node *n)
 			for (const struct aspec *a = spec; a->name && used < sizeof(list) - 64; a++)
 				used += (size_t)snprintf(list + used, sizeof(list) - used, "%s%s",
 							 a == spec ? "" : ", ", a->name);
-			return gerr(c, "unknown attribute '%s' (%s takes: %s)", key, ops[n->op].name,
+			return graph_err(c, "unknown attribute '%s' (%s takes: %s)", key, ops[n->op].name,
 				    used ? list : "none");
 		}
 	}
@@ -1782,14 +1782,14 @@ static int check_attrs(struct gctx *c, struct graph_node *n)
 		json_t *j = json_object_get(n->attrs, a->name);
 		if (j == NULL) {
 			if (a->flags & F_REQ)
-				return gerr(c, "missing attribute '%s' (%s)", a->name, kind_text(a->kind));
+				return graph_err(c, "missing attribute '%s' (%s)", a->name, kind_text(a->kind));
 			json_object_set_new(n->attrs, a->name, json_loads(a->dflt, JSON_DECODE_ANY, NULL));
 			continue;
 		}
 		if (json_is_null(j) && (a->flags & F_NULL))
 			continue;
 		if (!kind_ok(a->kind, j))
-			return gerr(c, "attribute '%s' must be %s%s", a->name, kind_text(a->kind),
+			return graph_err(c, "attribute '%s' must be %s%s", a->name, kind_text(a->kind),
 				    (a->flags & F_NULL) ? " or null" : "");
 	}
 	return 0;
@@ -1804,13 +1804,13 @@ int graph_infer_node(struct gctx *c, const struct graph_variant *v, struct graph
 		return -1;
 	for (int i = 0; i < n->n_operands; i++)
 		if (n->operands[i].kind == OPND_TUPLE && n->op != OP_GETITEM)
-			return gerr(c, "operand %d ('%s') is a tuple; pick an element with getitem first", i,
+			return graph_err(c, "operand %d ('%s') is a tuple; pick an element with getitem first", i,
 				    v->nodes[n->operands[i].node].name);
 	/* Every op but getitem and cat reads operand 0 as a tensor. */
 	if (n->op != OP_GETITEM && n->op != OP_CAT && n->op != OP_ARANGE && !ops[n->op].scalars_ok &&
 	    opv(&x, 0) == NULL)
-		return gerr(c, "operand 0 must be a tensor");
+		return graph_err(c, "operand 0 must be a tensor");
 	if (n->op == OP_GETITEM && n->operands[0].kind != OPND_VALUE && n->operands[0].kind != OPND_TUPLE)
-		return gerr(c, "operand 0 must be a tensor or a tuple");
+		return graph_err(c, "operand 0 must be a tensor or a tuple");
 	return ops[n->op].infer(&x);
 }

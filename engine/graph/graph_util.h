@@ -17,9 +17,9 @@ struct gctx {
 };
 
 /* Writes "label: variant 'v', node 'n' (op): <msg>" into c->err; returns -1. */
-int gerr(struct gctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+int graph_err(struct gctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-/* sbuf_printf(): the growable string of base/strbuf.h. */
+/* strbuf_printf_bare(): the growable string of base/strbuf.h. */
 #include "strbuf.h"
 
 
@@ -33,7 +33,7 @@ int gerr(struct gctx *c, const char *fmt, ...) __attribute__((format(printf, 2, 
 /* Checks a node's attributes against its op (unknown names, types, ranges),
  * fills in defaults, normalises them (dims wrapped, index resolved) and infers
  * the result(s) into res[0..*nres-1] (name, node and elem left to the caller).
- * The node's operands are already resolved.  Returns 0 or -1 via gerr(). */
+ * The node's operands are already resolved.  Returns 0 or -1 via graph_err(). */
 int graph_infer_node(struct gctx *c, const struct graph_variant *v, struct graph_node *n,
 		     struct graph_value *res, int *nres);
 

@@ -1,7 +1,6 @@
 /* task.c - scanning and loading a tasks directory. */
 #include "task.h"
 #include "file.h"
-#include "state.h"
 #include "strbuf.h"
 
 #include <dirent.h>

@@ -44,7 +44,7 @@ static void prog_free(struct prog *p)
 	base_map_free(&p->aliases);
 	base_map_free(&p->names);
 	base_map_free(&p->suffix);
-	arena_free(&p->ar);
+	imp_arena_free(&p->ar);
 }
 
 /* Drops nodes whose values nothing uses, then unused arguments; warns. */
@@ -149,7 +149,7 @@ static int flatten_data(struct prog *p, struct pv *v, json_t *arr, int as_int, c
 			int depth)
 {
 	if (depth > 16) {
-		perr(p, line, "entry %s: data nested too deeply", cls);
+		imp_perr(p, line, "entry %s: data nested too deeply", cls);
 		return -1;
 	}
 	for (int i = 0; i < v->n; i++) {
@@ -160,20 +160,20 @@ static int flatten_data(struct prog *p, struct pv *v, json_t *arr, int as_int, c
 				return -1;
 			continue;
 		}
-		if (!is_num(e) || (e->k == PV_FLOAT && !isfinite(e->f))) {
-			perr(p, line, "entry %s: data must hold finite numbers, found %s", cls, kind_name(e));
+		if (!imp_is_num(e) || (e->k == PV_FLOAT && !isfinite(e->f))) {
+			imp_perr(p, line, "entry %s: data must hold finite numbers, found %s", cls, imp_kind_name(e));
 			return -1;
 		}
 		if (as_int && e->k == PV_FLOAT && e->f != floor(e->f)) {
-			perr(p, line, "entry %s: data of an integer tensor holds %g", cls, e->f);
+			imp_perr(p, line, "entry %s: data of an integer tensor holds %g", cls, e->f);
 			return -1;
 		}
 		if (as_int)
 			j = json_integer(e->k == PV_FLOAT ? (long long)e->f : e->i);
 		else
-			j = json_real(num_val(e));
+			j = json_real(imp_num_val(e));
 		if (j == NULL || json_array_append_new(arr, j)) {
-			prog_oom(p);
+			imp_prog_oom(p);
 			return -1;
 		}
 	}
@@ -201,7 +201,7 @@ static json_t *variant_json(struct prog *m, struct prog *w, const int *argmeta, 
 		if (!m->gv[i].used)
 			continue;
 		if (argmeta[i] < 0) {
-			perr(w, 0, "no entry with name = \"%s\" (forward argument %d of %s)", m->gv[i].py, i + 1,
+			imp_perr(w, 0, "no entry with name = \"%s\" (forward argument %d of %s)", m->gv[i].py, i + 1,
 			     m->label);
 			goto fail;
 		}
@@ -263,7 +263,7 @@ static json_t *variant_json(struct prog *m, struct prog *w, const int *argmeta, 
 	json_decref(outs);
 	return v;
 oom:
-	prog_oom(w);
+	imp_prog_oom(w);
 fail:
 	json_decref(ins);
 	json_decref(nodes);
@@ -555,9 +555,9 @@ int import_build(const struct import_sample *s, int n, const struct import_optio
 				 (int)(dl > 400 ? 400 : dl), ml, dl && ml[dl - 1] == '/' ? "" : "/");
 			goto out;
 		}
-		if (parse_model(m) || parse_meta(w))
+		if (imp_parse_model(m) || imp_parse_meta(w))
 			goto out;
-		if ((argmeta[i] = map_args(m, w)) == NULL)
+		if ((argmeta[i] = imp_map_args(m, w)) == NULL)
 			goto out;
 		prune(m, i == 0 ? opt : NULL);
 		if (i > 0 && compare_progs(&models[0], m, s[0].name, s[i].name, err, errlen))

@@ -67,13 +67,13 @@ static int ints_of(struct prog *p, const struct pv *v, const char *what, int all
 	if (allow_int && v->k == PV_INT)
 		return 0;
 	if (v->k != PV_SEQ) {
-		perr(p, p->line, "%s: expected %s, got %s", what,
-		     allow_int ? "an int or a tuple of ints" : "a tuple of ints", kind_name(v));
+		imp_perr(p, p->line, "%s: expected %s, got %s", what,
+		     allow_int ? "an int or a tuple of ints" : "a tuple of ints", imp_kind_name(v));
 		return -1;
 	}
 	for (int i = 0; i < v->n; i++)
 		if (v->items[i]->k != PV_INT) {
-			perr(p, p->line, "%s: expected ints, got %s", what, kind_name(v->items[i]));
+			imp_perr(p, p->line, "%s: expected ints, got %s", what, imp_kind_name(v->items[i]));
 			return -1;
 		}
 	return 0;
@@ -88,7 +88,7 @@ static int bind_call(struct prog *p, const char *fname, const char *spec, struct
 	int np = parse_spec(spec, ps, 16);
 	struct pv *val[16] = {0};
 	if (np < 0) {
-		perr(p, p->line, "internal error: bad spec for %s", fname);
+		imp_perr(p, p->line, "internal error: bad spec for %s", fname);
 		return -1;
 	}
 	*inplace = 0;
@@ -100,7 +100,7 @@ static int bind_call(struct prog *p, const char *fname, const char *spec, struct
 			int maxpos = 0;
 			for (int q = 0; q < np; q++)
 				maxpos += !ps[q].kwonly;
-			perr(p, p->line, "%s takes at most %d positional arguments (%d given)", fname,
+			imp_perr(p, p->line, "%s takes at most %d positional arguments (%d given)", fname,
 			     maxpos, a->npos);
 			return -1;
 		}
@@ -109,7 +109,7 @@ static int bind_call(struct prog *p, const char *fname, const char *spec, struct
 			if (rest == 1 && a->pos[k]->k == PV_SEQ) {
 				val[pi] = a->pos[k];
 			} else {
-				struct pv *s = pv_seq(p, rest, 0);
+				struct pv *s = imp_pv_seq(p, rest, 0);
 				if (s == NULL)
 					return -1;
 				for (int q = 0; q < rest; q++)
@@ -133,11 +133,11 @@ static int bind_call(struct prog *p, const char *fname, const char *spec, struct
 					break;
 		}
 		if (q == np) {
-			perr(p, p->line, "unknown keyword argument '%s' for %s", a->kwname[k], fname);
+			imp_perr(p, p->line, "unknown keyword argument '%s' for %s", a->kwname[k], fname);
 			return -1;
 		}
 		if (val[q]) {
-			perr(p, p->line, "%s got multiple values for argument '%s'", fname, ps[q].py);
+			imp_perr(p, p->line, "%s got multiple values for argument '%s'", fname, ps[q].py);
 			return -1;
 		}
 		val[q] = a->kw[k];
@@ -154,12 +154,12 @@ static int bind_call(struct prog *p, const char *fname, const char *spec, struct
 			v = NULL;      /* None where PyTorch's default is None: the default */
 		if (v == NULL) {
 			if (!ps_q->optional) {
-				perr(p, p->line, "%s: missing argument '%s'", fname, ps_q->py);
+				imp_perr(p, p->line, "%s: missing argument '%s'", fname, ps_q->py);
 				return -1;
 			}
 			if (ps_q->dflt[0]) {
 				json_t *d = json_loads(ps_q->dflt, JSON_DECODE_ANY, NULL);
-				if (nb_attr(p, b, ps_q->attr, d))
+				if (imp_nb_attr(p, b, ps_q->attr, d))
 					return -1;
 			}
 			continue;
@@ -169,20 +169,20 @@ static int bind_call(struct prog *p, const char *fname, const char *spec, struct
 			struct opnd o = {0};
 			if (v->k == PV_NONE && ps_q->kind == 'T' && ps_q->nullable) {
 				o.k = O_NULL;
-			} else if (ps_q->kind == 'S' && is_num(v)) {
+			} else if (ps_q->kind == 'S' && imp_is_num(v)) {
 				o.k = O_SCALAR;
-				o.scalar = const_json(p, v, what, 0);
+				o.scalar = imp_const_json(p, v, what, 0);
 				if (o.scalar == NULL)
 					return -1;
 			} else {
-				if ((o.gv = use_tensor(p, v, what)) < 0)
+				if ((o.gv = imp_use_tensor(p, v, what)) < 0)
 					return -1;
 				o.k = O_VALUE;
 			}
 			int s = ps_q->slot;
 			if (s >= MAX_ARGS - 1) {
 				json_decref(o.scalar);
-				perr(p, p->line, "internal error: slot");
+				imp_perr(p, p->line, "internal error: slot");
 				return -1;
 			}
 			b->ops[s] = o;
@@ -190,22 +190,22 @@ static int bind_call(struct prog *p, const char *fname, const char *spec, struct
 			if (s + 1 > nslots)
 				nslots = s + 1;
 			if (nslots > b->nops)
-				b->nops = nslots;       /* so nb_free() sees the scalars on failure */
+				b->nops = nslots;       /* so imp_nb_free() sees the scalars on failure */
 			break;
 		}
 		case 'L': {
 			if (v->k != PV_SEQ || v->n == 0) {
-				perr(p, p->line, "%s: expected a non-empty tuple or list of tensors, got %s",
-				     what, kind_name(v));
+				imp_perr(p, p->line, "%s: expected a non-empty tuple or list of tensors, got %s",
+				     what, imp_kind_name(v));
 				return -1;
 			}
 			if (ps_q->slot + v->n >= MAX_ARGS) {
-				perr(p, p->line, "%s: too many tensors", what);
+				imp_perr(p, p->line, "%s: too many tensors", what);
 				return -1;
 			}
 			for (int e = 0; e < v->n; e++) {
 				int s = ps_q->slot + e;
-				if ((b->ops[s].gv = use_tensor(p, v->items[e], what)) < 0)
+				if ((b->ops[s].gv = imp_use_tensor(p, v->items[e], what)) < 0)
 					return -1;
 				b->ops[s].k = O_VALUE;
 				have_slot[s] = 1;
@@ -216,50 +216,50 @@ static int bind_call(struct prog *p, const char *fname, const char *spec, struct
 		}
 		case 'i':
 			if (v->k != PV_INT) {
-				perr(p, p->line, "%s: expected an int, got %s", what, kind_name(v));
+				imp_perr(p, p->line, "%s: expected an int, got %s", what, imp_kind_name(v));
 				return -1;
 			}
-			if (nb_attr(p, b, ps_q->attr, json_integer(v->i)))
+			if (imp_nb_attr(p, b, ps_q->attr, json_integer(v->i)))
 				return -1;
 			break;
 		case 'f': case 'N':
 			if (v->k != PV_INT && v->k != PV_FLOAT) {
-				perr(p, p->line, "%s: expected a number, got %s", what, kind_name(v));
+				imp_perr(p, p->line, "%s: expected a number, got %s", what, imp_kind_name(v));
 				return -1;
 			}
-			if (!isfinite(num_val(v))) {
-				perr(p, p->line, "%s: not a finite number", what);
+			if (!isfinite(imp_num_val(v))) {
+				imp_perr(p, p->line, "%s: not a finite number", what);
 				return -1;
 			}
-			if (nb_attr(p, b, ps_q->attr,
-				    ps_q->kind == 'N' && v->k == PV_INT ? json_integer(v->i) : json_real(num_val(v))))
+			if (imp_nb_attr(p, b, ps_q->attr,
+				    ps_q->kind == 'N' && v->k == PV_INT ? json_integer(v->i) : json_real(imp_num_val(v))))
 				return -1;
 			break;
 		case 'b': case 'B': case 'X':
 			if (v->k != PV_BOOL) {
-				perr(p, p->line, "%s: expected True or False, got %s", what, kind_name(v));
+				imp_perr(p, p->line, "%s: expected True or False, got %s", what, imp_kind_name(v));
 				return -1;
 			}
 			if (ps_q->kind == 'X')
 				*inplace = (int)v->i;
-			if (nb_attr(p, b, ps_q->attr, json_boolean(v->i)))
+			if (imp_nb_attr(p, b, ps_q->attr, json_boolean(v->i)))
 				return -1;
 			break;
 		case 's':
 			if (v->k != PV_STR) {
-				perr(p, p->line, "%s: expected a string, got %s", what, kind_name(v));
+				imp_perr(p, p->line, "%s: expected a string, got %s", what, imp_kind_name(v));
 				return -1;
 			}
-			if (nb_attr(p, b, ps_q->attr, const_json(p, v, what, 0)))
+			if (imp_nb_attr(p, b, ps_q->attr, imp_const_json(p, v, what, 0)))
 				return -1;
 			break;
 		case 'd':
 			if (v->k != PV_DTYPE) {
-				perr(p, p->line, "%s: expected a dtype such as torch.float16, got %s", what,
-				     kind_name(v));
+				imp_perr(p, p->line, "%s: expected a dtype such as torch.float16, got %s", what,
+				     imp_kind_name(v));
 				return -1;
 			}
-			if (nb_attr(p, b, ps_q->attr, json_string(v->s)))
+			if (imp_nb_attr(p, b, ps_q->attr, json_string(v->s)))
 				return -1;
 			break;
 		case 'I': case 'V': case 'v':
@@ -269,29 +269,29 @@ static int bind_call(struct prog *p, const char *fname, const char *spec, struct
 				json_t *arr = json_array();
 				if (arr == NULL || json_array_append_new(arr, json_integer(v->i))) {
 					json_decref(arr);
-					prog_oom(p);
+					imp_prog_oom(p);
 					return -1;
 				}
-				if (nb_attr(p, b, ps_q->attr, arr))
+				if (imp_nb_attr(p, b, ps_q->attr, arr))
 					return -1;
-			} else if (nb_attr(p, b, ps_q->attr, const_json(p, v, what, 0))) {
+			} else if (imp_nb_attr(p, b, ps_q->attr, imp_const_json(p, v, what, 0))) {
 				return -1;
 			}
 			break;
 		case 'a':
-			if (nb_attr(p, b, ps_q->attr, const_json(p, v, what, 0)))
+			if (imp_nb_attr(p, b, ps_q->attr, imp_const_json(p, v, what, 0)))
 				return -1;
 			break;
 		case 'Z':
 			if (!(v->k == PV_NONE || (v->k == PV_BOOL && !v->i))) {
-				perr(p, p->line, "%s: only None/False is supported", what);
+				imp_perr(p, p->line, "%s: only None/False is supported", what);
 				return -1;
 			}
 			break;
 		case '-':
 			break;
 		default:
-			perr(p, p->line, "internal error: spec kind '%c'", ps_q->kind);
+			imp_perr(p, p->line, "internal error: spec kind '%c'", ps_q->kind);
 			return -1;
 		}
 	}
@@ -417,12 +417,12 @@ static const char *const inplace_methods[] = {
 	"add_", "sub_", "mul_", "div_", "pow_", "sigmoid_", "relu_", "tanh_", "exp_", "rsqrt_", NULL};
 
 /* Casting methods: name -> dtype. */
-const struct name_dtype cast_methods[] = {
+const struct name_dtype imp_cast_methods[] = {
 	{"float", "float32"}, {"half", "float16"}, {"bfloat16", "bfloat16"}, {"double", "float64"},
 	{"long", "int64"}, {"int", "int32"}, {"bool", "bool"}, {NULL, NULL}};
 
 /* torch.X names that are dtypes (graph names) or are not supported ones. */
-const struct name_dtype torch_dtypes[] = {
+const struct name_dtype imp_torch_dtypes[] = {
 	{"float32", "float32"}, {"float", "float32"}, {"float16", "float16"}, {"half", "float16"},
 	{"bfloat16", "bfloat16"}, {"float64", "float64"}, {"double", "float64"},
 	{"int64", "int64"}, {"long", "int64"}, {"int32", "int32"}, {"int", "int32"},
@@ -431,7 +431,7 @@ const struct name_dtype torch_dtypes[] = {
 	{"float8_e4m3fn", NULL}, {"float8_e5m2", NULL}, {"uint16", NULL}, {"uint32", NULL},
 	{"uint64", NULL}, {NULL, NULL}};
 
-const struct sym_op operators[] = {
+const struct sym_op imp_operators[] = {
 	{"+", OP_ADD}, {"-", OP_SUB}, {"*", OP_MUL}, {"/", OP_DIV}, {"**", OP_POW}, {"@", OP_MATMUL},
 	{NULL, OP_INVALID}};
 
@@ -444,10 +444,10 @@ const char *import_call(int i, enum graph_op *op)
 				*op = f->op;
 				return f->name;
 			}
-	for (int k = 0; operators[k].sym; k++)
+	for (int k = 0; imp_operators[k].sym; k++)
 		if (i-- == 0) {
-			*op = operators[k].op;
-			return operators[k].sym;
+			*op = imp_operators[k].op;
+			return imp_operators[k].sym;
 		}
 	return NULL;
 }
@@ -463,7 +463,7 @@ static int tsplit_attr(struct prog *p, const char *fname, struct nodebuild *b)
 	int given = (ios != NULL) + (b->attrs && json_object_get(b->attrs, "sections") != NULL) +
 		    (b->attrs && json_object_get(b->attrs, "indices") != NULL);
 	if (given != 1) {
-		perr(p, p->line, "%s: needs exactly one of indices_or_sections, sections and indices", fname);
+		imp_perr(p, p->line, "%s: needs exactly one of indices_or_sections, sections and indices", fname);
 		return -1;
 	}
 	if (ios == NULL)
@@ -475,16 +475,16 @@ static int tsplit_attr(struct prog *p, const char *fname, struct nodebuild *b)
 		ok = json_is_integer(json_array_get(ios, i));
 	if (!ok) {
 		json_decref(ios);
-		perr(p, p->line, "%s argument 'indices_or_sections': expected an int or a tuple of ints", fname);
+		imp_perr(p, p->line, "%s argument 'indices_or_sections': expected an int or a tuple of ints", fname);
 		return -1;
 	}
 	/* the graph's order: sections/indices before dim */
 	json_t *dim = json_object_get(b->attrs, "dim");
 	json_incref(dim);
 	json_object_del(b->attrs, "dim");
-	int rc = nb_attr(p, b, json_is_integer(ios) ? "sections" : "indices", ios);
+	int rc = imp_nb_attr(p, b, json_is_integer(ios) ? "sections" : "indices", ios);
 	if (rc == 0 && dim)
-		rc = nb_attr(p, b, "dim", dim);
+		rc = imp_nb_attr(p, b, "dim", dim);
 	else
 		json_decref(dim);
 	return rc;
@@ -496,7 +496,7 @@ static struct pv *emit_call(struct prog *p, const struct fdef *f, const char *fn
 	struct nodebuild nb = {.op = graph_op_name(f->op)};
 	int inplace = 0;
 	if (bind_call(p, fname, f->spec, a, &nb, &inplace) || ((f->flags & F_TSPLIT) && tsplit_attr(p, fname, &nb))) {
-		nb_free(&nb);
+		imp_nb_free(&nb);
 		return NULL;
 	}
 	if (f->flags & F_ELEM) {
@@ -504,11 +504,11 @@ static struct pv *emit_call(struct prog *p, const struct fdef *f, const char *fn
 		for (int i = 0; i < nb.nops; i++)
 			any |= nb.ops[i].k == O_VALUE;
 		if (!any) {
-			nb_free(&nb);
-			return perr(p, p->line, "%s: needs at least one tensor operand", fname);
+			imp_nb_free(&nb);
+			return imp_perr(p, p->line, "%s: needs at least one tensor operand", fname);
 		}
 	}
-	int g = emit_node(p, &nb, f->flags & F_VIEW, f->flags & F_TUPLE);
+	int g = imp_emit_node(p, &nb, f->flags & F_VIEW, f->flags & F_TUPLE);
 	if (g < 0)
 		return NULL;
 	if ((inplace || (f->flags & F_INPLACE)) && !(f->flags & F_TUPLE)) {
@@ -519,11 +519,11 @@ static struct pv *emit_call(struct prog *p, const struct fdef *f, const char *fn
 			if (!strcmp(a->kwname[k], "input"))
 				self = a->kw[k];
 		if (self == NULL || self->k != PV_TENSOR)
-			return perr(p, p->line, "%s: in-place on %s", fname, self ? kind_name(self) : "nothing");
-		make_inplace(p, self, g);
+			return imp_perr(p, p->line, "%s: in-place on %s", fname, self ? imp_kind_name(self) : "nothing");
+		imp_make_inplace(p, self, g);
 		return self;
 	}
-	return tensor_pv(p, g, f->flags & F_TUPLE);
+	return imp_tensor_pv(p, g, f->flags & F_TUPLE);
 }
 
 /* x.to(...), x.type(...), x.float() ... */
@@ -532,15 +532,15 @@ static struct pv *call_cast(struct prog *p, struct pv *self, const char *m, stru
 	const char *dtype = NULL;
 	char fname[64];
 	snprintf(fname, sizeof(fname), "Tensor.%s", m);
-	for (int i = 0; cast_methods[i].name; i++)
-		if (!strcmp(cast_methods[i].name, m)) {
+	for (int i = 0; imp_cast_methods[i].name; i++)
+		if (!strcmp(imp_cast_methods[i].name, m)) {
 			if (a->npos)
-				return perr(p, p->line, "%s() takes no positional arguments", fname);
+				return imp_perr(p, p->line, "%s() takes no positional arguments", fname);
 			for (int k = 0; k < a->nkw; k++)
 				if (strcmp(a->kwname[k], "memory_format"))
-					return perr(p, p->line, "unknown keyword argument '%s' for %s", a->kwname[k],
+					return imp_perr(p, p->line, "unknown keyword argument '%s' for %s", a->kwname[k],
 						    fname);
-			dtype = cast_methods[i].dtype;
+			dtype = imp_cast_methods[i].dtype;
 		}
 	if (!strcmp(m, "to") || !strcmp(m, "type")) {
 		int is_type = m[0] == 't' && m[1] == 'y';
@@ -551,17 +551,17 @@ static struct pv *call_cast(struct prog *p, struct pv *self, const char *m, stru
 			} else if (v->k == PV_STR && is_type && !dtype) {
 				enum graph_dtype dt = graph_dtype_parse(v->s);
 				if (dt == DT_INVALID || strncmp(v->s, "torch.", 6))
-					return perr(p, p->line, "%s: unsupported type '%.40s'", fname, v->s);
+					return imp_perr(p, p->line, "%s: unsupported type '%.40s'", fname, v->s);
 				dtype = graph_dtype_name(dt);
 			} else if ((v->k == PV_STR || v->k == PV_DEVICE) && !is_type && k == 0) {
 				/* a device: no effect on values */
 			} else if (v->k == PV_BOOL && k > 0) {
 				/* non_blocking, copy */
 			} else if (v->k == PV_TENSOR) {
-				return perr(p, p->line, "%s(other_tensor) is not supported; use a dtype", fname);
+				return imp_perr(p, p->line, "%s(other_tensor) is not supported; use a dtype", fname);
 			} else {
-				return perr(p, p->line, "%s: unsupported argument %d (%s)", fname, k + 1,
-					    kind_name(v));
+				return imp_perr(p, p->line, "%s: unsupported argument %d (%s)", fname, k + 1,
+					    imp_kind_name(v));
 			}
 		}
 		for (int k = 0; k < a->nkw; k++) {
@@ -569,22 +569,22 @@ static struct pv *call_cast(struct prog *p, struct pv *self, const char *m, stru
 			struct pv *v = a->kw[k];
 			if (!strcmp(kn, "dtype")) {
 				if (v->k != PV_DTYPE)
-					return perr(p, p->line, "%s: dtype must be a torch dtype, got %s", fname,
-						    kind_name(v));
+					return imp_perr(p, p->line, "%s: dtype must be a torch dtype, got %s", fname,
+						    imp_kind_name(v));
 				if (dtype)
-					return perr(p, p->line, "%s got multiple dtypes", fname);
+					return imp_perr(p, p->line, "%s got multiple dtypes", fname);
 				dtype = v->s;
 			} else if ((!strcmp(kn, "device") && !is_type) || !strcmp(kn, "non_blocking") ||
 				   (!strcmp(kn, "copy") && !is_type) || (!strcmp(kn, "memory_format") && !is_type)) {
 				/* no effect on values */
 			} else {
-				return perr(p, p->line, "unknown keyword argument '%s' for %s", kn, fname);
+				return imp_perr(p, p->line, "unknown keyword argument '%s' for %s", kn, fname);
 			}
 		}
 		if (is_type && !dtype)
-			return perr(p, p->line, "%s() without a dtype is not supported", fname);
+			return imp_perr(p, p->line, "%s() without a dtype is not supported", fname);
 	}
-	int g = use_tensor(p, self, fname);
+	int g = imp_use_tensor(p, self, fname);
 	if (g < 0)
 		return NULL;
 	if (dtype == NULL)
@@ -593,12 +593,12 @@ static struct pv *call_cast(struct prog *p, struct pv *self, const char *m, stru
 	nb.ops[0].k = O_VALUE;
 	nb.ops[0].gv = g;
 	nb.nops = 1;
-	if (nb_attr(p, &nb, "dtype", json_string(dtype))) {
-		nb_free(&nb);
+	if (imp_nb_attr(p, &nb, "dtype", json_string(dtype))) {
+		imp_nb_free(&nb);
 		return NULL;
 	}
 	/* a cast to the same dtype returns self in PyTorch: treat it as a view */
-	return tensor_pv(p, emit_node(p, &nb, 1, 0), 0);
+	return imp_tensor_pv(p, imp_emit_node(p, &nb, 1, 0), 0);
 }
 
 /* x.unsqueeze(d) / torch.unsqueeze(x, d) as getitem with None. */
@@ -609,7 +609,7 @@ static struct pv *call_unsqueeze(struct prog *p, const char *fname, struct pv *s
 	int npos = a->npos - first;
 	if (!self) {
 		if (a->npos < 1)
-			return perr(p, p->line, "%s: missing argument 'input'", fname);
+			return imp_perr(p, p->line, "%s: missing argument 'input'", fname);
 		x = a->pos[0];
 	}
 	if (npos == 1 && a->nkw == 0)
@@ -617,29 +617,29 @@ static struct pv *call_unsqueeze(struct prog *p, const char *fname, struct pv *s
 	else if (npos == 0 && a->nkw == 1 && !strcmp(a->kwname[0], "dim"))
 		d = a->kw[0];
 	if (d == NULL)
-		return perr(p, p->line, "%s takes exactly one argument 'dim'", fname);
+		return imp_perr(p, p->line, "%s takes exactly one argument 'dim'", fname);
 	if (d->k != PV_INT)
-		return perr(p, p->line, "%s: dim must be an int, got %s", fname, kind_name(d));
+		return imp_perr(p, p->line, "%s: dim must be an int, got %s", fname, imp_kind_name(d));
 	if (d->i > GRAPH_MAX_DIMS || d->i < -GRAPH_MAX_DIMS - 1)
-		return perr(p, p->line, "%s: dim %lld out of range", fname, d->i);
+		return imp_perr(p, p->line, "%s: dim %lld out of range", fname, d->i);
 	struct pv *items[GRAPH_MAX_DIMS + 2];
 	int n = 0;
-	struct pv *full = pv_new(p, PV_SLICE);
-	if (full == NULL || (full->items = palloc(p, 3 * sizeof(struct pv *))) == NULL)
+	struct pv *full = imp_pv_new(p, PV_SLICE);
+	if (full == NULL || (full->items = imp_palloc(p, 3 * sizeof(struct pv *))) == NULL)
 		return NULL;
 	full->n = 3;
-	full->items[0] = full->items[1] = full->items[2] = &PV_NONE_OBJ;
+	full->items[0] = full->items[1] = full->items[2] = &import_pv_none_obj;
 	if (d->i >= 0) {
 		for (long long k = 0; k < d->i; k++)
 			items[n++] = full;
-		items[n++] = &PV_NONE_OBJ;
+		items[n++] = &import_pv_none_obj;
 	} else {
-		items[n++] = &PV_ELLIPSIS_OBJ;
-		items[n++] = &PV_NONE_OBJ;
+		items[n++] = &import_pv_ellipsis_obj;
+		items[n++] = &import_pv_none_obj;
 		for (long long k = 0; k < -d->i - 1; k++)
 			items[n++] = full;
 	}
-	return getitem(p, x, items, n, 1);
+	return imp_getitem(p, x, items, n, 1);
 }
 
 /* A conv1d attribute (int, one-int tuple or, for padding, a string) as
@@ -653,12 +653,12 @@ static int conv1d_pair(struct prog *p, const char *fname, struct nodebuild *b, c
 	if (json_is_array(v) && json_array_size(v) == 1)
 		v = json_array_get(v, 0);
 	if (!json_is_integer(v)) {
-		perr(p, p->line, "%s argument '%s': expected an int or a 1-tuple of ints%s", fname, key,
+		imp_perr(p, p->line, "%s argument '%s': expected an int or a 1-tuple of ints%s", fname, key,
 		     strcmp(key, "padding") ? "" : " or a string");
 		return -1;
 	}
 	json_t *pair = json_pack("[II]", h, json_integer_value(v));
-	return nb_attr(p, b, key, pair);
+	return imp_nb_attr(p, b, key, pair);
 }
 
 /* torch.conv1d / F.conv1d as conv2d over a unit height, which is how
@@ -671,30 +671,30 @@ static struct pv *call_conv1d(struct prog *p, const char *fname, struct callargs
 	int inplace = 0;
 	if (bind_call(p, fname, CONV1D_SPEC, a, &nb, &inplace) || conv1d_pair(p, fname, &nb, "stride", 1) ||
 	    conv1d_pair(p, fname, &nb, "padding", 0) || conv1d_pair(p, fname, &nb, "dilation", 1)) {
-		nb_free(&nb);
+		imp_nb_free(&nb);
 		return NULL;
 	}
-	struct pv *full = pv_new(p, PV_SLICE);
-	if (full == NULL || (full->items = palloc(p, 3 * sizeof(struct pv *))) == NULL) {
-		nb_free(&nb);
+	struct pv *full = imp_pv_new(p, PV_SLICE);
+	if (full == NULL || (full->items = imp_palloc(p, 3 * sizeof(struct pv *))) == NULL) {
+		imp_nb_free(&nb);
 		return NULL;
 	}
 	full->n = 3;
-	full->items[0] = full->items[1] = full->items[2] = &PV_NONE_OBJ;
-	struct pv *zero = pv_int(p, 0);
-	struct pv *add_h[3] = {&PV_ELLIPSIS_OBJ, &PV_NONE_OBJ, full}, *drop_h[3] = {&PV_ELLIPSIS_OBJ, zero, full};
+	full->items[0] = full->items[1] = full->items[2] = &import_pv_none_obj;
+	struct pv *zero = imp_pv_int(p, 0);
+	struct pv *add_h[3] = {&import_pv_ellipsis_obj, &import_pv_none_obj, full}, *drop_h[3] = {&import_pv_ellipsis_obj, zero, full};
 	for (int k = 0; k < 2; k++) {
-		struct pv *t = zero ? tensor_pv(p, nb.ops[k].gv, 0) : NULL;
-		struct pv *u = t ? getitem(p, t, add_h, 3, 1) : NULL;
+		struct pv *t = zero ? imp_tensor_pv(p, nb.ops[k].gv, 0) : NULL;
+		struct pv *u = t ? imp_getitem(p, t, add_h, 3, 1) : NULL;
 		if (u == NULL) {
-			nb_free(&nb);
+			imp_nb_free(&nb);
 			return NULL;
 		}
 		nb.ops[k].gv = u->gv;
 	}
 	nb.call = fname;
-	struct pv *r = tensor_pv(p, emit_node(p, &nb, 0, 0), 0);
-	return r ? getitem(p, r, drop_h, 3, 1) : NULL;
+	struct pv *r = imp_tensor_pv(p, imp_emit_node(p, &nb, 0, 0), 0);
+	return r ? imp_getitem(p, r, drop_h, 3, 1) : NULL;
 }
 
 /* torch.arange(end) / (start, end, step=1), keywords too; dtype= and the
@@ -709,7 +709,7 @@ static struct pv *call_arange(struct prog *p, const char *fname, struct callargs
 	for (int k = 0; k < a->nkw; k++)
 		have_end_kw |= !strcmp(a->kwname[k], "end");
 	if (a->npos > 3)
-		return perr(p, p->line, "%s takes at most 3 positional arguments (%d given)", fname, a->npos);
+		return imp_perr(p, p->line, "%s takes at most 3 positional arguments (%d given)", fname, a->npos);
 	if (a->npos == 1 && !have_end_kw)
 		num[1] = a->pos[0];
 	else
@@ -723,60 +723,60 @@ static struct pv *call_arange(struct prog *p, const char *fname, struct callargs
 				q = i;
 		if (q >= 0) {
 			if (num[q])
-				return perr(p, p->line, "%s got multiple values for argument '%s'", fname, kn);
+				return imp_perr(p, p->line, "%s got multiple values for argument '%s'", fname, kn);
 			num[q] = a->kw[k];
 		} else if (!strcmp(kn, "dtype")) {
 			if (a->kw[k]->k != PV_DTYPE && a->kw[k]->k != PV_NONE)
-				return perr(p, p->line, "%s argument 'dtype': expected a dtype such as torch.float16, "
-					    "got %s", fname, kind_name(a->kw[k]));
+				return imp_perr(p, p->line, "%s argument 'dtype': expected a dtype such as torch.float16, "
+					    "got %s", fname, imp_kind_name(a->kw[k]));
 			dtype = a->kw[k]->k == PV_DTYPE ? a->kw[k] : NULL;
 		} else if (strcmp(kn, "device") && strcmp(kn, "layout") && strcmp(kn, "pin_memory") &&
 			   strcmp(kn, "requires_grad")) {
-			return perr(p, p->line, "unknown keyword argument '%s' for %s", kn, fname);
+			return imp_perr(p, p->line, "unknown keyword argument '%s' for %s", kn, fname);
 		}
 	}
 	if (num[1] == NULL)
-		return perr(p, p->line, "%s: missing argument 'end'", fname);
+		return imp_perr(p, p->line, "%s: missing argument 'end'", fname);
 	struct nodebuild nb = {.op = graph_op_name(OP_ARANGE), .call = fname};
 	for (int i = 0; i < 3; i++) {
 		struct pv *v = num[i];
 		if (v == NULL)
 			continue;
 		if (v->k != PV_INT && v->k != PV_FLOAT) {
-			nb_free(&nb);
-			return perr(p, p->line, "%s argument '%s': expected a number, got %s", fname, names[i],
-				    kind_name(v));
+			imp_nb_free(&nb);
+			return imp_perr(p, p->line, "%s argument '%s': expected a number, got %s", fname, names[i],
+				    imp_kind_name(v));
 		}
-		if (!isfinite(num_val(v))) {
-			nb_free(&nb);
-			return perr(p, p->line, "%s argument '%s': not a finite number", fname, names[i]);
+		if (!isfinite(imp_num_val(v))) {
+			imp_nb_free(&nb);
+			return imp_perr(p, p->line, "%s argument '%s': not a finite number", fname, names[i]);
 		}
-		if (nb_attr(p, &nb, names[i], v->k == PV_INT ? json_integer(v->i) : json_real(v->f))) {
-			nb_free(&nb);
+		if (imp_nb_attr(p, &nb, names[i], v->k == PV_INT ? json_integer(v->i) : json_real(v->f))) {
+			imp_nb_free(&nb);
 			return NULL;
 		}
 	}
-	if (dtype && nb_attr(p, &nb, "dtype", json_string(dtype->s))) {
-		nb_free(&nb);
+	if (dtype && imp_nb_attr(p, &nb, "dtype", json_string(dtype->s))) {
+		imp_nb_free(&nb);
 		return NULL;
 	}
-	return tensor_pv(p, emit_node(p, &nb, 0, 0), 0);
+	return imp_tensor_pv(p, imp_emit_node(p, &nb, 0, 0), 0);
 }
 
-struct pv *call_value(struct prog *p, struct pv *fn, struct callargs *a)
+struct pv *imp_call_value(struct prog *p, struct pv *fn, struct callargs *a)
 {
 	if (p->meta_mode)
-		return perr(p, p->line, "calls are not allowed in weight_meta.py");
+		return imp_perr(p, p->line, "calls are not allowed in weight_meta.py");
 	if (fn->k == PV_PATH) {
 		const char *name = fn->s;
 		if (!strcmp(name, "slice")) {
 			if (a->nkw || a->npos < 1 || a->npos > 3)
-				return perr(p, p->line, "slice() takes 1 to 3 positional arguments");
-			struct pv *s = pv_new(p, PV_SLICE);
-			if (s == NULL || (s->items = palloc(p, 3 * sizeof(struct pv *))) == NULL)
+				return imp_perr(p, p->line, "slice() takes 1 to 3 positional arguments");
+			struct pv *s = imp_pv_new(p, PV_SLICE);
+			if (s == NULL || (s->items = imp_palloc(p, 3 * sizeof(struct pv *))) == NULL)
 				return NULL;
 			s->n = 3;
-			s->items[0] = s->items[1] = s->items[2] = &PV_NONE_OBJ;
+			s->items[0] = s->items[1] = s->items[2] = &import_pv_none_obj;
 			if (a->npos == 1)
 				s->items[1] = a->pos[0];
 			else
@@ -784,12 +784,12 @@ struct pv *call_value(struct prog *p, struct pv *fn, struct callargs *a)
 					s->items[k] = a->pos[k];
 			for (int k = 0; k < 3; k++)
 				if (s->items[k]->k != PV_INT && s->items[k]->k != PV_NONE)
-					return perr(p, p->line, "slice() bounds must be ints or None, got %s",
-						    kind_name(s->items[k]));
+					return imp_perr(p, p->line, "slice() bounds must be ints or None, got %s",
+						    imp_kind_name(s->items[k]));
 			return s;
 		}
 		if (!strcmp(name, "device") || !strcmp(name, "torch.device"))
-			return pv_new(p, PV_DEVICE);
+			return imp_pv_new(p, PV_DEVICE);
 		if (!strcmp(name, "torch.unsqueeze"))
 			return call_unsqueeze(p, name, NULL, a, 1);
 		if (!strcmp(name, "torch.conv1d") || !strcmp(name, "torch.nn.functional.conv1d"))
@@ -799,7 +799,7 @@ struct pv *call_value(struct prog *p, struct pv *fn, struct callargs *a)
 		for (int i = 0; funcs[i].name; i++)
 			if (!strcmp(funcs[i].name, name))
 				return emit_call(p, &funcs[i], name, a, NULL);
-		return perr(p, p->line, "unsupported call %s", name);
+		return imp_perr(p, p->line, "unsupported call %s", name);
 	}
 	if (fn->k == PV_METHOD) {
 		const char *m = fn->s;
@@ -807,19 +807,19 @@ struct pv *call_value(struct prog *p, struct pv *fn, struct callargs *a)
 		char fname[80];
 		snprintf(fname, sizeof(fname), "Tensor.%.40s", m);
 		if (self->k == PV_GTUPLE)
-			return perr(p, p->line,
+			return imp_perr(p, p->line,
 				    "%s: %s is a tuple (a split, chunk, unbind or tensor_split result); index or "
 				    "unpack it first",
-				    fname, gv_label(p, self->gv));
+				    fname, imp_gv_label(p, self->gv));
 		if (!strcmp(m, "unsqueeze"))
 			return call_unsqueeze(p, fname, self, a, 0);
 		if (!strcmp(m, "to") || !strcmp(m, "type"))
 			return call_cast(p, self, m, a);
-		for (int i = 0; cast_methods[i].name; i++)
-			if (!strcmp(cast_methods[i].name, m))
+		for (int i = 0; imp_cast_methods[i].name; i++)
+			if (!strcmp(imp_cast_methods[i].name, m))
 				return call_cast(p, self, m, a);
 		if (!strcmp(m, "view") && a->npos == 1 && a->pos[0]->k == PV_DTYPE)
-			return perr(p, p->line, "Tensor.view(dtype) (a bit cast) is not supported");
+			return imp_perr(p, p->line, "Tensor.view(dtype) (a bit cast) is not supported");
 		size_t ml = strlen(m);
 		int inplace = 0;
 		char base[48];
@@ -831,10 +831,10 @@ struct pv *call_value(struct prog *p, struct pv *fn, struct callargs *a)
 			if (strcmp(methods[i].name, base))
 				continue;
 			if (a->npos >= MAX_ARGS)
-				return perr(p, p->line, "too many arguments");
+				return imp_perr(p, p->line, "too many arguments");
 			struct callargs *b = malloc(sizeof(*b));
 			if (b == NULL)
-				return prog_oom(p);
+				return imp_prog_oom(p);
 			*b = *a;
 			b->pos[0] = self;
 			memcpy(b->pos + 1, a->pos, (size_t)a->npos * sizeof(a->pos[0]));
@@ -846,7 +846,7 @@ struct pv *call_value(struct prog *p, struct pv *fn, struct callargs *a)
 			free(b);
 			return r;
 		}
-		return perr(p, p->line, "unsupported call %s", fname);
+		return imp_perr(p, p->line, "unsupported call %s", fname);
 	}
-	return perr(p, p->line, "%s is not callable", kind_name(fn));
+	return imp_perr(p, p->line, "%s is not callable", imp_kind_name(fn));
 }

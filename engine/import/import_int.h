@@ -246,59 +246,59 @@ struct fdef {
 
 /* ---- across the files ---- */
 
-char *arena_strndup(struct arena *a, const char *s, size_t n);
-void arena_free(struct arena *a);
-extern struct pv PV_NONE_OBJ;
-extern struct pv PV_ELLIPSIS_OBJ;
-__attribute__((format(printf, 3, 4))) void *perr(struct prog *p, int line, const char *fmt, ...);
-void *prog_oom(struct prog *p);
-void *palloc(struct prog *p, size_t n);
-int grow(struct prog *p, void **arr, int *cap, int need, size_t sz, int max);
-struct pv *pv_new(struct prog *p, enum pk k);
-struct pv *pv_int(struct prog *p, long long i);
-struct pv *pv_float(struct prog *p, double f);
-struct pv *pv_bool(struct prog *p, int b);
-struct pv *pv_seq(struct prog *p, int n, int is_list);
-int is_num(const struct pv *v);
-double num_val(const struct pv *v);
-const char *kind_name(const struct pv *v);
-int tokenize(struct prog *p);
-struct tok *cur(struct prog *p);
-int is_op(const struct tok *k, const char *op);
-int is_kw(const struct tok *k, const char *kw);
-int accept_op(struct prog *p, const char *op);
-const char *tok_desc(const struct tok *k, char *buf, size_t len);
-int expect_op(struct prog *p, const char *op);
-int is_keyword(const char *s);
-int gv_new(struct prog *p, int node, int root);
-const char *fresh_name(struct prog *p, const char *base);
-const char *gv_label(const struct prog *p, int g);
-int use_tensor(struct prog *p, const struct pv *v, const char *what);
-void nb_free(struct nodebuild *b);
-int nb_attr(struct prog *p, struct nodebuild *b, const char *name, json_t *v);
-int emit_node(struct prog *p, struct nodebuild *b, int view, int tuple);
-struct pv *tensor_pv(struct prog *p, int g, int tuple);
-void make_inplace(struct prog *p, struct pv *self, int g);
-json_t *const_json(struct prog *p, const struct pv *v, const char *what, int depth);
+char *imp_arena_strndup(struct arena *a, const char *s, size_t n);
+void imp_arena_free(struct arena *a);
+extern struct pv import_pv_none_obj;
+extern struct pv import_pv_ellipsis_obj;
+__attribute__((format(printf, 3, 4))) void *imp_perr(struct prog *p, int line, const char *fmt, ...);
+void *imp_prog_oom(struct prog *p);
+void *imp_palloc(struct prog *p, size_t n);
+int imp_grow(struct prog *p, void **arr, int *cap, int need, size_t sz, int max);
+struct pv *imp_pv_new(struct prog *p, enum pk k);
+struct pv *imp_pv_int(struct prog *p, long long i);
+struct pv *imp_pv_float(struct prog *p, double f);
+struct pv *imp_pv_bool(struct prog *p, int b);
+struct pv *imp_pv_seq(struct prog *p, int n, int is_list);
+int imp_is_num(const struct pv *v);
+double imp_num_val(const struct pv *v);
+const char *imp_kind_name(const struct pv *v);
+int imp_tokenize(struct prog *p);
+struct tok *imp_cur(struct prog *p);
+int imp_is_op(const struct tok *k, const char *op);
+int imp_is_kw(const struct tok *k, const char *kw);
+int imp_accept_op(struct prog *p, const char *op);
+const char *imp_tok_desc(const struct tok *k, char *buf, size_t len);
+int imp_expect_op(struct prog *p, const char *op);
+int imp_is_keyword(const char *s);
+int imp_gv_new(struct prog *p, int node, int root);
+const char *imp_fresh_name(struct prog *p, const char *base);
+const char *imp_gv_label(const struct prog *p, int g);
+int imp_use_tensor(struct prog *p, const struct pv *v, const char *what);
+void imp_nb_free(struct nodebuild *b);
+int imp_nb_attr(struct prog *p, struct nodebuild *b, const char *name, json_t *v);
+int imp_emit_node(struct prog *p, struct nodebuild *b, int view, int tuple);
+struct pv *imp_tensor_pv(struct prog *p, int g, int tuple);
+void imp_make_inplace(struct prog *p, struct pv *self, int g);
+json_t *imp_const_json(struct prog *p, const struct pv *v, const char *what, int depth);
 /* Casting methods (name -> dtype), and the torch.X names that are dtypes
  * (a NULL dtype: one passfs does not support). */
 struct name_dtype {
 	const char *name, *dtype;
 };
-extern const struct name_dtype cast_methods[];
-extern const struct name_dtype torch_dtypes[];
+extern const struct name_dtype imp_cast_methods[];
+extern const struct name_dtype imp_torch_dtypes[];
 /* Python's operators on tensors: symbol -> graph op. */
 struct sym_op {
 	const char *sym;
 	enum graph_op op;
 };
-extern const struct sym_op operators[];
-struct pv *getitem(struct prog *p, struct pv *base, struct pv **items, int n, int tuple_syntax);
-struct pv *ev_exprlist(struct prog *p, const char *close, int is_list);
-struct pv *call_value(struct prog *p, struct pv *fn, struct callargs *a);
-int is_class_header(struct prog *p, const struct lline *L);
-int parse_model(struct prog *p);
-int parse_meta(struct prog *p);
-int *map_args(struct prog *m, struct prog *w);
+extern const struct sym_op imp_operators[];
+struct pv *imp_getitem(struct prog *p, struct pv *base, struct pv **items, int n, int tuple_syntax);
+struct pv *imp_ev_exprlist(struct prog *p, const char *close, int is_list);
+struct pv *imp_call_value(struct prog *p, struct pv *fn, struct callargs *a);
+int imp_is_class_header(struct prog *p, const struct lline *L);
+int imp_parse_model(struct prog *p);
+int imp_parse_meta(struct prog *p);
+int *imp_map_args(struct prog *m, struct prog *w);
 
 #endif

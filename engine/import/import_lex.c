@@ -13,10 +13,10 @@ static const char ops1[] = "()[]{},:.;@=+-*/%<>&|^~";
 static struct tok *tok_push(struct prog *p, enum tk t, int line)
 {
 	if (p->ntok + 1 >= MAX_TOKENS) {
-		perr(p, line, "too many tokens");
+		imp_perr(p, line, "too many tokens");
 		return NULL;
 	}
-	if (grow(p, (void **)&p->toks, &p->captok, p->ntok, sizeof(struct tok), MAX_TOKENS))
+	if (imp_grow(p, (void **)&p->toks, &p->captok, p->ntok, sizeof(struct tok), MAX_TOKENS))
 		return NULL;
 	struct tok *k = &p->toks[p->ntok++];
 	memset(k, 0, sizeof(*k));
@@ -49,13 +49,13 @@ static int lex_string(struct prog *p, size_t *pos, int *line, int raw)
 	size_t cap = 64, len = 0;
 	char *buf = malloc(cap);
 	if (buf == NULL) {
-		prog_oom(p);
+		imp_prog_oom(p);
 		return -1;
 	}
 	for (;;) {
 		if (i >= n) {
 			free(buf);
-			perr(p, start_line, "unterminated string");
+			imp_perr(p, start_line, "unterminated string");
 			return -1;
 		}
 		char c = t[i];
@@ -66,7 +66,7 @@ static int lex_string(struct prog *p, size_t *pos, int *line, int raw)
 		if (c == '\n') {
 			if (!triple) {
 				free(buf);
-				perr(p, start_line, "unterminated string");
+				imp_perr(p, start_line, "unterminated string");
 				return -1;
 			}
 			(*line)++;
@@ -76,7 +76,7 @@ static int lex_string(struct prog *p, size_t *pos, int *line, int raw)
 			char *nb = realloc(buf, cap);
 			if (nb == NULL) {
 				free(buf);
-				prog_oom(p);
+				imp_prog_oom(p);
 				return -1;
 			}
 			buf = nb;
@@ -96,7 +96,7 @@ static int lex_string(struct prog *p, size_t *pos, int *line, int raw)
 				int h1 = i < n ? hexval(t[i]) : -1, h2 = i + 1 < n ? hexval(t[i + 1]) : -1;
 				if (h1 < 0 || h2 < 0) {
 					free(buf);
-					perr(p, *line, "bad \\x escape in string");
+					imp_perr(p, *line, "bad \\x escape in string");
 					return -1;
 				}
 				buf[len++] = (char)(h1 * 16 + h2);
@@ -124,15 +124,15 @@ static int lex_string(struct prog *p, size_t *pos, int *line, int raw)
 	}
 	if (memchr(buf, 0, len)) {
 		free(buf);
-		perr(p, start_line, "NUL character in a string");
+		imp_perr(p, start_line, "NUL character in a string");
 		return -1;
 	}
 	struct tok *k = tok_push(p, TK_STR, start_line);
-	char *s = k ? arena_strndup(&p->ar, buf, len) : NULL;
+	char *s = k ? imp_arena_strndup(&p->ar, buf, len) : NULL;
 	free(buf);
 	if (s == NULL) {
 		if (k)
-			prog_oom(p);
+			imp_prog_oom(p);
 		return -1;
 	}
 	k->s = s;
@@ -156,18 +156,18 @@ static int lex_number(struct prog *p, size_t *pos, int line)
 			if (t[i] == '_')
 				continue;
 			if (v > (ULLONG_MAX >> 4) || (v << 4) > (unsigned long long)LLONG_MAX) {
-				perr(p, line, "integer literal too large");
+				imp_perr(p, line, "integer literal too large");
 				return -1;
 			}
 			v = (v << 4) | (unsigned)hexval(t[i]);
 			any = 1;
 		}
 		if (!any) {
-			perr(p, line, "bad hexadecimal literal");
+			imp_perr(p, line, "bad hexadecimal literal");
 			return -1;
 		}
 		if (i < n && (isalnum((unsigned char)t[i]) || t[i] == '.')) {
-			perr(p, line, "bad number literal");
+			imp_perr(p, line, "bad number literal");
 			return -1;
 		}
 		struct tok *k = tok_push(p, TK_INT, line);
@@ -194,7 +194,7 @@ static int lex_number(struct prog *p, size_t *pos, int line)
 				i++;
 			}
 			if (i >= n || !isdigit((unsigned char)t[i])) {
-				perr(p, line, "bad number literal");
+				imp_perr(p, line, "bad number literal");
 				return -1;
 			}
 			while (i < n && (isdigit((unsigned char)t[i]) || t[i] == '_')) {
@@ -208,7 +208,7 @@ static int lex_number(struct prog *p, size_t *pos, int line)
 		}
 		if (c != '_') {
 			if (bl >= sizeof(buf) - 1) {
-				perr(p, line, "number literal too long");
+				imp_perr(p, line, "number literal too long");
 				return -1;
 			}
 			buf[bl++] = c;
@@ -216,12 +216,12 @@ static int lex_number(struct prog *p, size_t *pos, int line)
 		i++;
 	}
 	if (bl >= sizeof(buf) - 1) {
-		perr(p, line, "number literal too long");
+		imp_perr(p, line, "number literal too long");
 		return -1;
 	}
 	buf[bl] = 0;
 	if (i < n && (isalnum((unsigned char)t[i]) || t[i] == '_' || t[i] == '.')) {
-		perr(p, line, "bad number literal (complex, octal and binary literals are not supported)");
+		imp_perr(p, line, "bad number literal (complex, octal and binary literals are not supported)");
 		return -1;
 	}
 	struct tok *k = tok_push(p, is_float ? TK_FLOAT : TK_INT, line);
@@ -231,19 +231,19 @@ static int lex_number(struct prog *p, size_t *pos, int line)
 		errno = 0;
 		k->fv = strtod(buf, NULL);
 		if (!isfinite(k->fv)) {
-			perr(p, line, "float literal out of range");
+			imp_perr(p, line, "float literal out of range");
 			return -1;
 		}
 	} else {
 		if (bl > 1 && buf[0] == '0' && strspn(buf, "0") != bl) {
-			perr(p, line, "leading zeros in an integer literal");
+			imp_perr(p, line, "leading zeros in an integer literal");
 			return -1;
 		}
 		errno = 0;
 		char *end;
 		k->iv = strtoll(buf, &end, 10);
 		if (errno == ERANGE || *end) {
-			perr(p, line, "integer literal too large");
+			imp_perr(p, line, "integer literal too large");
 			return -1;
 		}
 	}
@@ -256,7 +256,7 @@ static int is_name_start(int c)
 	return isalpha(c) || c == '_';
 }
 
-int tokenize(struct prog *p)
+int imp_tokenize(struct prog *p)
 {
 	const char *t = p->text;
 	size_t n = p->len, i = 0;
@@ -310,7 +310,7 @@ int tokenize(struct prog *p)
 				line++;
 				continue;
 			}
-			perr(p, line, "unexpected '\\'");
+			imp_perr(p, line, "unexpected '\\'");
 			return -1;
 		}
 		if (c == '\n') {
@@ -344,15 +344,15 @@ int tokenize(struct prog *p)
 				}
 				if (!strcmp(pre, "b") || !strcmp(pre, "f") || !strcmp(pre, "rb") ||
 				    !strcmp(pre, "br") || !strcmp(pre, "fr") || !strcmp(pre, "rf")) {
-					perr(p, line, "unsupported string prefix '%s'", pre);
+					imp_perr(p, line, "unsupported string prefix '%s'", pre);
 					return -1;
 				}
 			}
 			struct tok *k = tok_push(p, TK_NAME, line);
 			if (k == NULL)
 				return -1;
-			if ((k->s = arena_strndup(&p->ar, t + i, wl)) == NULL) {
-				prog_oom(p);
+			if ((k->s = imp_arena_strndup(&p->ar, t + i, wl)) == NULL) {
+				imp_prog_oom(p);
 				return -1;
 			}
 			i = j;
@@ -378,27 +378,27 @@ int tokenize(struct prog *p)
 			}
 			if (!op) {
 				if ((unsigned char)c >= 0x80)
-					perr(p, line, "non-ASCII character outside a string or comment");
+					imp_perr(p, line, "non-ASCII character outside a string or comment");
 				else
-					perr(p, line, "invalid character '%c'", isprint((unsigned char)c) ? c : '?');
+					imp_perr(p, line, "invalid character '%c'", isprint((unsigned char)c) ? c : '?');
 				return -1;
 			}
 			struct tok *k = tok_push(p, TK_OP, line);
 			if (k == NULL)
 				return -1;
-			if ((k->s = arena_strndup(&p->ar, op, ol)) == NULL) {
-				prog_oom(p);
+			if ((k->s = imp_arena_strndup(&p->ar, op, ol)) == NULL) {
+				imp_prog_oom(p);
 				return -1;
 			}
 			if (ol == 1 && strchr("([{", c)) {
 				if (depth >= MAX_DEPTH) {
-					perr(p, line, "brackets nested too deeply");
+					imp_perr(p, line, "brackets nested too deeply");
 					return -1;
 				}
 				open_line[depth++] = line;
 			} else if (ol == 1 && strchr(")]}", c)) {
 				if (depth == 0) {
-					perr(p, line, "unmatched '%c'", c);
+					imp_perr(p, line, "unmatched '%c'", c);
 					return -1;
 				}
 				depth--;
@@ -412,7 +412,7 @@ pushed:
 		}
 	}
 	if (depth > 0) {
-		perr(p, open_line[depth - 1], "unclosed bracket");
+		imp_perr(p, open_line[depth - 1], "unclosed bracket");
 		return -1;
 	}
 	if (p->ntok > 0 && p->toks[p->ntok - 1].t != TK_NEWLINE && tok_push(p, TK_NEWLINE, line) == NULL)
@@ -424,7 +424,7 @@ pushed:
 	int nl = 0;
 	for (int k = 0; k < p->ntok; k++)
 		nl += p->toks[k].t == TK_NEWLINE;
-	p->lines = palloc(p, (size_t)(nl ? nl : 1) * sizeof(struct lline));
+	p->lines = imp_palloc(p, (size_t)(nl ? nl : 1) * sizeof(struct lline));
 	if (p->lines == NULL)
 		return -1;
 	int start = 0;
@@ -443,31 +443,31 @@ pushed:
 
 /* ---- token helpers ---------------------------------------------------------- */
 
-struct tok *cur(struct prog *p)
+struct tok *imp_cur(struct prog *p)
 {
 	return &p->toks[p->pos];
 }
 
-int is_op(const struct tok *k, const char *op)
+int imp_is_op(const struct tok *k, const char *op)
 {
 	return k->t == TK_OP && strcmp(k->s, op) == 0;
 }
 
-int is_kw(const struct tok *k, const char *kw)
+int imp_is_kw(const struct tok *k, const char *kw)
 {
 	return k->t == TK_NAME && strcmp(k->s, kw) == 0;
 }
 
-int accept_op(struct prog *p, const char *op)
+int imp_accept_op(struct prog *p, const char *op)
 {
-	if (is_op(cur(p), op)) {
+	if (imp_is_op(imp_cur(p), op)) {
 		p->pos++;
 		return 1;
 	}
 	return 0;
 }
 
-const char *tok_desc(const struct tok *k, char *buf, size_t len)
+const char *imp_tok_desc(const struct tok *k, char *buf, size_t len)
 {
 	switch (k->t) {
 	case TK_EOF: return "end of file";
@@ -480,12 +480,12 @@ const char *tok_desc(const struct tok *k, char *buf, size_t len)
 	return "?";
 }
 
-int expect_op(struct prog *p, const char *op)
+int imp_expect_op(struct prog *p, const char *op)
 {
-	if (accept_op(p, op))
+	if (imp_accept_op(p, op))
 		return 0;
 	char b[64];
-	perr(p, cur(p)->line, "expected '%s', found %s", op, tok_desc(cur(p), b, sizeof(b)));
+	imp_perr(p, imp_cur(p)->line, "expected '%s', found %s", op, imp_tok_desc(imp_cur(p), b, sizeof(b)));
 	return -1;
 }
 
@@ -495,7 +495,7 @@ static const char *const py_keywords[] = {
 	"if", "import", "in", "is", "lambda", "nonlocal", "not", "or", "pass", "raise",
 	"return", "try", "while", "with", "yield", NULL};
 
-int is_keyword(const char *s)
+int imp_is_keyword(const char *s)
 {
 	for (int i = 0; py_keywords[i]; i++)
 		if (!strcmp(py_keywords[i], s))

@@ -28,7 +28,7 @@ static void *arena_alloc(struct arena *a, size_t n)
 	return p;
 }
 
-char *arena_strndup(struct arena *a, const char *s, size_t n)
+char *imp_arena_strndup(struct arena *a, const char *s, size_t n)
 {
 	char *d = arena_alloc(a, n + 1);
 	if (d) {
@@ -38,7 +38,7 @@ char *arena_strndup(struct arena *a, const char *s, size_t n)
 	return d;
 }
 
-void arena_free(struct arena *a)
+void imp_arena_free(struct arena *a)
 {
 	while (a->head) {
 		struct ablock *n = a->head->next;
@@ -48,12 +48,12 @@ void arena_free(struct arena *a)
 	a->total = 0;
 }
 
-struct pv PV_NONE_OBJ = {.k = PV_NONE};
-struct pv PV_ELLIPSIS_OBJ = {.k = PV_ELLIPSIS};
+struct pv import_pv_none_obj = {.k = PV_NONE};
+struct pv import_pv_ellipsis_obj = {.k = PV_ELLIPSIS};
 
 /* Records the first error as "label:line: msg"; returns NULL for chaining. */
 __attribute__((format(printf, 3, 4)))
-void *perr(struct prog *p, int line, const char *fmt, ...)
+void *imp_perr(struct prog *p, int line, const char *fmt, ...)
 {
 	if (p->failed)
 		return NULL;
@@ -70,26 +70,26 @@ void *perr(struct prog *p, int line, const char *fmt, ...)
 	return NULL;
 }
 
-void *prog_oom(struct prog *p)
+void *imp_prog_oom(struct prog *p)
 {
-	return perr(p, 0, "out of memory (or the input is too large)");
+	return imp_perr(p, 0, "out of memory (or the input is too large)");
 }
 
-void *palloc(struct prog *p, size_t n)
+void *imp_palloc(struct prog *p, size_t n)
 {
 	void *r = arena_alloc(&p->ar, n);
 	if (r == NULL)
-		prog_oom(p);
+		imp_prog_oom(p);
 	return r;
 }
 
 /* Grows *arr (elements of size sz) so index `need` fits; -1 on failure. */
-int grow(struct prog *p, void **arr, int *cap, int need, size_t sz, int max)
+int imp_grow(struct prog *p, void **arr, int *cap, int need, size_t sz, int max)
 {
 	if (need < *cap)
 		return 0;
 	if (need >= max) {
-		perr(p, p->line, "too large (more than %d items)", max);
+		imp_perr(p, p->line, "too large (more than %d items)", max);
 		return -1;
 	}
 	int ncap = *cap ? *cap * 2 : 64;
@@ -99,7 +99,7 @@ int grow(struct prog *p, void **arr, int *cap, int need, size_t sz, int max)
 		ncap = max;
 	void *n = realloc(*arr, (size_t)ncap * sz);
 	if (n == NULL) {
-		prog_oom(p);
+		imp_prog_oom(p);
 		return -1;
 	}
 	*arr = n;
@@ -107,60 +107,60 @@ int grow(struct prog *p, void **arr, int *cap, int need, size_t sz, int max)
 	return 0;
 }
 
-struct pv *pv_new(struct prog *p, enum pk k)
+struct pv *imp_pv_new(struct prog *p, enum pk k)
 {
-	struct pv *v = palloc(p, sizeof(*v));
+	struct pv *v = imp_palloc(p, sizeof(*v));
 	if (v)
 		v->k = k;
 	return v;
 }
 
-struct pv *pv_int(struct prog *p, long long i)
+struct pv *imp_pv_int(struct prog *p, long long i)
 {
-	struct pv *v = pv_new(p, PV_INT);
+	struct pv *v = imp_pv_new(p, PV_INT);
 	if (v)
 		v->i = i;
 	return v;
 }
 
-struct pv *pv_float(struct prog *p, double f)
+struct pv *imp_pv_float(struct prog *p, double f)
 {
-	struct pv *v = pv_new(p, PV_FLOAT);
+	struct pv *v = imp_pv_new(p, PV_FLOAT);
 	if (v)
 		v->f = f;
 	return v;
 }
 
-struct pv *pv_bool(struct prog *p, int b)
+struct pv *imp_pv_bool(struct prog *p, int b)
 {
-	struct pv *v = pv_new(p, PV_BOOL);
+	struct pv *v = imp_pv_new(p, PV_BOOL);
 	if (v)
 		v->i = !!b;
 	return v;
 }
 
-struct pv *pv_seq(struct prog *p, int n, int is_list)
+struct pv *imp_pv_seq(struct prog *p, int n, int is_list)
 {
-	struct pv *v = pv_new(p, PV_SEQ);
+	struct pv *v = imp_pv_new(p, PV_SEQ);
 	if (v == NULL)
 		return NULL;
 	v->n = n;
 	v->is_list = is_list;
-	v->items = palloc(p, (size_t)(n ? n : 1) * sizeof(struct pv *));
+	v->items = imp_palloc(p, (size_t)(n ? n : 1) * sizeof(struct pv *));
 	return v->items ? v : NULL;
 }
 
-int is_num(const struct pv *v)
+int imp_is_num(const struct pv *v)
 {
 	return v->k == PV_INT || v->k == PV_FLOAT || v->k == PV_BOOL;
 }
 
-double num_val(const struct pv *v)
+double imp_num_val(const struct pv *v)
 {
 	return v->k == PV_FLOAT ? v->f : (double)v->i;
 }
 
-const char *kind_name(const struct pv *v)
+const char *imp_kind_name(const struct pv *v)
 {
 	switch (v->k) {
 	case PV_NONE: return "None";

@@ -97,7 +97,7 @@ static void test_strbuf(void)
 	/* the bare-string form */
 	char *raw = NULL;
 	size_t cap = 0;
-	CHECK(sbuf_printf(&raw, &cap, "%s", "ab") == 0 && sbuf_printf(&raw, &cap, "%d", 42) == 0);
+	CHECK(strbuf_printf_bare(&raw, &cap, "%s", "ab") == 0 && strbuf_printf_bare(&raw, &cap, "%d", 42) == 0);
 	CHECK(raw != NULL && strcmp(raw, "ab42") == 0 && cap > 4);
 	free(raw);
 }

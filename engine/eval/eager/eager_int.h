@@ -120,9 +120,9 @@ struct shared_mod {
 
 struct eager_plan {
 	struct gpu_dev *dev;
-	int is_cpu;             /* launch geometry for the cpu backend (see spread()) */
+	int is_cpu;             /* launch geometry for the cpu backend (see eg_spread()) */
 	int for_model;          /* the GPU's geometry, planned to be counted for the modeled
-				 * GPU time (eager_prepare_gpu_geometry; see spread()) */
+				 * GPU time (eager_prepare_gpu_geometry; see eg_spread()) */
 	char *variant;
 	int n_inputs, n_outputs;
 	size_t *out_bytes;
@@ -215,65 +215,65 @@ struct eager_call {
 
 /* ---- across the files ---- */
 
-const char *tname(enum graph_dtype dt);
-int64_t vnumel(const struct view *v);
-int64_t pow2_at_least(int64_t n, int64_t lo, int64_t hi);
-unsigned grid_for(int64_t work, int64_t per_block, int64_t cap);
-int berr(struct build *b, const char *fmt, ...);
-int build_oom(struct build *b);
-int new_buf(struct build *b, int kind, int ext, size_t bytes);
-int new_tensor(struct build *b, enum graph_dtype dt, int ndim, const int64_t *shape, struct view *out);
-int new_tensor_like(struct build *b, const struct graph_value *gv, struct view *out);
-int add_step(struct build *b, const char *name, pf_dim3 grid, pf_dim3 block, const void *params, size_t psize);
-void step_ptr(struct build *b, int si, size_t field, const struct view *v);
-int add_lib_step(struct build *b, int kind, const void *params, size_t psize);
-void spread(struct build *b, int64_t total, unsigned block, pf_dim3 *grid, long long *per);
-int use_thread_rows(struct build *b, int64_t n);
-int bcast_strides(struct build *b, const struct view *v, int nd, const int64_t *shape, int64_t *st);
-int emit_ew(struct build *b, int family, int op, const struct view *out, const struct ew_opnd *in, int nin, double alpha);
-int emit_copy(struct build *b, const struct view *dst, const struct view *src);
-int emit_fill(struct build *b, const struct view *dst, double value);
-int materialise(struct build *b, const struct view *in, enum graph_dtype dt, struct view *out);
-int reshape_view(struct build *b, const struct view *in, int ndim, const int64_t *shape, struct view *out);
-int64_t jint(json_t *attrs, const char *k);
-int jints(json_t *attrs, const char *k, int64_t *out, int max);
-double jnum(json_t *attrs, const char *k, double dflt);
-int do_getitem(struct build *b, const struct view *in, json_t *index, struct view *out);
-int op_unary(struct build *b, int opcode);
-int op_binary(struct build *b, int opcode);
-int op_where(struct build *b);
-int op_prelu(struct build *b);
-int op_to(struct build *b);
-int op_softmax(struct build *b);
-int op_layer_norm(struct build *b);
-int op_batch_norm(struct build *b);
-int op_reduce(struct build *b, int mean);
-int op_matmul(struct build *b);
-int op_baddbmm(struct build *b);
-int op_arange(struct build *b);
-int op_leaky_relu(struct build *b);
-int op_linear(struct build *b);
-int op_conv2d(struct build *b);
-int op_aap2d(struct build *b);
-int op_interpolate(struct build *b);
-int op_sdpa(struct build *b);
-int op_cat(struct build *b);
-int op_pad(struct build *b);
-int view_same(struct build *b);
-int view_transpose(struct build *b);
-int view_permute(struct build *b);
-int view_expand(struct build *b);
-int view_reshape(struct build *b);
-int view_getitem(struct build *b);
-int view_split(struct build *b);
-int view_tensor_split(struct build *b);
-int view_unbind(struct build *b);
-int op_gelu(struct build *b);
-int op_avg_pool2d(struct build *b);
-int view_unfold(struct build *b);
-size_t pack_arena(struct eager_plan *p);
-void plan_release(struct eager_plan *p);
-struct eager_plan *plan_variant(struct gpu_dev *d, const struct graph_variant *v, int use_blas, int use_dnn,
+const char *eg_tname(enum graph_dtype dt);
+int64_t eg_vnumel(const struct view *v);
+int64_t eg_pow2_at_least(int64_t n, int64_t lo, int64_t hi);
+unsigned eg_grid_for(int64_t work, int64_t per_block, int64_t cap);
+int eg_berr(struct build *b, const char *fmt, ...);
+int eg_build_oom(struct build *b);
+int eg_new_buf(struct build *b, int kind, int ext, size_t bytes);
+int eg_new_tensor(struct build *b, enum graph_dtype dt, int ndim, const int64_t *shape, struct view *out);
+int eg_new_tensor_like(struct build *b, const struct graph_value *gv, struct view *out);
+int eg_add_step(struct build *b, const char *name, pf_dim3 grid, pf_dim3 block, const void *params, size_t psize);
+void eg_step_ptr(struct build *b, int si, size_t field, const struct view *v);
+int eg_add_lib_step(struct build *b, int kind, const void *params, size_t psize);
+void eg_spread(struct build *b, int64_t total, unsigned block, pf_dim3 *grid, long long *per);
+int eg_use_thread_rows(struct build *b, int64_t n);
+int eg_bcast_strides(struct build *b, const struct view *v, int nd, const int64_t *shape, int64_t *st);
+int eg_emit_ew(struct build *b, int family, int op, const struct view *out, const struct ew_opnd *in, int nin, double alpha);
+int eg_emit_copy(struct build *b, const struct view *dst, const struct view *src);
+int eg_emit_fill(struct build *b, const struct view *dst, double value);
+int eg_materialise(struct build *b, const struct view *in, enum graph_dtype dt, struct view *out);
+int eg_reshape_view(struct build *b, const struct view *in, int ndim, const int64_t *shape, struct view *out);
+int64_t eg_jint(json_t *attrs, const char *k);
+int eg_jints(json_t *attrs, const char *k, int64_t *out, int max);
+double eg_jnum(json_t *attrs, const char *k, double dflt);
+int eg_do_getitem(struct build *b, const struct view *in, json_t *index, struct view *out);
+int eg_op_unary(struct build *b, int opcode);
+int eg_op_binary(struct build *b, int opcode);
+int eg_op_where(struct build *b);
+int eg_op_prelu(struct build *b);
+int eg_op_to(struct build *b);
+int eg_op_softmax(struct build *b);
+int eg_op_layer_norm(struct build *b);
+int eg_op_batch_norm(struct build *b);
+int eg_op_reduce(struct build *b, int mean);
+int eg_op_matmul(struct build *b);
+int eg_op_baddbmm(struct build *b);
+int eg_op_arange(struct build *b);
+int eg_op_leaky_relu(struct build *b);
+int eg_op_linear(struct build *b);
+int eg_op_conv2d(struct build *b);
+int eg_op_aap2d(struct build *b);
+int eg_op_interpolate(struct build *b);
+int eg_op_sdpa(struct build *b);
+int eg_op_cat(struct build *b);
+int eg_op_pad(struct build *b);
+int eg_view_same(struct build *b);
+int eg_view_transpose(struct build *b);
+int eg_view_permute(struct build *b);
+int eg_view_expand(struct build *b);
+int eg_view_reshape(struct build *b);
+int eg_view_getitem(struct build *b);
+int eg_view_split(struct build *b);
+int eg_view_tensor_split(struct build *b);
+int eg_view_unbind(struct build *b);
+int eg_op_gelu(struct build *b);
+int eg_op_avg_pool2d(struct build *b);
+int eg_view_unfold(struct build *b);
+size_t eg_pack_arena(struct eager_plan *p);
+void eg_plan_release(struct eager_plan *p);
+struct eager_plan *eg_plan_variant(struct gpu_dev *d, const struct graph_variant *v, int use_blas, int use_dnn,
 				int gpu_geometry, char *err, size_t errlen);
 extern const struct pf_runtime eager_runtime;
 

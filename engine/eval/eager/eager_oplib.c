@@ -395,7 +395,7 @@ static int libs_wanted(struct gpu_dev *d)
 static void plans_free(struct eager_plan **plans, int np)
 {
 	for (int i = 0; i < np; i++) {
-		plan_release(plans[i]);
+		eg_plan_release(plans[i]);
 		plans[i] = NULL;
 	}
 }
@@ -446,7 +446,7 @@ static int prepare_plans(struct gpu_dev *d, const struct graph_variant *vs, int 
 		again = 0;
 		n_blas = n_dnn = 0;
 		for (int i = 0; i < np; i++) {
-			if ((plans[i] = plan_variant(d, &vs[i], use_blas, use_dnn, gpu_geometry, err, errlen)) == NULL)
+			if ((plans[i] = eg_plan_variant(d, &vs[i], use_blas, use_dnn, gpu_geometry, err, errlen)) == NULL)
 				goto fail;
 			n_blas += plans[i]->n_blas;
 			n_dnn += plans[i]->n_dnn;
@@ -483,7 +483,7 @@ static int prepare_plans(struct gpu_dev *d, const struct graph_variant *vs, int 
 		snprintf(p->note, sizeof(p->note), "%s", note);
 		snprintf(p->libs, sizeof(p->libs), "%s%s%s", p->n_blas ? blas_version() : "",
 			 p->n_blas && p->n_dnn ? ", " : "", p->n_dnn ? dnn_version() : "");
-		if ((p->arena_bytes = pack_arena(p)) == SIZE_MAX) {
+		if ((p->arena_bytes = eg_pack_arena(p)) == SIZE_MAX) {
 			snprintf(err, errlen, "eager: variant '%s': out of memory", p->variant);
 			goto fail;
 		}

@@ -43,44 +43,44 @@ static struct ew_opnd ew_operand(struct build *b, int i)
 	return o;
 }
 
-int op_unary(struct build *b, int opcode)
+int eg_op_unary(struct build *b, int opcode)
 {
 	struct view *out = result_view(b, 0);
-	if (new_tensor_like(b, result_value(b, 0), out))
+	if (eg_new_tensor_like(b, result_value(b, 0), out))
 		return -1;
 	struct ew_opnd in = ew_operand(b, 0);
-	return emit_ew(b, EW_UNARY, opcode, out, &in, 1, 1.0);
+	return eg_emit_ew(b, EW_UNARY, opcode, out, &in, 1, 1.0);
 }
 
-int op_binary(struct build *b, int opcode)
+int eg_op_binary(struct build *b, int opcode)
 {
 	struct view *out = result_view(b, 0);
-	double alpha = jnum(b->n->attrs, "alpha", 1.0);
+	double alpha = eg_jnum(b->n->attrs, "alpha", 1.0);
 	struct ew_opnd in[2] = {ew_operand(b, 0), ew_operand(b, 1)};
-	if (new_tensor_like(b, result_value(b, 0), out))
+	if (eg_new_tensor_like(b, result_value(b, 0), out))
 		return -1;
-	return emit_ew(b, EW_BINARY, opcode, out, in, 2, alpha);
+	return eg_emit_ew(b, EW_BINARY, opcode, out, in, 2, alpha);
 }
 
-int op_where(struct build *b)
+int eg_op_where(struct build *b)
 {
 	struct view *out = result_view(b, 0);
 	struct ew_opnd in[3] = {ew_operand(b, 0), ew_operand(b, 1), ew_operand(b, 2)};
-	if (new_tensor_like(b, result_value(b, 0), out))
+	if (eg_new_tensor_like(b, result_value(b, 0), out))
 		return -1;
-	return emit_ew(b, EW_WHERE, 0, out, in, 3, 1.0);
+	return eg_emit_ew(b, EW_WHERE, 0, out, in, 3, 1.0);
 }
 
-int op_prelu(struct build *b)
+int eg_op_prelu(struct build *b)
 {
 	const struct view *x = opnd_view(b, 0), *w = opnd_view(b, 1);
 	struct view *out = result_view(b, 0), wv;
-	if (new_tensor_like(b, result_value(b, 0), out))
+	if (eg_new_tensor_like(b, result_value(b, 0), out))
 		return -1;
 	/* The weight broadcast along dim 1 (one value: everywhere). */
 	wv = *w;
 	wv.ndim = x->ndim;
-	int64_t wn = vnumel(w), wst = w->ndim ? w->stride[0] : 0;
+	int64_t wn = eg_vnumel(w), wst = w->ndim ? w->stride[0] : 0;
 	for (int d = 0; d < x->ndim; d++) {
 		wv.shape[d] = 1;
 		wv.stride[d] = 0;
@@ -90,21 +90,21 @@ int op_prelu(struct build *b)
 		wv.stride[1] = wst;
 	}
 	struct ew_opnd in[2] = {{x, 0, x->dt}, {&wv, 0, w->dt}};
-	return emit_ew(b, EW_BINARY, OPL_PRELU, out, in, 2, 1.0);
+	return eg_emit_ew(b, EW_BINARY, OPL_PRELU, out, in, 2, 1.0);
 }
 
-int op_to(struct build *b)
+int eg_op_to(struct build *b)
 {
 	struct view *out = result_view(b, 0);
 	const struct view *x = opnd_view(b, 0);
-	if (new_tensor_like(b, result_value(b, 0), out))
+	if (eg_new_tensor_like(b, result_value(b, 0), out))
 		return -1;
-	return emit_copy(b, out, x);
+	return eg_emit_copy(b, out, x);
 }
 
 static unsigned row_block(struct build *b, int64_t n)
 {
-	return (unsigned)pow2_at_least(n, 32, b->p->is_cpu ? 32 : 256);
+	return (unsigned)eg_pow2_at_least(n, 32, b->p->is_cpu ? 32 : 256);
 }
 
 /* Softmax of contiguous x laid out [outer, n, inner] into out (same layout);
@@ -121,28 +121,28 @@ static int emit_softmax(struct build *b, const struct view *x, const struct view
 	if (s.rows == 0)
 		return 0;
 	int si;
-	if (use_thread_rows(b, n)) {
+	if (eg_use_thread_rows(b, n)) {
 		unsigned bl = b->p->is_cpu ? 32 : 128;
-		snprintf(name, sizeof(name), "softmax_thread<%s, %s>", tname(x->dt), tname(out->dt));
-		si = add_step(b, name, (pf_dim3){grid_for(s.rows, bl, 1 << 20), 1, 1}, (pf_dim3){bl, 1, 1}, &s,
+		snprintf(name, sizeof(name), "softmax_thread<%s, %s>", eg_tname(x->dt), eg_tname(out->dt));
+		si = eg_add_step(b, name, (pf_dim3){eg_grid_for(s.rows, bl, 1 << 20), 1, 1}, (pf_dim3){bl, 1, 1}, &s,
 			      sizeof(s));
 	} else {
-		snprintf(name, sizeof(name), "softmax_block<%s, %s>", tname(x->dt), tname(out->dt));
-		si = add_step(b, name, (pf_dim3){grid_for(s.rows, 1, 1 << 20), 1, 1},
+		snprintf(name, sizeof(name), "softmax_block<%s, %s>", eg_tname(x->dt), eg_tname(out->dt));
+		si = eg_add_step(b, name, (pf_dim3){eg_grid_for(s.rows, 1, 1 << 20), 1, 1},
 			      (pf_dim3){row_block(b, n), 1, 1}, &s, sizeof(s));
 	}
 	if (si < 0)
 		return -1;
-	step_ptr(b, si, offsetof(opl_softmax, out), out);
-	step_ptr(b, si, offsetof(opl_softmax, in), x);
+	eg_step_ptr(b, si, offsetof(opl_softmax, out), out);
+	eg_step_ptr(b, si, offsetof(opl_softmax, in), x);
 	return 0;
 }
 
-int op_softmax(struct build *b)
+int eg_op_softmax(struct build *b)
 {
 	struct view x, *out = result_view(b, 0);
-	int64_t dim = jint(b->n->attrs, "dim");
-	if (materialise(b, opnd_view(b, 0), DT_INVALID, &x) || new_tensor_like(b, result_value(b, 0), out))
+	int64_t dim = eg_jint(b->n->attrs, "dim");
+	if (eg_materialise(b, opnd_view(b, 0), DT_INVALID, &x) || eg_new_tensor_like(b, result_value(b, 0), out))
 		return -1;
 	int64_t outer = 1, inner = 1, n = x.ndim ? x.shape[dim] : 1;
 	for (int d = 0; d < x.ndim; d++) {
@@ -154,59 +154,59 @@ int op_softmax(struct build *b)
 	return emit_softmax(b, &x, out, outer, n, inner, 0);
 }
 
-int op_layer_norm(struct build *b)
+int eg_op_layer_norm(struct build *b)
 {
 	struct view x, w, bias, *out = result_view(b, 0);
 	const struct view *wv = opnd_view(b, 1), *bv = opnd_view(b, 2);
 	int64_t ns[MAXD];
-	int cnt = jints(b->n->attrs, "normalized_shape", ns, MAXD);
-	if (materialise(b, opnd_view(b, 0), DT_INVALID, &x) || new_tensor_like(b, result_value(b, 0), out))
+	int cnt = eg_jints(b->n->attrs, "normalized_shape", ns, MAXD);
+	if (eg_materialise(b, opnd_view(b, 0), DT_INVALID, &x) || eg_new_tensor_like(b, result_value(b, 0), out))
 		return -1;
 	enum graph_dtype tw = wv ? wv->dt : bv ? bv->dt : x.dt;
-	if (wv && materialise(b, wv, tw, &w))
+	if (wv && eg_materialise(b, wv, tw, &w))
 		return -1;
-	if (bv && materialise(b, bv, tw, &bias))
+	if (bv && eg_materialise(b, bv, tw, &bias))
 		return -1;
 	opl_layer_norm l = {0};
 	l.m = 1;
 	for (int i = 0; i < cnt; i++)
 		l.m *= ns[i];
-	l.rows = l.m ? vnumel(&x) / l.m : 0;
-	l.eps = jnum(b->n->attrs, "eps", 1e-5);
+	l.rows = l.m ? eg_vnumel(&x) / l.m : 0;
+	l.eps = eg_jnum(b->n->attrs, "eps", 1e-5);
 	if (l.rows == 0)
 		return 0;
 	char name[128];
 	int si;
-	if (use_thread_rows(b, l.m)) {
+	if (eg_use_thread_rows(b, l.m)) {
 		unsigned bl = b->p->is_cpu ? 32 : 128;
-		snprintf(name, sizeof(name), "layer_norm_thread<%s, %s>", tname(x.dt), tname(tw));
-		si = add_step(b, name, (pf_dim3){grid_for(l.rows, bl, 1 << 20), 1, 1}, (pf_dim3){bl, 1, 1}, &l,
+		snprintf(name, sizeof(name), "layer_norm_thread<%s, %s>", eg_tname(x.dt), eg_tname(tw));
+		si = eg_add_step(b, name, (pf_dim3){eg_grid_for(l.rows, bl, 1 << 20), 1, 1}, (pf_dim3){bl, 1, 1}, &l,
 			      sizeof(l));
 	} else {
-		snprintf(name, sizeof(name), "layer_norm<%s, %s>", tname(x.dt), tname(tw));
-		si = add_step(b, name, (pf_dim3){grid_for(l.rows, 1, 1 << 20), 1, 1},
+		snprintf(name, sizeof(name), "layer_norm<%s, %s>", eg_tname(x.dt), eg_tname(tw));
+		si = eg_add_step(b, name, (pf_dim3){eg_grid_for(l.rows, 1, 1 << 20), 1, 1},
 			      (pf_dim3){row_block(b, l.m), 1, 1}, &l, sizeof(l));
 	}
 	if (si < 0)
 		return -1;
-	step_ptr(b, si, offsetof(opl_layer_norm, out), out);
-	step_ptr(b, si, offsetof(opl_layer_norm, in), &x);
-	step_ptr(b, si, offsetof(opl_layer_norm, w), wv ? &w : NULL);
-	step_ptr(b, si, offsetof(opl_layer_norm, b), bv ? &bias : NULL);
+	eg_step_ptr(b, si, offsetof(opl_layer_norm, out), out);
+	eg_step_ptr(b, si, offsetof(opl_layer_norm, in), &x);
+	eg_step_ptr(b, si, offsetof(opl_layer_norm, w), wv ? &w : NULL);
+	eg_step_ptr(b, si, offsetof(opl_layer_norm, b), bv ? &bias : NULL);
 	return 0;
 }
 
-int op_batch_norm(struct build *b)
+int eg_op_batch_norm(struct build *b)
 {
 	struct view x, prm[4], *out = result_view(b, 0);
 	const struct view *pv[4];
-	if (materialise(b, opnd_view(b, 0), DT_INVALID, &x) || new_tensor_like(b, result_value(b, 0), out))
+	if (eg_materialise(b, opnd_view(b, 0), DT_INVALID, &x) || eg_new_tensor_like(b, result_value(b, 0), out))
 		return -1;
 	for (int i = 0; i < 4; i++)
 		pv[i] = opnd_view(b, i + 1);
 	enum graph_dtype tp = pv[0]->dt;
 	for (int i = 0; i < 4; i++)
-		if (pv[i] && materialise(b, pv[i], tp, &prm[i]))
+		if (pv[i] && eg_materialise(b, pv[i], tp, &prm[i]))
 			return -1;
 	opl_batch_norm bn = {0};
 	bn.n = x.shape[0];
@@ -214,23 +214,23 @@ int op_batch_norm(struct build *b)
 	bn.inner = 1;
 	for (int d = 2; d < x.ndim; d++)
 		bn.inner *= x.shape[d];
-	bn.eps = jnum(b->n->attrs, "eps", 1e-5);
+	bn.eps = eg_jnum(b->n->attrs, "eps", 1e-5);
 	int64_t total = bn.n * bn.c * bn.inner;
 	if (total == 0)
 		return 0;
 	char name[128];
-	snprintf(name, sizeof(name), "batch_norm_eval<%s, %s>", tname(x.dt), tname(tp));
+	snprintf(name, sizeof(name), "batch_norm_eval<%s, %s>", eg_tname(x.dt), eg_tname(tp));
 	pf_dim3 grid;
-	spread(b, total, EW_BLOCK, &grid, &bn.per);
-	int si = add_step(b, name, grid, (pf_dim3){EW_BLOCK, 1, 1}, &bn, sizeof(bn));
+	eg_spread(b, total, EW_BLOCK, &grid, &bn.per);
+	int si = eg_add_step(b, name, grid, (pf_dim3){EW_BLOCK, 1, 1}, &bn, sizeof(bn));
 	if (si < 0)
 		return -1;
-	step_ptr(b, si, offsetof(opl_batch_norm, out), out);
-	step_ptr(b, si, offsetof(opl_batch_norm, in), &x);
-	step_ptr(b, si, offsetof(opl_batch_norm, mean), &prm[0]);
-	step_ptr(b, si, offsetof(opl_batch_norm, var), &prm[1]);
-	step_ptr(b, si, offsetof(opl_batch_norm, w), pv[2] ? &prm[2] : NULL);
-	step_ptr(b, si, offsetof(opl_batch_norm, b), pv[3] ? &prm[3] : NULL);
+	eg_step_ptr(b, si, offsetof(opl_batch_norm, out), out);
+	eg_step_ptr(b, si, offsetof(opl_batch_norm, in), &x);
+	eg_step_ptr(b, si, offsetof(opl_batch_norm, mean), &prm[0]);
+	eg_step_ptr(b, si, offsetof(opl_batch_norm, var), &prm[1]);
+	eg_step_ptr(b, si, offsetof(opl_batch_norm, w), pv[2] ? &prm[2] : NULL);
+	eg_step_ptr(b, si, offsetof(opl_batch_norm, b), pv[3] ? &prm[3] : NULL);
 	return 0;
 }
 
@@ -286,24 +286,24 @@ static int emit_reduce_split(struct build *b, const struct view *x, const struct
 {
 	struct view part;
 	int64_t np = r->nout * split;
-	if (new_tensor(b, acc_dtype(out->dt), 1, &np, &part))
+	if (eg_new_tensor(b, acc_dtype(out->dt), 1, &np, &part))
 		return -1;
 	r->split = split;
 	char name[128];
 	unsigned bl = b->p->is_cpu ? 1 : 256;
-	snprintf(name, sizeof(name), "reduce_part<%s, %s>", tname(x->dt), tname(out->dt));
-	int si = add_step(b, name, (pf_dim3){grid_for(np, 1, 1 << 20), 1, 1}, (pf_dim3){bl, 1, 1}, r, sizeof(*r));
+	snprintf(name, sizeof(name), "reduce_part<%s, %s>", eg_tname(x->dt), eg_tname(out->dt));
+	int si = eg_add_step(b, name, (pf_dim3){eg_grid_for(np, 1, 1 << 20), 1, 1}, (pf_dim3){bl, 1, 1}, r, sizeof(*r));
 	if (si < 0)
 		return -1;
-	step_ptr(b, si, offsetof(opl_reduce, part), &part);
-	step_ptr(b, si, offsetof(opl_reduce, in), x);
-	snprintf(name, sizeof(name), "reduce_finish<%s, %s>", tname(x->dt), tname(out->dt));
-	bl = b->p->is_cpu ? 1 : (unsigned)pow2_at_least(split, 32, 256);
-	if ((si = add_step(b, name, (pf_dim3){grid_for(r->nout, 1, 1 << 20), 1, 1}, (pf_dim3){bl, 1, 1}, r,
+	eg_step_ptr(b, si, offsetof(opl_reduce, part), &part);
+	eg_step_ptr(b, si, offsetof(opl_reduce, in), x);
+	snprintf(name, sizeof(name), "reduce_finish<%s, %s>", eg_tname(x->dt), eg_tname(out->dt));
+	bl = b->p->is_cpu ? 1 : (unsigned)eg_pow2_at_least(split, 32, 256);
+	if ((si = eg_add_step(b, name, (pf_dim3){eg_grid_for(r->nout, 1, 1 << 20), 1, 1}, (pf_dim3){bl, 1, 1}, r,
 			   sizeof(*r))) < 0)
 		return -1;
-	step_ptr(b, si, offsetof(opl_reduce, out), out);
-	step_ptr(b, si, offsetof(opl_reduce, part), &part);
+	eg_step_ptr(b, si, offsetof(opl_reduce, out), out);
+	eg_step_ptr(b, si, offsetof(opl_reduce, part), &part);
 	return 0;
 }
 
@@ -323,14 +323,14 @@ static int emit_reduce(struct build *b, const struct view *x, const struct view 
 			r.ostride[r.ondim++] = x->stride[d];
 		}
 	}
-	r.nout = vnumel(out);
+	r.nout = eg_vnumel(out);
 	r.ondim = coalesce(r.ondim, r.oshape, r.ostride);
 	r.rndim = coalesce(r.rndim, r.rshape, r.rstride);
 	r.scale = mean ? 1.0 / (double)r.nred : 1.0;
 	if (r.nout == 0)
 		return 0;
 	if (r.nred == 0)                /* sum of nothing: 0; mean: NaN */
-		return emit_fill(b, out, mean ? NAN : 0.0);
+		return eg_emit_fill(b, out, mean ? NAN : 0.0);
 	char name[128];
 	int si;
 	int64_t split = reduce_split(b, r.nout, r.nred);
@@ -338,37 +338,37 @@ static int emit_reduce(struct build *b, const struct view *x, const struct view 
 		return emit_reduce_split(b, x, out, &r, split);
 	/* A thread per output for short reductions, many outputs, and on the
 	 * cpu backend; else a block per output. */
-	if (use_thread_rows(b, r.nred) || r.nred <= 64 || (r.nout >= 16384 && r.nred <= 512)) {
+	if (eg_use_thread_rows(b, r.nred) || r.nred <= 64 || (r.nout >= 16384 && r.nred <= 512)) {
 		unsigned bl = b->p->is_cpu ? 32 : 128;
-		snprintf(name, sizeof(name), "reduce_thread<%s, %s>", tname(x->dt), tname(out->dt));
-		si = add_step(b, name, (pf_dim3){grid_for(r.nout, bl, 1 << 20), 1, 1}, (pf_dim3){bl, 1, 1}, &r,
+		snprintf(name, sizeof(name), "reduce_thread<%s, %s>", eg_tname(x->dt), eg_tname(out->dt));
+		si = eg_add_step(b, name, (pf_dim3){eg_grid_for(r.nout, bl, 1 << 20), 1, 1}, (pf_dim3){bl, 1, 1}, &r,
 			      sizeof(r));
 	} else {
-		snprintf(name, sizeof(name), "reduce_block<%s, %s>", tname(x->dt), tname(out->dt));
-		si = add_step(b, name, (pf_dim3){grid_for(r.nout, 1, 1 << 20), 1, 1},
+		snprintf(name, sizeof(name), "reduce_block<%s, %s>", eg_tname(x->dt), eg_tname(out->dt));
+		si = eg_add_step(b, name, (pf_dim3){eg_grid_for(r.nout, 1, 1 << 20), 1, 1},
 			      (pf_dim3){row_block(b, r.nred), 1, 1}, &r, sizeof(r));
 	}
 	if (si < 0)
 		return -1;
-	step_ptr(b, si, offsetof(opl_reduce, out), out);
-	step_ptr(b, si, offsetof(opl_reduce, in), x);
+	eg_step_ptr(b, si, offsetof(opl_reduce, out), out);
+	eg_step_ptr(b, si, offsetof(opl_reduce, in), x);
 	return 0;
 }
 
-int op_reduce(struct build *b, int mean)
+int eg_op_reduce(struct build *b, int mean)
 {
 	const struct view *x = opnd_view(b, 0);
 	struct view *out = result_view(b, 0);
 	int red[MAXD] = {0};
 	json_t *dim = json_object_get(b->n->attrs, "dim");
-	if (new_tensor_like(b, result_value(b, 0), out))
+	if (eg_new_tensor_like(b, result_value(b, 0), out))
 		return -1;
 	if (json_is_null(dim) || dim == NULL) {
 		for (int d = 0; d < x->ndim; d++)
 			red[d] = 1;
 	} else {
 		int64_t dims[MAXD];
-		int cnt = jints(b->n->attrs, "dim", dims, MAXD);
+		int cnt = eg_jints(b->n->attrs, "dim", dims, MAXD);
 		for (int i = 0; i < cnt; i++)
 			if (dims[i] >= 0 && dims[i] < x->ndim)
 				red[dims[i]] = 1;
@@ -393,7 +393,7 @@ static int ones_view(struct build *b, enum blas_dtype bd, enum graph_dtype dt, i
 	struct eager_plan *p = b->p;
 	size_t bytes = (size_t)len * graph_dtype_size(dt);
 	if (p->ones_buf[bd] < 0) {
-		int k = new_buf(b, BK_CONST, (int)dt, bytes);
+		int k = eg_new_buf(b, BK_CONST, (int)dt, bytes);
 		if (k < 0)
 			return -1;
 		p->bufs[k].first = 0;
@@ -469,19 +469,19 @@ static int blas_steps(struct build *b, const struct gemm_desc *g, const opl_gemm
 			pa = &ones;
 		else
 			pb = &ones;
-		int si = add_lib_step(b, STEP_BLAS_GEMM, &pre, sizeof(pre));
+		int si = eg_add_lib_step(b, STEP_BLAS_GEMM, &pre, sizeof(pre));
 		if (si < 0)
 			return -1;
-		step_ptr(b, si, offsetof(struct blas_gemm, a), pa);
-		step_ptr(b, si, offsetof(struct blas_gemm, b), pb);
-		step_ptr(b, si, offsetof(struct blas_gemm, c), g->c);
+		eg_step_ptr(b, si, offsetof(struct blas_gemm, a), pa);
+		eg_step_ptr(b, si, offsetof(struct blas_gemm, b), pb);
+		eg_step_ptr(b, si, offsetof(struct blas_gemm, c), g->c);
 	}
-	int si = add_lib_step(b, STEP_BLAS_GEMM, &prod, sizeof(prod));
+	int si = eg_add_lib_step(b, STEP_BLAS_GEMM, &prod, sizeof(prod));
 	if (si < 0)
 		return -1;
-	step_ptr(b, si, offsetof(struct blas_gemm, a), g->a);
-	step_ptr(b, si, offsetof(struct blas_gemm, b), g->b);
-	step_ptr(b, si, offsetof(struct blas_gemm, c), g->c);
+	eg_step_ptr(b, si, offsetof(struct blas_gemm, a), g->a);
+	eg_step_ptr(b, si, offsetof(struct blas_gemm, b), g->b);
+	eg_step_ptr(b, si, offsetof(struct blas_gemm, c), g->c);
 	return 1;
 }
 
@@ -506,7 +506,7 @@ static int emit_gemm(struct build *b, struct gemm_desc *g)
 			p.bshape[m - 1] *= g->bshape[d];
 		} else {
 			if (m == OPL_GEMM_BATCH_DIMS)
-				return berr(b, "more than %d batch dims that cannot be merged", OPL_GEMM_BATCH_DIMS);
+				return eg_berr(b, "more than %d batch dims that cannot be merged", OPL_GEMM_BATCH_DIMS);
 			p.bshape[m] = g->bshape[d];
 			m++;
 		}
@@ -552,14 +552,14 @@ static int emit_gemm(struct build *b, struct gemm_desc *g)
 		/* barrier-free 4x16 register tiles, a thread each (gemm.cu) */
 		int64_t tiles = (p.n + 15) / 16 * ((p.m + 3) / 4);
 		block.x = 64;
-		grid = (pf_dim3){grid_for(tiles, 64, INT32_MAX), 1, grid_for(p.batch, 1, 65535)};
-		snprintf(name, sizeof(name), "gemm_thread<%s, %s, %s>", tname(g->a->dt), tname(g->b->dt),
-			 tname(g->c->dt));
+		grid = (pf_dim3){eg_grid_for(tiles, 64, INT32_MAX), 1, eg_grid_for(p.batch, 1, 65535)};
+		snprintf(name, sizeof(name), "gemm_thread<%s, %s, %s>", eg_tname(g->a->dt), eg_tname(g->b->dt),
+			 eg_tname(g->c->dt));
 	} else {
-		grid = (pf_dim3){grid_for(p.n, 64, INT32_MAX), grid_for(p.m, 64, 65535), grid_for(p.batch, 1, 65535)};
-		snprintf(name, sizeof(name), "gemm<%s, %s, %s>", tname(g->a->dt), tname(g->b->dt), tname(g->c->dt));
+		grid = (pf_dim3){eg_grid_for(p.n, 64, INT32_MAX), eg_grid_for(p.m, 64, 65535), eg_grid_for(p.batch, 1, 65535)};
+		snprintf(name, sizeof(name), "gemm<%s, %s, %s>", eg_tname(g->a->dt), eg_tname(g->b->dt), eg_tname(g->c->dt));
 	}
-	int si = add_step(b, name, grid, block, &p, sizeof(p));
+	int si = eg_add_step(b, name, grid, block, &p, sizeof(p));
 	if (si < 0)
 		return -1;
 	/* a GPU runs it in cuBLAS (blas_steps), half-precision products on
@@ -568,10 +568,10 @@ static int emit_gemm(struct build *b, struct gemm_desc *g)
 		b->p->steps[si].lib_ms = model_gemm_ms((double)p.m, (double)p.n, (double)p.k, (double)p.batch,
 						       is_half(g->a->dt) && is_half(g->b->dt),
 						       (double)graph_dtype_size(g->c->dt));
-	step_ptr(b, si, offsetof(opl_gemm, c), g->c);
-	step_ptr(b, si, offsetof(opl_gemm, a), g->a);
-	step_ptr(b, si, offsetof(opl_gemm, b), g->b);
-	step_ptr(b, si, offsetof(opl_gemm, bias), g->bias);
+	eg_step_ptr(b, si, offsetof(opl_gemm, c), g->c);
+	eg_step_ptr(b, si, offsetof(opl_gemm, a), g->a);
+	eg_step_ptr(b, si, offsetof(opl_gemm, b), g->b);
+	eg_step_ptr(b, si, offsetof(opl_gemm, bias), g->bias);
 	return 0;
 }
 
@@ -623,15 +623,15 @@ static int plan_matmul(struct build *b, const struct view *a, const struct view 
 	batch_strides(a, a1 ? 1 : 2, g.nb, g.bshape, g.sab);
 	batch_strides(bm, b1 ? 1 : 2, g.nb, g.bshape, g.sbb);
 	if (g.k == 0)
-		return emit_fill(b, out, 0.0);
+		return eg_emit_fill(b, out, 0.0);
 	return emit_gemm(b, &g);
 }
 
-int op_matmul(struct build *b)
+int eg_op_matmul(struct build *b)
 {
 	struct view *out = result_view(b, 0);
 	const struct graph_value *gv = result_value(b, 0);
-	if (new_tensor_like(b, gv, out))
+	if (eg_new_tensor_like(b, gv, out))
 		return -1;
 	return plan_matmul(b, opnd_view(b, 0), opnd_view(b, 1), out, gv, 1.0);
 }
@@ -639,36 +639,36 @@ int op_matmul(struct build *b)
 /* baddbmm: the GEMM with alpha, then out += beta * input (broadcast) in the
  * result's compute type.  beta = 0 skips the input altogether, so NaN and
  * Inf in it do not reach the result (PyTorch's rule).  Returns 0 or -1. */
-int op_baddbmm(struct build *b)
+int eg_op_baddbmm(struct build *b)
 {
 	struct view *out = result_view(b, 0);
 	const struct graph_value *gv = result_value(b, 0);
-	double beta = jnum(b->n->attrs, "beta", 1.0), alpha = jnum(b->n->attrs, "alpha", 1.0);
-	if (new_tensor_like(b, gv, out) || plan_matmul(b, opnd_view(b, 1), opnd_view(b, 2), out, gv, alpha))
+	double beta = eg_jnum(b->n->attrs, "beta", 1.0), alpha = eg_jnum(b->n->attrs, "alpha", 1.0);
+	if (eg_new_tensor_like(b, gv, out) || plan_matmul(b, opnd_view(b, 1), opnd_view(b, 2), out, gv, alpha))
 		return -1;
 	if (beta == 0.0)
 		return 0;
 	struct ew_opnd in[2] = {{out, 0, out->dt}, ew_operand(b, 0)};
-	return emit_ew(b, EW_BINARY, OPL_ADD, out, in, 2, beta);
+	return eg_emit_ew(b, EW_BINARY, OPL_ADD, out, in, 2, beta);
 }
 
 /* arange: out[i] = start + i * step, computed in double (PyTorch's CPU
  * accumulation type for float and int64) and converted once.  Integer
  * results take start and step converted to the integer type first, as
  * PyTorch's integer kernels do.  Returns 0 or -1. */
-int op_arange(struct build *b)
+int eg_op_arange(struct build *b)
 {
 	struct view *out = result_view(b, 0);
-	if (new_tensor_like(b, result_value(b, 0), out))
+	if (eg_new_tensor_like(b, result_value(b, 0), out))
 		return -1;
 	opl_ew e;
 	memset(&e, 0, sizeof(e));
-	double start = jnum(b->n->attrs, "start", 0.0), step = jnum(b->n->attrs, "step", 1.0);
+	double start = eg_jnum(b->n->attrs, "start", 0.0), step = eg_jnum(b->n->attrs, "step", 1.0);
 	if (!graph_dtype_is_float(out->dt)) {
 		start = trunc(start);
 		step = trunc(step);
 	}
-	e.n = vnumel(out);
+	e.n = eg_vnumel(out);
 	e.ndim = 1;
 	e.shape[0] = e.n;
 	e.ostride[0] = 1;
@@ -677,37 +677,37 @@ int op_arange(struct build *b)
 	if (e.n == 0)
 		return 0;
 	char name[64];
-	snprintf(name, sizeof(name), "ew_arange<%s>", tname(out->dt));
+	snprintf(name, sizeof(name), "ew_arange<%s>", eg_tname(out->dt));
 	pf_dim3 grid;
-	spread(b, e.n, EW_BLOCK, &grid, &e.per);
-	int si = add_step(b, name, grid, (pf_dim3){EW_BLOCK, 1, 1}, &e, sizeof(e));
+	eg_spread(b, e.n, EW_BLOCK, &grid, &e.per);
+	int si = eg_add_step(b, name, grid, (pf_dim3){EW_BLOCK, 1, 1}, &e, sizeof(e));
 	if (si < 0)
 		return -1;
-	step_ptr(b, si, offsetof(opl_ew, out), out);
+	eg_step_ptr(b, si, offsetof(opl_ew, out), out);
 	return 0;
 }
 
 /* leaky_relu is prelu's formula with the slope as a Python scalar operand.
  * Returns 0 or -1 with the error set. */
-int op_leaky_relu(struct build *b)
+int eg_op_leaky_relu(struct build *b)
 {
 	struct view *out = result_view(b, 0);
-	struct ew_opnd in[2] = {ew_operand(b, 0), {NULL, jnum(b->n->attrs, "negative_slope", 0.01), DT_INVALID}};
-	if (new_tensor_like(b, result_value(b, 0), out))
+	struct ew_opnd in[2] = {ew_operand(b, 0), {NULL, eg_jnum(b->n->attrs, "negative_slope", 0.01), DT_INVALID}};
+	if (eg_new_tensor_like(b, result_value(b, 0), out))
 		return -1;
-	return emit_ew(b, EW_BINARY, OPL_PRELU, out, in, 2, 1.0);
+	return eg_emit_ew(b, EW_BINARY, OPL_PRELU, out, in, 2, 1.0);
 }
 
-int op_linear(struct build *b)
+int eg_op_linear(struct build *b)
 {
 	const struct view *x = opnd_view(b, 0), *w = opnd_view(b, 1), *bias = opnd_view(b, 2);
 	struct view *out = result_view(b, 0), x2, bias_c;
 	const struct graph_value *gv = result_value(b, 0);
-	if (new_tensor_like(b, gv, out))
+	if (eg_new_tensor_like(b, gv, out))
 		return -1;
-	int64_t k = x->shape[x->ndim - 1], rows = k ? vnumel(x) / k : 0;
+	int64_t k = x->shape[x->ndim - 1], rows = k ? eg_vnumel(x) / k : 0;
 	int64_t shp2[2] = {rows, k};
-	if (reshape_view(b, x, 2, shp2, &x2))
+	if (eg_reshape_view(b, x, 2, shp2, &x2))
 		return -1;
 	struct gemm_desc g = {0};
 	g.a = &x2;
@@ -731,7 +731,7 @@ int op_linear(struct build *b)
 	if (bias) {
 		int64_t st[MAXD];
 		int simple = w->ndim == 2 && bias->dt == out->dt;
-		if (simple && bcast_strides(b, bias, out->ndim, out->shape, st))
+		if (simple && eg_bcast_strides(b, bias, out->ndim, out->shape, st))
 			return -1;
 		for (int d = 0; simple && d < out->ndim - 1; d++)
 			simple = st[d] == 0;
@@ -745,7 +745,7 @@ int op_linear(struct build *b)
 		}
 	}
 	if (k == 0) {
-		if (emit_fill(b, out, 0.0))
+		if (eg_emit_fill(b, out, 0.0))
 			return -1;
 		separate_bias = bias != NULL;
 	} else if (emit_gemm(b, &g)) {
@@ -753,7 +753,7 @@ int op_linear(struct build *b)
 	}
 	if (separate_bias) {
 		struct ew_opnd in[2] = {{out, 0, out->dt}, {bias, 0, bias->dt}};
-		return emit_ew(b, EW_BINARY, OPL_ADD, out, in, 2, 1.0);
+		return eg_emit_ew(b, EW_BINARY, OPL_ADD, out, in, 2, 1.0);
 	}
 	return 0;
 }
@@ -778,38 +778,38 @@ static int dnn_step(struct build *b, const struct view *x, const struct view *w,
 	if (dnn_conv_init(&dc, bd, xs, ws, o2, at, bias != NULL, why, sizeof(why)))
 		return 0;
 	struct view xc, wsv;
-	if (materialise(b, x, DT_INVALID, &xc))
+	if (eg_materialise(b, x, DT_INVALID, &xc))
 		return -1;
 	memset(&wsv, 0, sizeof(wsv));
 	wsv.dt = DT_F32;
-	if ((wsv.buf = new_buf(b, BK_SCRATCH, -1, 0)) < 0)
+	if ((wsv.buf = eg_new_buf(b, BK_SCRATCH, -1, 0)) < 0)
 		return -1;
-	int si = add_lib_step(b, STEP_DNN_CONV, &dc, sizeof(dc));
+	int si = eg_add_lib_step(b, STEP_DNN_CONV, &dc, sizeof(dc));
 	if (si < 0)
 		return -1;
 	b->p->steps[si].ws_buf = wsv.buf;
-	step_ptr(b, si, offsetof(struct dnn_conv, x), &xc);
-	step_ptr(b, si, offsetof(struct dnn_conv, w), w);
-	step_ptr(b, si, offsetof(struct dnn_conv, bias), bias);
-	step_ptr(b, si, offsetof(struct dnn_conv, y), out);
-	step_ptr(b, si, offsetof(struct dnn_conv, ws), &wsv);
+	eg_step_ptr(b, si, offsetof(struct dnn_conv, x), &xc);
+	eg_step_ptr(b, si, offsetof(struct dnn_conv, w), w);
+	eg_step_ptr(b, si, offsetof(struct dnn_conv, bias), bias);
+	eg_step_ptr(b, si, offsetof(struct dnn_conv, y), out);
+	eg_step_ptr(b, si, offsetof(struct dnn_conv, ws), &wsv);
 	return 1;
 }
 
-int op_conv2d(struct build *b)
+int eg_op_conv2d(struct build *b)
 {
 	const struct view *x = opnd_view(b, 0), *bv = opnd_view(b, 2);
 	struct view w, bias, *out = result_view(b, 0);
-	if (new_tensor_like(b, result_value(b, 0), out))
+	if (eg_new_tensor_like(b, result_value(b, 0), out))
 		return -1;
-	if (materialise(b, opnd_view(b, 1), x->dt, &w))
+	if (eg_materialise(b, opnd_view(b, 1), x->dt, &w))
 		return -1;
-	if (bv && materialise(b, bv, x->dt, &bias))
+	if (bv && eg_materialise(b, bv, x->dt, &bias))
 		return -1;
 	int64_t st[2] = {1, 1}, pd[2] = {0, 0}, dl[2] = {1, 1};
-	jints(b->n->attrs, "stride", st, 2);
-	jints(b->n->attrs, "padding", pd, 2);
-	jints(b->n->attrs, "dilation", dl, 2);
+	eg_jints(b->n->attrs, "stride", st, 2);
+	eg_jints(b->n->attrs, "padding", pd, 2);
+	eg_jints(b->n->attrs, "dilation", dl, 2);
 	opl_conv c = {0};
 	int o = x->ndim == 4;
 	c.n = o ? x->shape[0] : 1;
@@ -831,7 +831,7 @@ int op_conv2d(struct build *b)
 	c.pad_w = pd[1];
 	c.dil_h = dl[0];
 	c.dil_w = dl[1];
-	c.groups = jint(b->n->attrs, "groups");
+	c.groups = eg_jint(b->n->attrs, "groups");
 	int64_t cout_g = c.cout / c.groups, kk = (c.cin / c.groups) * c.kh * c.kw;
 	int64_t total = c.n * c.cout * c.oh * c.ow;
 	if (total == 0)
@@ -870,19 +870,19 @@ int op_conv2d(struct build *b)
 	int si;
 	if (b->p->is_cpu && cout_g >= 4 && kk >= 4) {
 		int64_t tiles = (c.n * c.oh * c.ow + 15) / 16 * ((cout_g + 3) / 4);
-		pf_dim3 grid = {grid_for(tiles, 64, INT32_MAX), 1, grid_for(c.groups, 1, 65535)};
-		snprintf(name, sizeof(name), "conv2d_thread<%s>", tname(x->dt));
-		si = add_step(b, name, grid, (pf_dim3){64, 1, 1}, &c, sizeof(c));
+		pf_dim3 grid = {eg_grid_for(tiles, 64, INT32_MAX), 1, eg_grid_for(c.groups, 1, 65535)};
+		snprintf(name, sizeof(name), "conv2d_thread<%s>", eg_tname(x->dt));
+		si = eg_add_step(b, name, grid, (pf_dim3){64, 1, 1}, &c, sizeof(c));
 	} else if (!b->p->is_cpu && cout_g >= 8 && kk >= 8) {
-		snprintf(name, sizeof(name), "conv2d_gemm<%s>", tname(x->dt));
-		pf_dim3 grid = {grid_for(c.n * c.oh * c.ow, 64, INT32_MAX), grid_for(cout_g, 64, 65535),
-				grid_for(c.groups, 1, 65535)};
-		si = add_step(b, name, grid, (pf_dim3){256, 1, 1}, &c, sizeof(c));
+		snprintf(name, sizeof(name), "conv2d_gemm<%s>", eg_tname(x->dt));
+		pf_dim3 grid = {eg_grid_for(c.n * c.oh * c.ow, 64, INT32_MAX), eg_grid_for(cout_g, 64, 65535),
+				eg_grid_for(c.groups, 1, 65535)};
+		si = eg_add_step(b, name, grid, (pf_dim3){256, 1, 1}, &c, sizeof(c));
 	} else {
 		pf_dim3 grid;
-		spread(b, total, 128, &grid, &c.per);
-		snprintf(name, sizeof(name), "conv2d_direct<%s>", tname(x->dt));
-		si = add_step(b, name, grid, (pf_dim3){128, 1, 1}, &c, sizeof(c));
+		eg_spread(b, total, 128, &grid, &c.per);
+		snprintf(name, sizeof(name), "conv2d_direct<%s>", eg_tname(x->dt));
+		si = eg_add_step(b, name, grid, (pf_dim3){128, 1, 1}, &c, sizeof(c));
 	}
 	if (si < 0)
 		return -1;
@@ -895,29 +895,29 @@ int op_conv2d(struct build *b)
 				? model_gemm_ms((double)(c.n * c.oh * c.ow), (double)cout_g, (double)kk,
 						(double)c.groups, is_half(x->dt), (double)graph_dtype_size(out->dt))
 				: model_flops_ms(2.0 * (double)total * (double)kk);
-	step_ptr(b, si, offsetof(opl_conv, out), out);
-	step_ptr(b, si, offsetof(opl_conv, x), x);
-	step_ptr(b, si, offsetof(opl_conv, w), &w);
-	step_ptr(b, si, offsetof(opl_conv, bias), bv ? &bias : NULL);
+	eg_step_ptr(b, si, offsetof(opl_conv, out), out);
+	eg_step_ptr(b, si, offsetof(opl_conv, x), x);
+	eg_step_ptr(b, si, offsetof(opl_conv, w), &w);
+	eg_step_ptr(b, si, offsetof(opl_conv, bias), bv ? &bias : NULL);
 	return 0;
 }
 
-int op_aap2d(struct build *b)
+int eg_op_aap2d(struct build *b)
 {
 	struct view x, *out = result_view(b, 0);
-	if (materialise(b, opnd_view(b, 0), DT_INVALID, &x) || new_tensor_like(b, result_value(b, 0), out))
+	if (eg_materialise(b, opnd_view(b, 0), DT_INVALID, &x) || eg_new_tensor_like(b, result_value(b, 0), out))
 		return -1;
 	opl_pool p = {0};
 	p.h = x.shape[x.ndim - 2];
 	p.w = x.shape[x.ndim - 1];
 	p.oh = out->shape[out->ndim - 2];
 	p.ow = out->shape[out->ndim - 1];
-	p.nc = p.h * p.w != 0 ? vnumel(&x) / (p.h * p.w) : 0;
-	int64_t total = vnumel(out);
+	p.nc = p.h * p.w != 0 ? eg_vnumel(&x) / (p.h * p.w) : 0;
+	int64_t total = eg_vnumel(out);
 	if (total == 0)
 		return 0;
 	if (p.h * p.w == 0)
-		return emit_fill(b, out, NAN);
+		return eg_emit_fill(b, out, NAN);
 	/* to 1x1 (a global average pool): a mean over the last two dims, as
 	 * PyTorch lowers it, so the reduction's plan (a block per row, or split
 	 * over blocks) runs it rather than a thread per output summing a whole
@@ -929,13 +929,13 @@ int op_aap2d(struct build *b)
 	}
 	char name[128];
 	pf_dim3 grid;
-	spread(b, total, 128, &grid, &p.per);
-	snprintf(name, sizeof(name), "adaptive_avg_pool2d<%s>", tname(x.dt));
-	int si = add_step(b, name, grid, (pf_dim3){128, 1, 1}, &p, sizeof(p));
+	eg_spread(b, total, 128, &grid, &p.per);
+	snprintf(name, sizeof(name), "adaptive_avg_pool2d<%s>", eg_tname(x.dt));
+	int si = eg_add_step(b, name, grid, (pf_dim3){128, 1, 1}, &p, sizeof(p));
 	if (si < 0)
 		return -1;
-	step_ptr(b, si, offsetof(opl_pool, out), out);
-	step_ptr(b, si, offsetof(opl_pool, in), &x);
+	eg_step_ptr(b, si, offsetof(opl_pool, out), out);
+	eg_step_ptr(b, si, offsetof(opl_pool, in), &x);
 	return 0;
 }
 
@@ -951,10 +951,10 @@ static float scales_value(json_t *sf, int d, int64_t in, int64_t out)
 	return (float)in / (float)out;
 }
 
-int op_interpolate(struct build *b)
+int eg_op_interpolate(struct build *b)
 {
 	struct view x, *out = result_view(b, 0);
-	if (materialise(b, opnd_view(b, 0), DT_INVALID, &x) || new_tensor_like(b, result_value(b, 0), out))
+	if (eg_materialise(b, opnd_view(b, 0), DT_INVALID, &x) || eg_new_tensor_like(b, result_value(b, 0), out))
 		return -1;
 	json_t *attrs = b->n->attrs, *sf = json_object_get(attrs, "scale_factor");
 	const char *mode = json_string_value(json_object_get(attrs, "mode"));
@@ -963,9 +963,9 @@ int op_interpolate(struct build *b)
 	opl_upsample u = {0};
 	u.nsp = x.ndim - 2;
 	if (u.nsp < 1 || u.nsp > 3 || (bilinear && u.nsp != 2))
-		return berr(b, "unsupported input rank %d", x.ndim);
+		return eg_berr(b, "unsupported input rank %d", x.ndim);
 	u.nc = x.shape[0] * x.shape[1];
-	u.nout = vnumel(out);
+	u.nout = eg_vnumel(out);
 	u.align_corners = align;
 	for (int d = 0; d < u.nsp; d++) {
 		u.in_size[d] = x.shape[2 + d];
@@ -978,26 +978,26 @@ int op_interpolate(struct build *b)
 	if (u.nout == 0)
 		return 0;
 	char name[128];
-	snprintf(name, sizeof(name), "%s<%s>", bilinear ? "upsample_bilinear" : "upsample_nearest", tname(x.dt));
+	snprintf(name, sizeof(name), "%s<%s>", bilinear ? "upsample_bilinear" : "upsample_nearest", eg_tname(x.dt));
 	pf_dim3 grid;
-	spread(b, u.nout, EW_BLOCK, &grid, &u.per);
-	int si = add_step(b, name, grid, (pf_dim3){EW_BLOCK, 1, 1}, &u, sizeof(u));
+	eg_spread(b, u.nout, EW_BLOCK, &grid, &u.per);
+	int si = eg_add_step(b, name, grid, (pf_dim3){EW_BLOCK, 1, 1}, &u, sizeof(u));
 	if (si < 0)
 		return -1;
-	step_ptr(b, si, offsetof(opl_upsample, out), out);
-	step_ptr(b, si, offsetof(opl_upsample, in), &x);
+	eg_step_ptr(b, si, offsetof(opl_upsample, out), out);
+	eg_step_ptr(b, si, offsetof(opl_upsample, in), &x);
 	return 0;
 }
 
 /* ---- attention -------------------------------------------------------------------------- */
 
-int op_sdpa(struct build *b)
+int eg_op_sdpa(struct build *b)
 {
 	const struct view *q = opnd_view(b, 0), *k = opnd_view(b, 1), *v = opnd_view(b, 2), *mask = opnd_view(b, 3);
 	struct view *out = result_view(b, 0), scores;
 	const struct graph_value *gv = result_value(b, 0);
 	json_t *attrs = b->n->attrs;
-	if (new_tensor_like(b, gv, out))
+	if (eg_new_tensor_like(b, gv, out))
 		return -1;
 	int nb = gv->shape.ndim - 2;
 	int64_t L = q->shape[q->ndim - 2], E = q->shape[q->ndim - 1], S = k->shape[k->ndim - 2];
@@ -1006,7 +1006,7 @@ int op_sdpa(struct build *b)
 		sshape[d] = gv->shape.d[d];
 	sshape[nb] = L;
 	sshape[nb + 1] = S;
-	if (new_tensor(b, q->dt == DT_F64 ? DT_F64 : DT_F32, nb + 2, sshape, &scores))
+	if (eg_new_tensor(b, q->dt == DT_F64 ? DT_F64 : DT_F32, nb + 2, sshape, &scores))
 		return -1;
 	json_t *sc = json_object_get(attrs, "scale");
 	double scale = json_is_number(sc) ? json_number_value(sc) : 1.0 / sqrt((double)E);
@@ -1029,7 +1029,7 @@ int op_sdpa(struct build *b)
 		g.bshape[d] = sshape[d];
 	batch_strides(q, 2, nb, g.bshape, g.sab);
 	batch_strides(k, 2, nb, g.bshape, g.sbb);
-	if (E == 0 ? emit_fill(b, &scores, 0.0) : emit_gemm(b, &g))
+	if (E == 0 ? eg_emit_fill(b, &scores, 0.0) : emit_gemm(b, &g))
 		return -1;
 
 	/* the mask: bool (false = -inf) or added */
@@ -1039,17 +1039,17 @@ int op_sdpa(struct build *b)
 			in[0] = (struct ew_opnd){mask, 0, DT_BOOL};
 			in[1] = (struct ew_opnd){&scores, 0, scores.dt};
 			in[2] = (struct ew_opnd){NULL, -INFINITY, scores.dt};
-			if (emit_ew(b, EW_WHERE, 0, &scores, in, 3, 1.0))
+			if (eg_emit_ew(b, EW_WHERE, 0, &scores, in, 3, 1.0))
 				return -1;
 		} else {
 			in[0] = (struct ew_opnd){&scores, 0, scores.dt};
 			in[1] = (struct ew_opnd){mask, 0, mask->dt};
-			if (emit_ew(b, EW_BINARY, OPL_ADD, &scores, in, 2, 1.0))
+			if (eg_emit_ew(b, EW_BINARY, OPL_ADD, &scores, in, 2, 1.0))
 				return -1;
 		}
 	}
 	int causal = json_is_true(json_object_get(attrs, "is_causal"));
-	int64_t rows = vnumel(&scores) / (S ? S : 1);
+	int64_t rows = eg_vnumel(&scores) / (S ? S : 1);
 	if (S > 0 && emit_softmax(b, &scores, &scores, rows, S, 1, causal ? L : 0))
 		return -1;
 
@@ -1072,17 +1072,17 @@ int op_sdpa(struct build *b)
 	batch_strides(&scores, 2, nb, h.bshape, h.sab);
 	batch_strides(v, 2, nb, h.bshape, h.sbb);
 	if (S == 0)
-		return emit_fill(b, out, 0.0);
+		return eg_emit_fill(b, out, 0.0);
 	return emit_gemm(b, &h);
 }
 
 /* ---- data movement ------------------------------------------------------------------------ */
 
-int op_cat(struct build *b)
+int eg_op_cat(struct build *b)
 {
 	struct view *out = result_view(b, 0);
-	int64_t dim = jint(b->n->attrs, "dim"), at = 0;
-	if (new_tensor_like(b, result_value(b, 0), out))
+	int64_t dim = eg_jint(b->n->attrs, "dim"), at = 0;
+	if (eg_new_tensor_like(b, result_value(b, 0), out))
 		return -1;
 	for (int i = 0; i < b->n->n_operands; i++) {
 		const struct view *x = opnd_view(b, i);
@@ -1090,21 +1090,21 @@ int op_cat(struct build *b)
 		dst.shape[dim] = x->shape[dim];
 		dst.off = out->off + at * out->stride[dim];
 		at += x->shape[dim];
-		if (emit_copy(b, &dst, x))
+		if (eg_emit_copy(b, &dst, x))
 			return -1;
 	}
 	return 0;
 }
 
-int op_pad(struct build *b)
+int eg_op_pad(struct build *b)
 {
 	const struct view *x = opnd_view(b, 0);
 	struct view *out = result_view(b, 0);
 	int64_t pads[2 * MAXD];
-	int cnt = jints(b->n->attrs, "pad", pads, 2 * MAXD);
+	int cnt = eg_jints(b->n->attrs, "pad", pads, 2 * MAXD);
 	json_t *val = json_object_get(b->n->attrs, "value");
 	double value = json_is_number(val) ? json_number_value(val) : 0.0;
-	if (new_tensor_like(b, result_value(b, 0), out))
+	if (eg_new_tensor_like(b, result_value(b, 0), out))
 		return -1;
 	struct view src = *x, dst = *out;
 	int grows = 0;
@@ -1121,25 +1121,25 @@ int op_pad(struct build *b)
 			dst.off += lo * out->stride[d];
 		src.shape[d] = dst.shape[d] = len;
 	}
-	if (grows && emit_fill(b, out, value))
+	if (grows && eg_emit_fill(b, out, value))
 		return -1;
-	return emit_copy(b, &dst, &src);
+	return eg_emit_copy(b, &dst, &src);
 }
 
 /* The view ops: metadata only, no launch. */
-int view_same(struct build *b)
+int eg_view_same(struct build *b)
 {
 	*result_view(b, 0) = *opnd_view(b, 0);
 	return 0;
 }
 
-int view_transpose(struct build *b)
+int eg_view_transpose(struct build *b)
 {
 	const struct view *x = opnd_view(b, 0);
 	struct view *r = result_view(b, 0);
 	*r = *x;
 	if (x->ndim > 0) {
-		int64_t a = jint(b->n->attrs, "dim0"), c = jint(b->n->attrs, "dim1");
+		int64_t a = eg_jint(b->n->attrs, "dim0"), c = eg_jint(b->n->attrs, "dim1");
 		r->shape[a] = x->shape[c];
 		r->stride[a] = x->stride[c];
 		r->shape[c] = x->shape[a];
@@ -1148,12 +1148,12 @@ int view_transpose(struct build *b)
 	return 0;
 }
 
-int view_permute(struct build *b)
+int eg_view_permute(struct build *b)
 {
 	const struct view *x = opnd_view(b, 0);
 	struct view *r = result_view(b, 0);
 	int64_t dims[MAXD];
-	int cnt = jints(b->n->attrs, "dims", dims, MAXD);
+	int cnt = eg_jints(b->n->attrs, "dims", dims, MAXD);
 	*r = *x;
 	for (int i = 0; i < cnt; i++) {
 		r->shape[i] = x->shape[dims[i]];
@@ -1162,7 +1162,7 @@ int view_permute(struct build *b)
 	return 0;
 }
 
-int view_expand(struct build *b)
+int eg_view_expand(struct build *b)
 {
 	const struct view *x = opnd_view(b, 0);
 	struct view *r = result_view(b, 0);
@@ -1180,13 +1180,13 @@ int view_expand(struct build *b)
 	return 0;
 }
 
-int view_reshape(struct build *b)
+int eg_view_reshape(struct build *b)
 {
 	const struct graph_value *gv = result_value(b, 0);
-	return reshape_view(b, opnd_view(b, 0), gv->shape.ndim, gv->shape.d, result_view(b, 0));
+	return eg_reshape_view(b, opnd_view(b, 0), gv->shape.ndim, gv->shape.d, result_view(b, 0));
 }
 
-int view_getitem(struct build *b)
+int eg_view_getitem(struct build *b)
 {
 	const struct graph_node *n = b->n;
 	json_t *idx = json_object_get(n->attrs, "index");
@@ -1196,14 +1196,14 @@ int view_getitem(struct build *b)
 		*result_view(b, 0) = b->vals[src->first_value + k];
 		return 0;
 	}
-	return do_getitem(b, opnd_view(b, 0), idx, result_view(b, 0));
+	return eg_do_getitem(b, opnd_view(b, 0), idx, result_view(b, 0));
 }
 
 /* split, chunk */
-int view_split(struct build *b)
+int eg_view_split(struct build *b)
 {
 	const struct view *x = opnd_view(b, 0);
-	int64_t dim = jint(b->n->attrs, "dim"), at = 0;
+	int64_t dim = eg_jint(b->n->attrs, "dim"), at = 0;
 	json_t *sizes = json_object_get(b->n->attrs, "sizes");
 	for (int k = 0; k < b->n->n_results; k++) {
 		struct view *e = result_view(b, k);
@@ -1217,10 +1217,10 @@ int view_split(struct build *b)
 	return 0;
 }
 
-int view_tensor_split(struct build *b)
+int eg_view_tensor_split(struct build *b)
 {
 	const struct view *x = opnd_view(b, 0);
-	int64_t dim = jint(b->n->attrs, "dim");
+	int64_t dim = eg_jint(b->n->attrs, "dim");
 	json_t *starts = json_object_get(b->n->attrs, "starts"), *sizes = json_object_get(b->n->attrs, "sizes");
 	for (int k = 0; k < b->n->n_results; k++) {
 		struct view *e = result_view(b, k);
@@ -1233,10 +1233,10 @@ int view_tensor_split(struct build *b)
 	return 0;
 }
 
-int view_unbind(struct build *b)
+int eg_view_unbind(struct build *b)
 {
 	const struct view *x = opnd_view(b, 0);
-	int64_t dim = jint(b->n->attrs, "dim");
+	int64_t dim = eg_jint(b->n->attrs, "dim");
 	for (int k = 0; k < b->n->n_results; k++) {
 		struct view *e = result_view(b, k);
 		*e = *x;
@@ -1250,55 +1250,55 @@ int view_unbind(struct build *b)
 	return 0;
 }
 
-int op_gelu(struct build *b)
+int eg_op_gelu(struct build *b)
 {
 	const char *a = json_string_value(json_object_get(b->n->attrs, "approximate"));
-	return op_unary(b, a && strcmp(a, "tanh") == 0 ? OPL_GELU_TANH : OPL_GELU);
+	return eg_op_unary(b, a && strcmp(a, "tanh") == 0 ? OPL_GELU_TANH : OPL_GELU);
 }
 
 /* avg_pool2d: pool.cu's kernel over a contiguous copy of the input. */
-int op_avg_pool2d(struct build *b)
+int eg_op_avg_pool2d(struct build *b)
 {
 	struct view x, *out = result_view(b, 0);
 	json_t *a = b->n->attrs, *dv = json_object_get(a, "divisor_override");
 	int64_t k[2], st[2], pd[2];
-	if (materialise(b, opnd_view(b, 0), DT_INVALID, &x) || new_tensor_like(b, result_value(b, 0), out))
+	if (eg_materialise(b, opnd_view(b, 0), DT_INVALID, &x) || eg_new_tensor_like(b, result_value(b, 0), out))
 		return -1;
-	jints(a, "kernel_size", k, 2);
-	jints(a, "stride", st, 2);
-	jints(a, "padding", pd, 2);
+	eg_jints(a, "kernel_size", k, 2);
+	eg_jints(a, "stride", st, 2);
+	eg_jints(a, "padding", pd, 2);
 	opl_avg_pool p = {0};
 	p.h = x.shape[x.ndim - 2];
 	p.w = x.shape[x.ndim - 1];
 	p.oh = out->shape[out->ndim - 2];
 	p.ow = out->shape[out->ndim - 1];
-	p.nc = vnumel(&x) / (p.h * p.w);        /* h, w > 0: the graph checks */
+	p.nc = eg_vnumel(&x) / (p.h * p.w);        /* h, w > 0: the graph checks */
 	p.kh = k[0], p.kw = k[1], p.sh = st[0], p.sw = st[1], p.ph = pd[0], p.pw = pd[1];
 	p.divisor = json_is_integer(dv) ? json_integer_value(dv) : 0;
 	p.count_include_pad = json_is_true(json_object_get(a, "count_include_pad"));
-	int64_t total = vnumel(out);
+	int64_t total = eg_vnumel(out);
 	if (total == 0)
 		return 0;
 	char name[128];
 	pf_dim3 grid;
-	spread(b, total, 128, &grid, &p.per);
-	snprintf(name, sizeof(name), "avg_pool2d<%s>", tname(x.dt));
-	int si = add_step(b, name, grid, (pf_dim3){128, 1, 1}, &p, sizeof(p));
+	eg_spread(b, total, 128, &grid, &p.per);
+	snprintf(name, sizeof(name), "avg_pool2d<%s>", eg_tname(x.dt));
+	int si = eg_add_step(b, name, grid, (pf_dim3){128, 1, 1}, &p, sizeof(p));
 	if (si < 0)
 		return -1;
-	step_ptr(b, si, offsetof(opl_avg_pool, out), out);
-	step_ptr(b, si, offsetof(opl_avg_pool, in), &x);
+	eg_step_ptr(b, si, offsetof(opl_avg_pool, out), out);
+	eg_step_ptr(b, si, offsetof(opl_avg_pool, in), &x);
 	return 0;
 }
 
 /* unfold: a view, as in PyTorch: the dim's stride times step, and a new last
  * dim of `size` with the dim's stride (windows may overlap). */
-int view_unfold(struct build *b)
+int eg_view_unfold(struct build *b)
 {
 	const struct view *x = opnd_view(b, 0);
 	struct view *r = result_view(b, 0);
 	const struct graph_value *gv = result_value(b, 0);
-	int64_t d = jint(b->n->attrs, "dimension"), step = jint(b->n->attrs, "step");
+	int64_t d = eg_jint(b->n->attrs, "dimension"), step = eg_jint(b->n->attrs, "step");
 	*r = *x;
 	r->ndim = gv->shape.ndim;
 	r->shape[d] = gv->shape.d[d];

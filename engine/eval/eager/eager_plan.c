@@ -6,7 +6,7 @@
 
 /* ---- small helpers ------------------------------------------------------- */
 
-const char *tname(enum graph_dtype dt)
+const char *eg_tname(enum graph_dtype dt)
 {
 	switch (dt) {
 	case DT_F32: return "float";
@@ -20,7 +20,7 @@ const char *tname(enum graph_dtype dt)
 	}
 }
 
-int64_t vnumel(const struct view *v)
+int64_t eg_vnumel(const struct view *v)
 {
 	int64_t n = 1;
 	for (int i = 0; i < v->ndim; i++)
@@ -48,7 +48,7 @@ static int is_contig(const struct view *v)
 	return 1;
 }
 
-int64_t pow2_at_least(int64_t n, int64_t lo, int64_t hi)
+int64_t eg_pow2_at_least(int64_t n, int64_t lo, int64_t hi)
 {
 	int64_t t = lo;
 	while (t < hi && t < n)
@@ -56,7 +56,7 @@ int64_t pow2_at_least(int64_t n, int64_t lo, int64_t hi)
 	return t;
 }
 
-unsigned grid_for(int64_t work, int64_t per_block, int64_t cap)
+unsigned eg_grid_for(int64_t work, int64_t per_block, int64_t cap)
 {
 	int64_t g = (work + per_block - 1) / per_block;
 	if (g < 1)
@@ -65,7 +65,7 @@ unsigned grid_for(int64_t work, int64_t per_block, int64_t cap)
 		g = cap;
 	return (unsigned)g;
 }
-int berr(struct build *b, const char *fmt, ...)
+int eg_berr(struct build *b, const char *fmt, ...)
 {
 	char msg[400];
 	va_list ap;
@@ -80,19 +80,19 @@ int berr(struct build *b, const char *fmt, ...)
 	return -1;
 }
 
-int build_oom(struct build *b)
+int eg_build_oom(struct build *b)
 {
-	return berr(b, "out of memory");
+	return eg_berr(b, "out of memory");
 }
 
-int new_buf(struct build *b, int kind, int ext, size_t bytes)
+int eg_new_buf(struct build *b, int kind, int ext, size_t bytes)
 {
 	struct eager_plan *p = b->p;
 	if (p->nbufs == p->capbufs) {
 		int cap = p->capbufs ? p->capbufs * 2 : 32;
 		struct buf *nb = realloc(p->bufs, sizeof(*nb) * (size_t)cap);
 		if (nb == NULL)
-			return build_oom(b);
+			return eg_build_oom(b);
 		p->bufs = nb;
 		p->capbufs = cap;
 	}
@@ -106,7 +106,7 @@ int new_buf(struct build *b, int kind, int ext, size_t bytes)
 }
 
 /* A fresh contiguous scratch tensor. */
-int new_tensor(struct build *b, enum graph_dtype dt, int ndim, const int64_t *shape, struct view *out)
+int eg_new_tensor(struct build *b, enum graph_dtype dt, int ndim, const int64_t *shape, struct view *out)
 {
 	memset(out, 0, sizeof(*out));
 	out->ndim = ndim;
@@ -114,16 +114,16 @@ int new_tensor(struct build *b, enum graph_dtype dt, int ndim, const int64_t *sh
 	for (int i = 0; i < ndim; i++)
 		out->shape[i] = shape[i];
 	contig_strides(ndim, out->shape, out->stride);
-	int k = new_buf(b, BK_SCRATCH, -1, (size_t)vnumel(out) * graph_dtype_size(dt));
+	int k = eg_new_buf(b, BK_SCRATCH, -1, (size_t)eg_vnumel(out) * graph_dtype_size(dt));
 	if (k < 0)
 		return -1;
 	out->buf = k;
 	return 0;
 }
 
-int new_tensor_like(struct build *b, const struct graph_value *gv, struct view *out)
+int eg_new_tensor_like(struct build *b, const struct graph_value *gv, struct view *out)
 {
-	return new_tensor(b, gv->dtype, gv->shape.ndim, gv->shape.d, out);
+	return eg_new_tensor(b, gv->dtype, gv->shape.ndim, gv->shape.d, out);
 }
 
 static int intern(struct build *b, const char *name)
@@ -136,12 +136,12 @@ static int intern(struct build *b, const char *name)
 		int cap = p->capnames ? p->capnames * 2 : 16;
 		char **nn = realloc(p->names, sizeof(char *) * (size_t)cap);
 		if (nn == NULL)
-			return build_oom(b);
+			return eg_build_oom(b);
 		p->names = nn;
 		p->capnames = cap;
 	}
 	if ((p->names[p->nnames] = strdup(name)) == NULL)
-		return build_oom(b);
+		return eg_build_oom(b);
 	return p->nnames++;
 }
 
@@ -155,7 +155,7 @@ static struct step *new_step(struct build *b, int kind, const void *params, size
 		int cap = p->capsteps ? p->capsteps * 2 : 32;
 		struct step *ns = realloc(p->steps, sizeof(*ns) * (size_t)cap);
 		if (ns == NULL) {
-			build_oom(b);
+			eg_build_oom(b);
 			return NULL;
 		}
 		p->steps = ns;
@@ -170,7 +170,7 @@ static struct step *new_step(struct build *b, int kind, const void *params, size
 	return s;
 }
 
-int add_step(struct build *b, const char *name, pf_dim3 grid, pf_dim3 block, const void *params,
+int eg_add_step(struct build *b, const char *name, pf_dim3 grid, pf_dim3 block, const void *params,
 		    size_t psize)
 {
 	int k = intern(b, name);
@@ -185,7 +185,7 @@ int add_step(struct build *b, const char *name, pf_dim3 grid, pf_dim3 block, con
 
 /* Points the pointer at `field` of step si's params at view v (NULL: left
  * NULL) and extends the buffer's lifetime over the step. */
-void step_ptr(struct build *b, int si, size_t field, const struct view *v)
+void eg_step_ptr(struct build *b, int si, size_t field, const struct view *v)
 {
 	struct step *s = &b->p->steps[si];
 	if (v == NULL)
@@ -203,8 +203,8 @@ void step_ptr(struct build *b, int si, size_t field, const struct view *v)
 
 /* Appends a library call (kind STEP_BLAS_GEMM: params is a struct
  * blas_gemm; STEP_DNN_CONV: a struct dnn_conv); returns its index or -1.  Pointers are fixed up as for
- * launches (step_ptr). */
-int add_lib_step(struct build *b, int kind, const void *params, size_t psize)
+ * launches (eg_step_ptr). */
+int eg_add_lib_step(struct build *b, int kind, const void *params, size_t psize)
 {
 	struct eager_plan *p = b->p;
 	if (new_step(b, kind, params, psize) == NULL)
@@ -220,7 +220,7 @@ int add_lib_step(struct build *b, int kind, const void *params, size_t psize)
  * on a GPU one element per thread and grid-stride beyond 2^22 blocks; on the
  * cpu backend runs of `per` consecutive elements per thread (a CUDA thread
  * is a plain loop there), leaving ~64 blocks for the worker threads. */
-void spread(struct build *b, int64_t total, unsigned block, pf_dim3 *grid, long long *per)
+void eg_spread(struct build *b, int64_t total, unsigned block, pf_dim3 *grid, long long *per)
 {
 	int64_t p = 1;
 	if (b->p->is_cpu) {
@@ -234,20 +234,20 @@ void spread(struct build *b, int64_t total, unsigned block, pf_dim3 *grid, long 
 		p = 4;
 	}
 	*per = p;
-	*grid = (pf_dim3){grid_for(total, (int64_t)block * p, 1 << 22), 1, 1};
+	*grid = (pf_dim3){eg_grid_for(total, (int64_t)block * p, 1 << 22), 1, 1};
 }
 
 /* Row ops (softmax, layer_norm, reductions): a thread per row on the cpu
  * backend (no barriers, so no fibers) and for short rows on a GPU; else a
  * block per row. */
-int use_thread_rows(struct build *b, int64_t n)
+int eg_use_thread_rows(struct build *b, int64_t n)
 {
 	return b->p->is_cpu || n <= 32;
 }
 
 /* Strides of v broadcast to the nd-dim shape `shape` (right-aligned, size-1
  * dims broadcast with stride 0). */
-int bcast_strides(struct build *b, const struct view *v, int nd, const int64_t *shape, int64_t *st)
+int eg_bcast_strides(struct build *b, const struct view *v, int nd, const int64_t *shape, int64_t *st)
 {
 	for (int d = 0; d < nd; d++) {
 		int sd = d - (nd - v->ndim);
@@ -256,13 +256,13 @@ int bcast_strides(struct build *b, const struct view *v, int nd, const int64_t *
 		else if (v->shape[sd] == shape[d])
 			st[d] = v->stride[sd];
 		else
-			return berr(b, "internal: operand dim %d (%lld) does not broadcast to %lld", sd,
+			return eg_berr(b, "internal: operand dim %d (%lld) does not broadcast to %lld", sd,
 				    (long long)v->shape[sd], (long long)shape[d]);
 	}
 	return 0;
 }
 
-int emit_ew(struct build *b, int family, int op, const struct view *out, const struct ew_opnd *in, int nin,
+int eg_emit_ew(struct build *b, int family, int op, const struct view *out, const struct ew_opnd *in, int nin,
 		   double alpha)
 {
 	opl_ew e;
@@ -276,7 +276,7 @@ int emit_ew(struct build *b, int family, int op, const struct view *out, const s
 			for (int d = 0; d < nd; d++)
 				st[k + 1][d] = 0;
 			e.scalar[k] = in[k].scalar;
-		} else if (bcast_strides(b, in[k].v, nd, out->shape, st[k + 1])) {
+		} else if (eg_bcast_strides(b, in[k].v, nd, out->shape, st[k + 1])) {
 			return -1;
 		}
 	}
@@ -305,49 +305,49 @@ int emit_ew(struct build *b, int family, int op, const struct view *out, const s
 		m = 1;
 	}
 	e.ndim = m;
-	e.n = vnumel(out);
+	e.n = eg_vnumel(out);
 	e.alpha = alpha;
 	if (e.n == 0)
 		return 0;
 	char name[160];
-	const char *to = tname(out->dt);
-	const char *ta = in[0].v ? tname(in[0].dt) : to;
+	const char *to = eg_tname(out->dt);
+	const char *ta = in[0].v ? eg_tname(in[0].dt) : to;
 	if (family == EW_UNARY) {
 		snprintf(name, sizeof(name), "ew_unary<%d, %s, %s>", op, to, ta);
 	} else if (family == EW_BINARY) {
-		const char *tb = in[1].v ? tname(in[1].dt) : to;
+		const char *tb = in[1].v ? eg_tname(in[1].dt) : to;
 		snprintf(name, sizeof(name), "ew_binary<%d, %s, %s, %s>", op, to, ta, tb);
 	} else {
-		const char *tx = in[1].v ? tname(in[1].dt) : to, *ty = in[2].v ? tname(in[2].dt) : to;
+		const char *tx = in[1].v ? eg_tname(in[1].dt) : to, *ty = in[2].v ? eg_tname(in[2].dt) : to;
 		snprintf(name, sizeof(name), "ew_where<%s, %s, %s>", to, tx, ty);
 	}
 	pf_dim3 grid;
-	spread(b, e.n, EW_BLOCK, &grid, &e.per);
-	int si = add_step(b, name, grid, (pf_dim3){EW_BLOCK, 1, 1}, &e, sizeof(e));
+	eg_spread(b, e.n, EW_BLOCK, &grid, &e.per);
+	int si = eg_add_step(b, name, grid, (pf_dim3){EW_BLOCK, 1, 1}, &e, sizeof(e));
 	if (si < 0)
 		return -1;
-	step_ptr(b, si, offsetof(opl_ew, out), out);
+	eg_step_ptr(b, si, offsetof(opl_ew, out), out);
 	for (int k = 0; k < nin; k++)
-		step_ptr(b, si, offsetof(opl_ew, in) + sizeof(void *) * (size_t)k, in[k].v);
+		eg_step_ptr(b, si, offsetof(opl_ew, in) + sizeof(void *) * (size_t)k, in[k].v);
 	return 0;
 }
 
 /* dst (a view) = src converted to dst's dtype. */
-int emit_copy(struct build *b, const struct view *dst, const struct view *src)
+int eg_emit_copy(struct build *b, const struct view *dst, const struct view *src)
 {
 	struct ew_opnd o = {src, 0, src->dt};
-	return emit_ew(b, EW_UNARY, OPL_COPY, dst, &o, 1, 1.0);
+	return eg_emit_ew(b, EW_UNARY, OPL_COPY, dst, &o, 1, 1.0);
 }
 
-int emit_fill(struct build *b, const struct view *dst, double value)
+int eg_emit_fill(struct build *b, const struct view *dst, double value)
 {
 	struct ew_opnd o = {NULL, value, dst->dt};
-	return emit_ew(b, EW_UNARY, OPL_COPY, dst, &o, 1, 1.0);
+	return eg_emit_ew(b, EW_UNARY, OPL_COPY, dst, &o, 1, 1.0);
 }
 
 /* *out = in if it is contiguous (and of dtype dt, DT_INVALID: any), else a
  * contiguous copy. */
-int materialise(struct build *b, const struct view *in, enum graph_dtype dt, struct view *out)
+int eg_materialise(struct build *b, const struct view *in, enum graph_dtype dt, struct view *out)
 {
 	if (dt == DT_INVALID)
 		dt = in->dt;
@@ -355,9 +355,9 @@ int materialise(struct build *b, const struct view *in, enum graph_dtype dt, str
 		*out = *in;
 		return 0;
 	}
-	if (new_tensor(b, dt, in->ndim, in->shape, out))
+	if (eg_new_tensor(b, dt, in->ndim, in->shape, out))
 		return -1;
-	return emit_copy(b, out, in);
+	return eg_emit_copy(b, out, in);
 }
 
 /* ---- views ---------------------------------------------------------------------- */
@@ -366,7 +366,7 @@ int materialise(struct build *b, const struct view *in, enum graph_dtype dt, str
  * without a copy; 0 when that is impossible. */
 static int view_strides(const struct view *in, int ndim, const int64_t *shape, int64_t *st)
 {
-	int64_t numel = vnumel(in);
+	int64_t numel = eg_vnumel(in);
 	if (numel == 0 || in->ndim == 0) {
 		contig_strides(ndim, shape, st);
 		return 1;
@@ -393,12 +393,12 @@ static int view_strides(const struct view *in, int ndim, const int64_t *shape, i
 	return view_d == -1;
 }
 
-int reshape_view(struct build *b, const struct view *in, int ndim, const int64_t *shape, struct view *out)
+int eg_reshape_view(struct build *b, const struct view *in, int ndim, const int64_t *shape, struct view *out)
 {
 	int64_t st[MAXD];
 	struct view src = *in;
 	if (!view_strides(in, ndim, shape, st)) {
-		if (materialise(b, in, DT_INVALID, &src))
+		if (eg_materialise(b, in, DT_INVALID, &src))
 			return -1;
 		contig_strides(ndim, shape, st);
 	}
@@ -411,12 +411,12 @@ int reshape_view(struct build *b, const struct view *in, int ndim, const int64_t
 	return 0;
 }
 
-int64_t jint(json_t *attrs, const char *k)
+int64_t eg_jint(json_t *attrs, const char *k)
 {
 	return json_integer_value(json_object_get(attrs, k));
 }
 
-int jints(json_t *attrs, const char *k, int64_t *out, int max)
+int eg_jints(json_t *attrs, const char *k, int64_t *out, int max)
 {
 	json_t *j = json_object_get(attrs, k);
 	if (json_is_integer(j)) {
@@ -431,13 +431,13 @@ int jints(json_t *attrs, const char *k, int64_t *out, int max)
 	return n;
 }
 
-double jnum(json_t *attrs, const char *k, double dflt)
+double eg_jnum(json_t *attrs, const char *k, double dflt)
 {
 	json_t *j = json_object_get(attrs, k);
 	return json_is_number(j) ? json_number_value(j) : dflt;
 }
 
-int do_getitem(struct build *b, const struct view *in, json_t *index, struct view *out)
+int eg_do_getitem(struct build *b, const struct view *in, json_t *index, struct view *out)
 {
 	struct view r = *in;
 	r.ndim = 0;
@@ -449,11 +449,11 @@ int do_getitem(struct build *b, const struct view *in, json_t *index, struct vie
 			r.stride[r.ndim++] = 0;
 		} else if (json_is_integer(e)) {
 			if (d >= in->ndim)
-				return berr(b, "internal: index has more items than dims");
+				return eg_berr(b, "internal: index has more items than dims");
 			r.off += json_integer_value(e) * in->stride[d++];
 		} else if (json_is_array(e)) {
 			if (d >= in->ndim)
-				return berr(b, "internal: index has more items than dims");
+				return eg_berr(b, "internal: index has more items than dims");
 			int64_t start = json_integer_value(json_array_get(e, 0));
 			int64_t stop = json_integer_value(json_array_get(e, 1));
 			int64_t step = json_integer_value(json_array_get(e, 2));
@@ -464,7 +464,7 @@ int do_getitem(struct build *b, const struct view *in, json_t *index, struct vie
 			r.stride[r.ndim++] = in->stride[d] * step;
 			d++;
 		} else {
-			return berr(b, "internal: index item %zu is not normalised", i);
+			return eg_berr(b, "internal: index item %zu is not normalised", i);
 		}
 	}
 	while (d < in->ndim) {          /* not expected after normalisation */
@@ -476,53 +476,53 @@ int do_getitem(struct build *b, const struct view *in, json_t *index, struct vie
 }
 
 static const struct lowering lowerings[OP_COUNT] = {
-	[OP_ADD] = LA(op_binary, OPL_ADD),
-	[OP_SUB] = LA(op_binary, OPL_SUB),
-	[OP_MUL] = LA(op_binary, OPL_MUL),
-	[OP_DIV] = LA(op_binary, OPL_DIV),
-	[OP_POW] = LA(op_binary, OPL_POW),
-	[OP_WHERE] = L(op_where),
-	[OP_SIGMOID] = LA(op_unary, OPL_SIGMOID),
-	[OP_RELU] = LA(op_unary, OPL_RELU),
-	[OP_SILU] = LA(op_unary, OPL_SILU),
-	[OP_TANH] = LA(op_unary, OPL_TANH),
-	[OP_EXP] = LA(op_unary, OPL_EXP),
-	[OP_RSQRT] = LA(op_unary, OPL_RSQRT),
-	[OP_GELU] = L(op_gelu),
-	[OP_PRELU] = L(op_prelu),
-	[OP_TO] = L(op_to),
-	[OP_SOFTMAX] = L(op_softmax),
-	[OP_LAYER_NORM] = L(op_layer_norm),
-	[OP_BATCH_NORM] = L(op_batch_norm),
-	[OP_SUM] = LA(op_reduce, 0),
-	[OP_MEAN] = LA(op_reduce, 1),
-	[OP_LINEAR] = L(op_linear),
-	[OP_MATMUL] = L(op_matmul),
-	[OP_BMM] = L(op_matmul),
-	[OP_CONV2D] = L(op_conv2d),
-	[OP_BADDBMM] = L(op_baddbmm),
-	[OP_ARANGE] = L(op_arange),
-	[OP_LEAKY_RELU] = L(op_leaky_relu),
-	[OP_ADAPTIVE_AVG_POOL2D] = L(op_aap2d),
-	[OP_INTERPOLATE] = L(op_interpolate),
-	[OP_SDPA] = L(op_sdpa),
-	[OP_CAT] = L(op_cat),
-	[OP_PAD] = L(op_pad),
-	[OP_DROPOUT] = L(view_same),
-	[OP_CONTIGUOUS] = L(view_same),
-	[OP_TRANSPOSE] = L(view_transpose),
-	[OP_PERMUTE] = L(view_permute),
-	[OP_EXPAND] = L(view_expand),
-	[OP_RESHAPE] = L(view_reshape),
-	[OP_VIEW] = L(view_reshape),
-	[OP_FLATTEN] = L(view_reshape),
-	[OP_GETITEM] = L(view_getitem),
-	[OP_SPLIT] = L(view_split),
-	[OP_CHUNK] = L(view_split),
-	[OP_TENSOR_SPLIT] = L(view_tensor_split),
-	[OP_UNBIND] = L(view_unbind),
-	[OP_AVG_POOL2D] = L(op_avg_pool2d),
-	[OP_UNFOLD] = L(view_unfold),
+	[OP_ADD] = LA(eg_op_binary, OPL_ADD),
+	[OP_SUB] = LA(eg_op_binary, OPL_SUB),
+	[OP_MUL] = LA(eg_op_binary, OPL_MUL),
+	[OP_DIV] = LA(eg_op_binary, OPL_DIV),
+	[OP_POW] = LA(eg_op_binary, OPL_POW),
+	[OP_WHERE] = L(eg_op_where),
+	[OP_SIGMOID] = LA(eg_op_unary, OPL_SIGMOID),
+	[OP_RELU] = LA(eg_op_unary, OPL_RELU),
+	[OP_SILU] = LA(eg_op_unary, OPL_SILU),
+	[OP_TANH] = LA(eg_op_unary, OPL_TANH),
+	[OP_EXP] = LA(eg_op_unary, OPL_EXP),
+	[OP_RSQRT] = LA(eg_op_unary, OPL_RSQRT),
+	[OP_GELU] = L(eg_op_gelu),
+	[OP_PRELU] = L(eg_op_prelu),
+	[OP_TO] = L(eg_op_to),
+	[OP_SOFTMAX] = L(eg_op_softmax),
+	[OP_LAYER_NORM] = L(eg_op_layer_norm),
+	[OP_BATCH_NORM] = L(eg_op_batch_norm),
+	[OP_SUM] = LA(eg_op_reduce, 0),
+	[OP_MEAN] = LA(eg_op_reduce, 1),
+	[OP_LINEAR] = L(eg_op_linear),
+	[OP_MATMUL] = L(eg_op_matmul),
+	[OP_BMM] = L(eg_op_matmul),
+	[OP_CONV2D] = L(eg_op_conv2d),
+	[OP_BADDBMM] = L(eg_op_baddbmm),
+	[OP_ARANGE] = L(eg_op_arange),
+	[OP_LEAKY_RELU] = L(eg_op_leaky_relu),
+	[OP_ADAPTIVE_AVG_POOL2D] = L(eg_op_aap2d),
+	[OP_INTERPOLATE] = L(eg_op_interpolate),
+	[OP_SDPA] = L(eg_op_sdpa),
+	[OP_CAT] = L(eg_op_cat),
+	[OP_PAD] = L(eg_op_pad),
+	[OP_DROPOUT] = L(eg_view_same),
+	[OP_CONTIGUOUS] = L(eg_view_same),
+	[OP_TRANSPOSE] = L(eg_view_transpose),
+	[OP_PERMUTE] = L(eg_view_permute),
+	[OP_EXPAND] = L(eg_view_expand),
+	[OP_RESHAPE] = L(eg_view_reshape),
+	[OP_VIEW] = L(eg_view_reshape),
+	[OP_FLATTEN] = L(eg_view_reshape),
+	[OP_GETITEM] = L(eg_view_getitem),
+	[OP_SPLIT] = L(eg_view_split),
+	[OP_CHUNK] = L(eg_view_split),
+	[OP_TENSOR_SPLIT] = L(eg_view_tensor_split),
+	[OP_UNBIND] = L(eg_view_unbind),
+	[OP_AVG_POOL2D] = L(eg_op_avg_pool2d),
+	[OP_UNFOLD] = L(eg_view_unfold),
 };
 
 int eager_op_lowered(enum graph_op op)
@@ -534,14 +534,14 @@ static int plan_node(struct build *b)
 {
 	enum graph_op op = b->n->op;
 	if (!eager_op_lowered(op))
-		return berr(b, "op not supported by the eager executor");
+		return eg_berr(b, "op not supported by the eager executor");
 	const struct lowering *l = &lowerings[op];
 	return l->fn ? l->fn(b) : l->fn_arg(b, l->arg);
 }
 
 /* Packs scratch buffers into one arena: biggest first, each at the lowest
  * aligned offset that overlaps no placed buffer alive at the same time. */
-size_t pack_arena(struct eager_plan *p)
+size_t eg_pack_arena(struct eager_plan *p)
 {
 	int n = 0;
 	int *order = malloc(sizeof(int) * (size_t)(p->nbufs ? p->nbufs : 1));
@@ -586,7 +586,7 @@ size_t pack_arena(struct eager_plan *p)
 	return total;
 }
 
-void plan_release(struct eager_plan *p)
+void eg_plan_release(struct eager_plan *p)
 {
 	if (p == NULL)
 		return;
@@ -618,13 +618,13 @@ void plan_release(struct eager_plan *p)
 
 void eager_free(struct eager_plan *p)
 {
-	plan_release(p);
+	eg_plan_release(p);
 }
 
 /* Plans v without compiling (nor laying out the arena: prepare_plans does,
  * once cuDNN's workspaces are known); use_blas / use_dnn: GEMMs /
  * convolutions that fit become cuBLAS / cuDNN calls. */
-struct eager_plan *plan_variant(struct gpu_dev *d, const struct graph_variant *v, int use_blas, int use_dnn,
+struct eager_plan *eg_plan_variant(struct gpu_dev *d, const struct graph_variant *v, int use_blas, int use_dnn,
 				int gpu_geometry, char *err, size_t errlen)
 {
 	struct eager_plan *p = calloc(1, sizeof(*p));
@@ -656,7 +656,7 @@ struct eager_plan *plan_variant(struct gpu_dev *d, const struct graph_variant *v
 		for (int k = 0; k < x->ndim; k++)
 			x->shape[k] = gv->shape.d[k];
 		contig_strides(x->ndim, x->shape, x->stride);
-		if ((x->buf = new_buf(&b, BK_INPUT, i, (size_t)graph_shape_numel(&gv->shape) * graph_dtype_size(gv->dtype))) < 0)
+		if ((x->buf = eg_new_buf(&b, BK_INPUT, i, (size_t)graph_shape_numel(&gv->shape) * graph_dtype_size(gv->dtype))) < 0)
 			goto fail;
 	}
 	for (int i = 0; i < v->n_nodes; i++) {
@@ -686,13 +686,13 @@ struct eager_plan *plan_variant(struct gpu_dev *d, const struct graph_variant *v
 		for (int k = 0; k < dst.ndim; k++)
 			dst.shape[k] = gv->shape.d[k];
 		contig_strides(dst.ndim, dst.shape, dst.stride);
-		if ((dst.buf = new_buf(&b, BK_OUTPUT, j, bytes)) < 0 || emit_copy(&b, &dst, src))
+		if ((dst.buf = eg_new_buf(&b, BK_OUTPUT, j, bytes)) < 0 || eg_emit_copy(&b, &dst, src))
 			goto fail;
 	}
 	free(b.vals);
 	return p;
 fail:
 	free(b.vals);
-	plan_release(p);
+	eg_plan_release(p);
 	return NULL;
 }
