@@ -192,7 +192,7 @@ int broker_evaluator_open(char *flag, const struct broker_opts *o, struct evalua
 	char *url = broker_url_take(flag);
 	if (url == NULL)
 		return 0;
-	*out = evaluator_redis(url, o, err, errlen);
+	*out = broker_evaluator(url, o, err, errlen);
 	memset(url, 0, strlen(url));
 	free(url);
 	return *out != NULL ? 0 : -1;
@@ -315,7 +315,7 @@ void bk_random_id(char out[33])
 
 #ifndef PASSFS_HIREDIS
 
-struct evaluator *evaluator_redis(const char *url, const struct broker_opts *o, char *err, size_t errlen)
+struct evaluator *broker_evaluator(const char *url, const struct broker_opts *o, char *err, size_t errlen)
 {
 	(void)url;
 	(void)o;
@@ -773,7 +773,7 @@ static void r_destroy(struct evaluator *ev)
 
 static const struct evaluator_ops redis_ops = {"redis", r_run, r_cancel, r_destroy};
 
-struct evaluator *evaluator_redis(const char *url, const struct broker_opts *o, char *err, size_t errlen)
+struct evaluator *broker_evaluator(const char *url, const struct broker_opts *o, char *err, size_t errlen)
 {
 	struct redis_ev *r = calloc(1, sizeof *r);
 	if (r == NULL) {

@@ -2,7 +2,7 @@
  * (docs/broker.md).
  *
  * Front ends (`passfs mount|watch|eval --broker URL`) run every evaluation
- * through evaluator_redis: the job goes into the stream of the backend it
+ * through broker_evaluator: the job goes into the stream of the backend it
  * asks for (passfs:jobs:cpu, passfs:jobs:cuda, passfs:jobs:auto), and a
  * worker (`passfs worker --broker URL`, broker_worker_run) on a machine with
  * a device takes it, evaluates it with the local evaluator (evaluator.h:
@@ -58,7 +58,7 @@ struct broker_opts {
 /* The redis evaluator: connects once (PING, AUTH, SELECT) to say now when
  * the broker cannot be reached, then a connection per run.  NULL with a
  * message in err when it cannot (unreachable, bad URL, no hiredis). */
-struct evaluator *evaluator_redis(const char *url, const struct broker_opts *o, char *err, size_t errlen);
+struct evaluator *broker_evaluator(const char *url, const struct broker_opts *o, char *err, size_t errlen);
 
 /* What a front end's --broker FLAG (or $PASSFS_BROKER) asks for: 0 with
  * *out NULL when neither is set; 0 with the redis evaluator in *out; -1 with

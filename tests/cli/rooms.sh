@@ -6,7 +6,7 @@
 # a new module with a prefix of its own adds it to its room's row.
 source "$(dirname "$0")/../lib/cli.sh"
 B=$(dirname "$PASSFS")
-for a in base gpu engine; do
+for a in base gpu graph import eval service broker report; do
 	if [ ! -f "$B/libpassfs_$a.a" ]; then
 		echo "skip: no build tree beside $PASSFS (libpassfs_$a.a)"
 		exit 0
@@ -22,15 +22,20 @@ build, exe, root = sys.argv[1:4]
 PREFIXES = {
     "base": "base_ strbuf_ sha256_ hmac_ wire_",
     "gpu": "gpu_ pf_ traffic_ model_ hostcc_ blas_ dnn_ cupti_ nvrtc_ cpu_ cuda_ ptx_ elfcheck_ datadir_ pool_",
-    "engine": "graph_ task_ import_ imp_ eval_ eager_ eg_ inputs_ integrity_ jail_ sandbox_ sbx_ kacct_ pass_ "
-              "score_ result_ worker_ evaluator_ checks_ shm_ warm_ svc_ state_ bk_ broker_ report_",
+    "graph": "graph_ task_",
+    "import": "import_ imp_",
+    "eval": "eval_ eager_ eg_ inputs_ integrity_ jail_ sandbox_ sbx_ kacct_ pass_ score_ result_ worker_ "
+            "evaluator_ shm_",
+    "service": "svc_ state_ checks_ warm_",
+    "broker": "bk_ broker_",
+    "report": "report_",
     "fs": "cmd_ evalopt_ mnt_ tree_ readme_ watch_",
 }
 PREFIXES = {k: v.split() for k, v in PREFIXES.items()}
 # what a room may define beyond its prefixes, and why
 EXCEPT = {
     # the sandbox's open family, which the dlopen'ed GPU driver binds to
-    "engine": {"open", "open64", "openat", "openat64", "__open_2", "__open64_2", "__openat_2", "__openat64_2"},
+    "eval": {"open", "open64", "openat", "openat64", "__open_2", "__open64_2", "__openat_2", "__openat64_2"},
     "fs": {"main"},
 }
 # what the toolchain links into every executable, and the linker's bounds of
@@ -63,7 +68,7 @@ def check(room, syms):
         print("ok   %s: %d global symbols, all with its prefixes" % (room, len(syms)))
 
 lib_syms = set()
-for room in ("base", "gpu", "engine"):
+for room in ("base", "gpu", "graph", "import", "eval", "service", "broker", "report"):
     syms = list(defined(os.path.join(build, "libpassfs_%s.a" % room)))
     lib_syms |= {s for s, _ in syms}
     check(room, syms)
@@ -152,9 +157,11 @@ cc=$(command -v cc || command -v gcc)
 if (cd "$t" && $cc -c base/a.c -o build/a.o && $cc -I engine/service -c gpu/x.c -o build/x.o &&
 	$cc -c engine/e.c -o build/e.o && $cc fs/main.c -o build/passfs) 2>"$tmp/ccerr" &&
 	ar rcs "$t/build/libpassfs_base.a" "$t/build/a.o" && ar rcs "$t/build/libpassfs_gpu.a" "$t/build/x.o" &&
-	ar rcs "$t/build/libpassfs_engine.a" "$t/build/e.o"; then
+	ar rcs "$t/build/libpassfs_eval.a" "$t/build/e.o" && printf 'typedef int nothing;\n' >"$t/z.c" &&
+	$cc -c "$t/z.c" -o "$t/build/z.o" && for r in graph import service broker report; do
+		ar rcs "$t/build/libpassfs_$r.a" "$t/build/z.o"; done; then
 	/usr/bin/python3 "$tmp/rooms.py" "$t/build" "$t/build/passfs" "$t" >"$tmp/out2" 2>&1
-	if grep -q "engine defines 1 global symbols without its prefixes: cur (e.o)" "$tmp/out2" &&
+	if grep -q "eval defines 1 global symbols without its prefixes: cur (e.o)" "$tmp/out2" &&
 		grep -q "gpu/x.c:1 includes engine/service/state.h: gpu may not include engine/service" "$tmp/out2"; then
 		ok "a wrong-way include and an unprefixed symbol are named"
 	else
