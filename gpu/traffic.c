@@ -346,8 +346,13 @@ double model_tail_ticks(const struct pf_launch_stats *st, double ticks_per_ns)
 	double want = MODEL_PATH_SHARE * (double)st->sum_ticks;
 	/* A group is more threads than the machine's hiccups leave in a
 	 * launch (about one a millisecond of thread time), unless its threads
-	 * are longer than a hiccup can make one. */
-	double hiccups = 2 + (double)st->sum_ticks / (ticks_per_ns * 1e6);
+	 * are longer than a hiccup can make one.  The thread time a hiccup
+	 * can land in is the threads' as measured, before the clock's and the
+	 * resumes' costs come off (raw_ticks): with a barrier a step, those
+	 * costs are most of it, and a count from what is left saw a launch's
+	 * few hiccup-struck threads as its slow group. */
+	double exposed = st->raw_ticks > st->sum_ticks ? (double)st->raw_ticks : (double)st->sum_ticks;
+	double hiccups = 2 + exposed / (ticks_per_ns * 1e6);
 	double ceiling = MODEL_HICCUP_NS * ticks_per_ns;
 	for (int b = PF_STATS_BUCKETS - 1; b >= 0; b--) {
 		if (!st->hist[b])

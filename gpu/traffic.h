@@ -61,8 +61,11 @@ uint64_t traffic_guard_touches(uintptr_t *first);
  * So a kernel with too few threads (one thread per row) pays its serial
  * work, a memory-bound kernel with enough threads pays its bytes, and work
  * spread over threads is paid once per wave.  Thread times come from the
- * cpu backend's emulation (pf_launch_stats): they include the emulator's
- * cost of a barrier (a fiber switch, ~10 ns), which a GPU does not pay. */
+ * cpu backend's emulation (pf_launch_stats): the switching between fibers
+ * and the bookkeeping of a barrier or warp exchange (the last to arrive
+ * releasing the rest) are left out and MODEL_RESUME_NS is taken off each
+ * switch back in; the arithmetic is at this CPU's relative costs, not a
+ * GPU's (docs/benchmarks.md, bench/op_costs.py). */
 #define MODEL_LAUNCH_MS 0.003
 /* A call's own cost on the H200, beyond its launches: the context-wide sync
  * that ends every timed call (PassBench's protocol: synchronize, clock,

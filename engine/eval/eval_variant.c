@@ -469,7 +469,7 @@ static int verify_run(struct ctx *c, struct vresult *vr, const char *what, const
 
 /* What names the model's constants in eager's cache key: change it with
  * them (a cached eager model is then measured again). */
-#define MODEL_ID "h200 model 2: launch 0.003 ms, call 0.010 ms, 4.3e9 B/ms, 132 SMs x 2048, 32 blocks/SM, x20, share 0.05 an octave, 3 calls, clock off, eager 4 a thread, host or device, resume 10 ns, group mean, host less launches, host by CPU time, 8 short calls, hiccups, kernel floor: shared pages referenced, reductions split over blocks, eager GEMM/conv as cuBLAS/cuDNN: 6.7e10 and 9.89e11 FLOP/ms, x0.7, tiles 64, split-K 256 to the fullest waves, the output stored after"
+#define MODEL_ID "h200 model 2: launch 0.003 ms, call 0.010 ms, 4.3e9 B/ms, 132 SMs x 2048, 32 blocks/SM, x20, share 0.05 an octave, 3 calls, clock off, eager 4 a thread, host or device, resume 10 ns, group mean, host less launches, host by CPU time, 8 short calls, hiccups, kernel floor: shared pages referenced, reductions split over blocks, eager GEMM/conv as cuBLAS/cuDNN: 6.7e10 and 9.89e11 FLOP/ms, x0.7, tiles 64, split-K 256 to the fullest waves, the output stored after, barrier and warp-exchange bookkeeping untimed, hiccups counted from raw thread time"
 
 const char *eval_scoring(const char *backend)
 {

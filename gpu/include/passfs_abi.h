@@ -61,6 +61,9 @@ struct pf_launch_stats {
 	unsigned long long threads, sum_ticks, max_ticks;
 	unsigned long long hist[PF_STATS_BUCKETS];
 	unsigned long long hist_ticks[PF_STATS_BUCKETS];        /* the bucket's threads' ticks */
+	/* the threads' ticks before the clock's and the resumes' costs were
+	 * taken off: the time the machine's hiccups could land in */
+	unsigned long long raw_ticks;
 };
 /* 4 buckets per power of two: 4*floor(log2 t) + the next two bits. */
 static inline int pf_stats_bucket(unsigned long long t)

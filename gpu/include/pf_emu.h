@@ -1406,7 +1406,7 @@ struct pfe_sched {
 	 * histogram (merged into li->stats when the block ends; `seen`
 	 * marks the buckets used). */
 	int timing;
-	unsigned long long tseg, tsum, tmax, tn;
+	unsigned long long tseg, tsum, tmax, tn, traw;
 	unsigned long long tacc[PF_EMU_MAX_THREADS];
 	unsigned long long tsort[PF_EMU_MAX_THREADS];
 	unsigned tres[PF_EMU_MAX_THREADS];     /* times each thread was switched back in */
@@ -1485,6 +1485,23 @@ PF_EMU_INL void switch_to(pfe_sched *S, pfe_fiber *to, bool from_dies = false)
 		S->tseg = __builtin_ia32_rdtsc();
 		if (from != &S->main && from->tid < PF_EMU_MAX_THREADS)
 			S->tres[from->tid]++;
+	}
+}
+
+/* The emulator's own bookkeeping inside a thread's stretch (the last lane
+ * of a warp exchange computing every lane's result, the last thread at a
+ * barrier releasing the block): taken out of that thread's time, from
+ * `from` (the rdtsc before it, 0 when not timing) to now.  A GPU does
+ * either in one instruction for the whole warp or block. */
+PF_EMU_INL unsigned long long untimed_from(pfe_sched *S)
+{
+	return __builtin_expect(S->timing, 0) ? __builtin_ia32_rdtsc() : 0;
+}
+PF_EMU_INL void untimed_to(pfe_sched *S, pfe_fiber *f, unsigned long long from)
+{
+	if (__builtin_expect(S->timing, 0) && f->tid < PF_EMU_MAX_THREADS) {
+		S->tacc[f->tid] += from - S->tseg;
+		S->tseg = __builtin_ia32_rdtsc();
 	}
 }
 
@@ -1813,6 +1830,7 @@ inline void timing_block(pfe_sched *S, long long away, double tsc_per_ns, unsign
 		/* less the clock's cost, and what a thread pays on being
 		 * switched back in (its stack and registers back in the cache:
 		 * the emulator's cost of a barrier or a shuffle, not a GPU's) */
+		S->traw += S->tacc[t];
 		unsigned long long off = clock_ticks + (unsigned long long)S->tres[t] * resume_ticks;
 		unsigned long long d = S->tacc[t] > off ? S->tacc[t] - off : 0;
 		int b = pf_stats_bucket(d);
@@ -1835,6 +1853,7 @@ inline void timing_merge(pfe_sched *S, pf_launch_stats *st)
 {
 	__atomic_fetch_add(&st->threads, S->tn, __ATOMIC_RELAXED);
 	__atomic_fetch_add(&st->sum_ticks, S->tsum, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&st->raw_ticks, S->traw, __ATOMIC_RELAXED);
 	unsigned long long m = __atomic_load_n(&st->max_ticks, __ATOMIC_RELAXED);
 	while (S->tmax > m && !__atomic_compare_exchange_n(&st->max_ticks, &m, S->tmax, true, __ATOMIC_RELAXED,
 							   __ATOMIC_RELAXED))
@@ -1896,7 +1915,7 @@ inline void run_block(launch_info *L, pf_dim3 b, void (*entry)(pfe_sched *), voi
 	S->timing = L->stats.timing;
 	long long away0 = 0;
 	if (S->timing) {
-		S->tsum = S->tmax = S->tn = 0;
+		S->tsum = S->tmax = S->tn = S->traw = 0;
 		memset(S->tseen, 0, sizeof S->tseen);
 		away0 = L->stats.away_ns ? L->stats.away_ns() : 0;
 	}
@@ -1969,6 +1988,7 @@ PF_EMU_OPAQUE inline int syncthreads_impl(int pred)
 	unsigned gen = S->bgen;
 	S->bacc += pred;
 	if (S->nbwait + 1 == S->nthreads) {
+		unsigned long long t0 = untimed_from(S);
 		/* the last to arrive releases everyone (in arrival order) and
 		 * runs on; the result goes by generation parity: the next
 		 * barrier cannot complete before every waiter has read it */
@@ -1988,6 +2008,7 @@ PF_EMU_OPAQUE inline int syncthreads_impl(int pred)
 				ready_push(S, S->bwait[i]);
 		}
 		S->nbwait = 0;
+		untimed_to(S, f, t0);
 		return res;
 	}
 	S->bwait[S->nbwait++] = f;
@@ -2024,7 +2045,15 @@ PF_EMU_OPAQUE inline unsigned long long warp_op(unsigned mask, int op, unsigned 
 	W->arrived |= 1u << l;
 	if (op == W_ACTIVE)
 		W->active |= 1u << l;
-	if (!warp_try(S, W, l)) {
+	/* the lane that completes the exchange computes every lane's result:
+	 * that is untimed (the others only wait, and switching is) */
+	unsigned need_l = (mask | (1u << l)) & W->valid & ~W->exited;
+	int last = op != W_ACTIVE && (W->arrived & ~W->active & need_l) == need_l;
+	unsigned long long t0 = last ? untimed_from(S) : 0;
+	bool done = warp_try(S, W, l);
+	if (last)
+		untimed_to(S, f, t0);
+	if (!done) {
 		if (W->active)
 			warp_recheck(S, W);
 		block_wait(S);

@@ -204,6 +204,21 @@ int main(void)
 	s2.hist_ticks[pf_stats_bucket(300000)] = 300000;
 	s2.sum_ticks = 400000;
 	CHECK(model_tail_ticks(&s2, 1.0) == 300000);
+	/* a barrier a step: 260,000 threads left with ~10 ticks each once the
+	 * switches' costs came off, 500 of them struck by hiccups (30,000
+	 * ticks each: 85% of what is left) - a slow group by the sum that is
+	 * left (2 + 17.6 ms of it), hiccups by the time as measured (600 ms:
+	 * 600 of them), so the path is the threads' own */
+	struct pf_launch_stats s3;
+	memset(&s3, 0, sizeof(s3));
+	s3.hist[pf_stats_bucket(10)] = 260000;
+	s3.hist_ticks[pf_stats_bucket(10)] = 2600000;
+	s3.hist[pf_stats_bucket(30000)] = 500;
+	s3.hist_ticks[pf_stats_bucket(30000)] = 500ull * 30000;
+	s3.sum_ticks = 2600000 + 500ull * 30000;
+	CHECK(model_tail_ticks(&s3, 1.0) == 30000);     /* without raw_ticks: taken for a path */
+	s3.raw_ticks = 600000000;
+	CHECK(model_tail_ticks(&s3, 1.0) == 10);
 	/* a launch: 3 us + the largest term */
 	struct model_launch ml = {.bytes = 43000000, .block_threads = 256, .threads = 1 << 20, .path_ns = 10,
 				  .sum_ns = 1e6};
