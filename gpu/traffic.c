@@ -350,7 +350,8 @@ double model_tail_ticks(const struct pf_launch_stats *st, double ticks_per_ns)
 	 * can land in is the threads' as measured, before the clock's and the
 	 * resumes' costs come off (raw_ticks): with a barrier a step, those
 	 * costs are most of it, and a count from what is left saw a launch's
-	 * few hiccup-struck threads as its slow group. */
+	 * few hiccup-struck threads as its slow group.  (Stats without
+	 * raw_ticks fall back to the sum.) */
 	double exposed = st->raw_ticks > st->sum_ticks ? (double)st->raw_ticks : (double)st->sum_ticks;
 	double hiccups = 2 + exposed / (ticks_per_ns * 1e6);
 	double ceiling = MODEL_HICCUP_NS * ticks_per_ns;
@@ -387,8 +388,7 @@ double model_gemm_ms(double m, double n, double k, double batch, int tensor_core
 	 * MODEL_LIB_SPLIT_K long), the one whose waves are fullest, the
 	 * smaller on a tie (a split that spills a few parts into a second
 	 * wave doubles the time it was meant to cut) */
-	double split = 1, fill = 0;
-	double most = 1;
+	double split = 1, fill = 0, most = 1;
 	if (tiles < MODEL_SMS) {
 		most = floor(k / MODEL_LIB_SPLIT_K);
 		if (most > ceil_div(MODEL_SMS, tiles))
